@@ -1,0 +1,3 @@
+from mhcdoctor.cli import main
+
+main()

@@ -1,0 +1,58 @@
+"""The `mhcdoctor` command line: a click group; each subcommand lives in mhcdoctor/commands/."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from mhcdoctor import __version__
+from mhcdoctor.commands import check, diff, explain, models, report, verify
+from mhcdoctor.errors import InputError
+from mhcdoctor.facts import FactsError
+from mhcdoctor.models import ModelError
+
+# Exit code for a bug in mhcdoctor itself, kept apart from the verdicts (0, 1, 3) and bad input (2).
+EXIT_INTERNAL = 4
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="mhcdoctor")
+def cli() -> None:
+    """A doctor for DeepSeek-V4's mHC kernels in vLLM: which path runs, why, and whether it is right."""
+
+
+for _module in (check, explain, verify, report, diff, models):
+    cli.add_command(_module.command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: bad input is one line and exit 2; a bug in mhcdoctor is one line and exit 4, never a traceback."""
+    try:
+        code = cli.main(args=argv, prog_name="mhcdoctor", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("mhcdoctor: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        if isinstance(exc, click.UsageError) and exc.ctx is not None:
+            click.echo(exc.ctx.get_usage(), err=True)
+        click.echo(f"mhcdoctor: error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
+    except (InputError, ModelError, FactsError) as exc:
+        click.echo(f"mhcdoctor: error: {exc}", err=True)
+        sys.exit(2)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        sys.exit(0)
+    except Exception as exc:
+        if os.environ.get("MHCDOCTOR_DEBUG"):
+            raise
+        click.echo(
+            f"mhcdoctor: internal error: {type(exc).__name__}: {exc} "
+            "(a bug in mhcdoctor; MHCDOCTOR_DEBUG=1 shows the traceback)",
+            err=True,
+        )
+        sys.exit(EXIT_INTERNAL)
+    sys.exit(code if isinstance(code, int) else 0)

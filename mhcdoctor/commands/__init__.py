@@ -1,0 +1,1 @@
+"""One module per subcommand; each exposes `command`, a click command that `mhcdoctor.cli` registers."""

@@ -1,0 +1,177 @@
+"""Facts: the plain, serialisable data that rules decide from.
+
+A fact that was probed on this machine, one given on the command line (`--arch gfx942`) and one read back from
+a saved report are the same type; `Facts.sources` records where each came from, keyed by the fact's dotted
+name (``"aiter.version"``), with values such as ``"probe:aiter"``, ``"user:--arch"``, ``"report:r.json"``.
+
+``None`` always means *unknown*: an unknown fact raises no finding by itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Platform = Literal["rocm", "cuda", "cpu"]
+FixState = Literal["present", "absent", "unknown"]
+
+PLATFORMS: tuple[str, ...] = ("rocm", "cuda", "cpu")
+FIX_STATES: tuple[str, ...] = ("present", "absent", "unknown")
+
+
+class FactsError(ValueError):
+    """A facts document (a saved report, or its `facts` part) is malformed."""
+
+
+@dataclass
+class Device:
+    index: int
+    vendor: Literal["amd", "nvidia"]
+    arch: str | None = None  # "gfx942", "sm_90"
+    name: str | None = None  # "AMD Instinct MI300X", "NVIDIA H200"
+    memory_bytes: int | None = None
+    driver: str | None = None
+    source: str = ""  # "kfd", "nvml", "amdsmi", "torch", "proc"
+
+
+@dataclass
+class PackageFacts:
+    """A Python package as vLLM would see it: `find_spec` presence, metadata version, and whether it imports."""
+
+    present: bool | None = None  # importlib.util.find_spec(name) is not None
+    version: str | None = None
+    imports: bool | None = None  # None: not tried (check --fast, or replayed without it)
+    import_error: str | None = None
+    location: str | None = None
+
+
+@dataclass
+class AiterFacts(PackageFacts):
+    genuine: bool | None = None  # AMD's aiter (amd-aiter), not PyPI's async-iterator `aiter`
+    distribution: str | None = None  # the distribution that owns the `aiter` import name
+    sqrsum_fix: FixState = "unknown"  # aiter #3033: mhc_pre_gemm_sqrsum_kernel store guard
+    sqrsum_fix_evidence: str | None = None
+    has_mhc_ops: bool | None = None  # aiter/ops/mhc.py exists
+    mhc_pre_norm_args: bool | None = None  # mhc_pre takes norm_weight / norm_eps (aiter 0.1.15+)
+    has_fused_post_pre: bool | None = None  # aiter.ops.mhc.mhc_fused_post_pre exists (aiter 0.1.16+)
+    module_mhc_so: str | None = None  # a JIT-built module_mhc.so, where found
+
+
+@dataclass
+class TorchFacts(PackageFacts):
+    cuda: str | None = None  # torch.version.cuda, e.g. "13.0"
+    hip: str | None = None  # torch.version.hip, e.g. "7.0.51831"
+
+
+@dataclass
+class CompilerFacts:
+    found: bool | None = None
+    path: str | None = None
+    version: str | None = None
+
+
+@dataclass
+class Facts:
+    platform: Platform = "cpu"
+    arch: str | None = None  # the first GPU's arch; `devices` has them all
+    devices: list[Device] | None = None  # None: unknown (e.g. the platform was replaced by a what-if)
+    rocm_version: str | None = None
+    cuda_driver_version: str | None = None  # the CUDA version the driver supports, e.g. "13.0"
+    nvidia_driver: str | None = None  # e.g. "580.159.03"
+    torch: TorchFacts = field(default_factory=TorchFacts)
+    nvcc: CompilerFacts = field(default_factory=CompilerFacts)
+    hipcc: CompilerFacts = field(default_factory=CompilerFacts)
+    aiter: AiterFacts = field(default_factory=AiterFacts)
+    tilelang: PackageFacts = field(default_factory=PackageFacts)
+    triton: PackageFacts = field(default_factory=PackageFacts)
+    vllm: PackageFacts = field(default_factory=PackageFacts)
+    sources: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Facts:
+        """Rebuild facts from `to_dict()` output; raises FactsError with one readable line when malformed."""
+        if not isinstance(data, dict):
+            raise FactsError("facts must be a JSON object")
+        try:
+            facts = _build(cls, data, "facts")
+        except FactsError:
+            raise
+        except (TypeError, ValueError) as exc:  # a wrong type deep inside
+            raise FactsError(f"facts: {exc}") from None
+        if facts.platform not in PLATFORMS:
+            raise FactsError(f"facts.platform must be one of {', '.join(PLATFORMS)}, not {facts.platform!r}")
+        if facts.aiter.sqrsum_fix not in FIX_STATES:
+            raise FactsError(f"facts.aiter.sqrsum_fix must be one of {', '.join(FIX_STATES)}")
+        return facts
+
+    def set(self, dotted: str, value: Any, source: str) -> None:
+        """Replace one fact (``"aiter.version"``) and record where it came from."""
+        target: Any = self
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            target = getattr(target, part)
+        if not hasattr(target, leaf):
+            raise KeyError(dotted)
+        setattr(target, leaf, value)
+        self.sources[dotted] = source
+
+
+_SCALARS = {"str": str, "int": int, "bool": bool, "float": float}
+
+
+def _build(cls: type, data: dict[str, Any], where: str) -> Any:
+    """Build dataclass `cls` from a dict, checking each field's type; unknown keys are ignored (forward compat)."""
+    kwargs: dict[str, Any] = {}
+    hints = {f.name: f for f in dataclasses.fields(cls)}
+    for name, f in hints.items():
+        if name not in data:
+            continue
+        kwargs[name] = _coerce(f.type if isinstance(f.type, str) else str(f.type), data[name], f"{where}.{name}")
+    return cls(**kwargs)
+
+
+def _coerce(type_text: str, value: Any, where: str) -> Any:
+    optional = "None" in type_text
+    if value is None:
+        if optional:
+            return None
+        raise FactsError(f"{where} may not be null")
+    base = type_text.replace(" | None", "").strip()
+    if base in _DATACLASSES:
+        if not isinstance(value, dict):
+            raise FactsError(f"{where} must be an object")
+        return _build(_DATACLASSES[base], value, where)
+    if base.startswith("list["):
+        inner = base[5:-1]
+        if not isinstance(value, list):
+            raise FactsError(f"{where} must be a list")
+        return [_coerce(inner, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if base.startswith("dict["):
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise FactsError(f"{where} must be an object of strings")
+        return dict(value)
+    if base.startswith("Literal[") or base in ("Platform", "FixState"):
+        if not isinstance(value, str):
+            raise FactsError(f"{where} must be a string")
+        return value
+    expected = _SCALARS.get(base)
+    if expected is None:
+        raise FactsError(f"{where}: unsupported field type {type_text}")
+    if expected is int and isinstance(value, bool) or not isinstance(value, expected):
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        raise FactsError(f"{where} must be {base}, not {type(value).__name__}")
+    return value
+
+
+_DATACLASSES: dict[str, type] = {
+    "Device": Device,
+    "PackageFacts": PackageFacts,
+    "AiterFacts": AiterFacts,
+    "TorchFacts": TorchFacts,
+    "CompilerFacts": CompilerFacts,
+}

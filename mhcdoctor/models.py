@@ -1,0 +1,131 @@
+"""DeepSeek-V4 model configs: the built-ins, and reading a Hugging Face config.json.
+
+Built-in numbers: DeepSeek-V4-Pro and -Flash from their config.json files (hidden_size, hc_mult,
+hc_sinkhorn_iters, hc_eps, rms_norm_eps); V4.1-Flash's hidden size 5120 is from vLLM PR #56503 and less certain.
+vLLM passes rms_eps = rms_norm_eps, hc_pre_eps = hc_sinkhorn_eps = hc_eps, hc_post_mult_value = 2.0 and
+sinkhorn_repeat = hc_sinkhorn_iters (vLLM model_executor/models/deepseek_v4.py).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+
+class ModelError(ValueError):
+    """Bad model input: unknown name, unreadable or malformed config, a non-positive size."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    name: str | None
+    hidden_size: int
+    hc_mult: int = 4
+    hc_sinkhorn_iters: int = 20
+    hc_eps: float = 1e-6
+    rms_norm_eps: float = 1e-6
+    num_layers: int | None = None
+    note: str | None = None  # e.g. why a built-in is less certain
+
+    @property
+    def mix_width(self) -> int:
+        """m = n*(n+2): pre (n) + post (n) + comb (n*n) mixing coefficients per token."""
+        return self.hc_mult * (self.hc_mult + 2)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+BUILTIN_MODELS: dict[str, ModelConfig] = {
+    "deepseek-v4-pro": ModelConfig("deepseek-v4-pro", 7168, num_layers=61),
+    "deepseek-v4-flash": ModelConfig("deepseek-v4-flash", 4096, num_layers=43),
+    "deepseek-v4.1-flash": ModelConfig(
+        "deepseek-v4.1-flash",
+        5120,
+        note="hidden size 5120 from vLLM PR #56503; less certain than the V4 configs",
+    ),
+}
+
+DEFAULT_MODEL = "deepseek-v4-pro"
+
+
+def builtin(name: str) -> ModelConfig:
+    key = name.strip().lower()
+    if key not in BUILTIN_MODELS:
+        known = ", ".join(BUILTIN_MODELS)
+        raise ModelError(f"unknown model {name!r}; built-in models: {known}")
+    return BUILTIN_MODELS[key]
+
+
+def load_config(path: str | Path) -> ModelConfig:
+    """A Hugging Face config.json (or a folder holding one) → ModelConfig. One-line ModelError on any problem."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "config.json"
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ModelError(f"config not found: {p}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelError(f"cannot read config {p}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise ModelError(f"config {p} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ModelError(f"config {p} must hold a JSON object")
+    if "hidden_size" not in data:
+        raise ModelError(f"config {p} has no hidden_size")
+    name = data.get("_name_or_path") or data.get("model_type")
+    fields: dict[str, Any] = {"name": str(name) if isinstance(name, str) and name else None}
+    fields["hidden_size"] = _positive_int(data["hidden_size"], "hidden_size", p)
+    for key in ("hc_mult", "hc_sinkhorn_iters"):
+        if key in data:
+            fields[key] = _positive_int(data[key], key, p)
+    for key in ("hc_eps", "rms_norm_eps"):
+        if key in data:
+            fields[key] = _positive_float(data[key], key, p)
+    if "num_hidden_layers" in data:
+        fields["num_layers"] = _positive_int(data["num_hidden_layers"], "num_hidden_layers", p)
+    return ModelConfig(**fields)
+
+
+def resolve(
+    model: str | None = None, config: str | None = None, hidden: int | None = None, hc_mult: int | None = None
+) -> ModelConfig:
+    """The model config the options describe: a built-in or a config file, then --hidden / --hc-mult on top."""
+    if model and config:
+        raise ModelError("give --model or --config, not both")
+    if config:
+        cfg = load_config(config)
+    elif model:
+        cfg = builtin(model)
+    elif hidden is not None:
+        cfg = ModelConfig(None, hidden)
+    else:
+        cfg = builtin(DEFAULT_MODEL)
+    if hidden is not None:
+        cfg = replace(cfg, hidden_size=_positive_int(hidden, "--hidden", None))
+        if model and hidden != BUILTIN_MODELS[model.strip().lower()].hidden_size:
+            cfg = replace(cfg, name=f"{cfg.name} (hidden {hidden})")
+    if hc_mult is not None:
+        cfg = replace(cfg, hc_mult=_positive_int(hc_mult, "--hc-mult", None))
+    return cfg
+
+
+def _positive_int(value: Any, key: str, where: Path | None) -> int:
+    origin = f" in {where}" if where else ""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ModelError(f"{key}{origin} must be a positive integer, not {value!r}")
+    if value <= 0:
+        raise ModelError(f"{key}{origin} must be a positive integer, not {value}")
+    return value
+
+
+def _positive_float(value: Any, key: str, where: Path) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+        raise ModelError(f"{key} in {where} must be a positive number, not {value!r}")
+    return float(value)

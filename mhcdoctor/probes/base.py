@@ -1,0 +1,211 @@
+"""What every probe shares: its result type, its context, and a child interpreter to run risky work in.
+
+Probes touch the machine and nothing else, and never raise: a failure is a value (`status`, the exception
+text, how long it took). Importing torch, aiter, tilelang or amdsmi, and initialising a GPU, happens only in a
+child interpreter under a timeout, so a hang is `timeout` and a segfault is `crash`, never a dead doctor.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Status = Literal["ok", "missing", "error", "timeout", "crash", "skipped"]
+STATUSES: tuple[str, ...] = ("ok", "missing", "error", "timeout", "crash", "skipped")
+
+# The most of a child's stdout/stderr kept as evidence: enough for a traceback's tail, bounded for reports.
+_EVIDENCE_CHARS = 4000
+
+
+@dataclass
+class ProbeResult:
+    name: str  # "gpu.kfd", "aiter", "tilelang.import"
+    status: Status
+    data: dict[str, Any] = field(default_factory=dict)  # the facts found, serialisable
+    evidence: list[str] = field(default_factory=list)  # what was read or run, and what it said
+    source: str = ""  # where the facts came from: "sysfs", "metadata", "child: import tilelang"
+    seconds: float = 0.0
+    error: str | None = None  # one line: why not ok
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ProbeContext:
+    """Where the probes look. Tests point it at fake trees and fake installs in temporary folders."""
+
+    root: Path = Path("/")  # prefix for /sys, /proc, /opt/rocm, /usr/local/cuda
+    python: str = sys.executable  # the interpreter children run in
+    search_path: list[str] = field(default_factory=lambda: list(sys.path))  # where packages are looked up
+    timeout: float = 20.0  # seconds for each child
+    fast: bool = False  # no imports, no GPU initialisation
+    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+
+    def path(self, absolute: str) -> Path:
+        """`/sys/class/kfd` under this context's root."""
+        return self.root / absolute.lstrip("/")
+
+    def which(self, program: str) -> str | None:
+        for folder in self.env.get("PATH", "").split(os.pathsep):
+            if not folder:
+                continue
+            candidate = Path(folder) / program
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return str(candidate)
+        return None
+
+
+@contextmanager
+def timed() -> Iterator[Callable[[], float]]:
+    start = time.perf_counter()
+    yield lambda: round(time.perf_counter() - start, 4)
+
+
+def guarded(name: str, fn: Callable[[], ProbeResult]) -> ProbeResult:
+    """Run a probe function; any exception it lets out becomes an `error` result instead of a crash."""
+    start = time.perf_counter()
+    try:
+        result = fn()
+    except Exception as exc:  # a probe bug must not kill the doctor: report it as what it is
+        return ProbeResult(
+            name=name,
+            status="error",
+            error=f"probe failed: {type(exc).__name__}: {exc}",
+            seconds=round(time.perf_counter() - start, 4),
+        )
+    if not result.seconds:
+        result.seconds = round(time.perf_counter() - start, 4)
+    return result
+
+
+@dataclass
+class ChildOutcome:
+    status: Status  # ok (exit 0 and a result written), error, timeout, crash
+    result: Any  # what the child passed to `report(...)`, or None
+    stdout: str
+    stderr: str
+    returncode: int | None
+    seconds: float
+    error: str | None = None
+
+    def evidence(self) -> list[str]:
+        lines = []
+        if self.returncode is not None and self.returncode < 0:
+            lines.append(f"child killed by signal {_signal_name(-self.returncode)}")
+        elif self.returncode not in (0, None):
+            lines.append(f"child exited with code {self.returncode}")
+        if self.stdout.strip():
+            lines.append("stdout: " + _tail(self.stdout))
+        if self.stderr.strip():
+            lines.append("stderr: " + _tail(self.stderr))
+        return lines
+
+
+# The child's preamble: `report(obj)` writes the result to a file named on the command line, so whatever the
+# probed library prints on stdout (amdsmi does) cannot corrupt it.
+_PREAMBLE = """\
+import json as _json, sys as _sys
+_OUT = _sys.argv.pop(1)
+def report(obj):
+    with open(_OUT, "w") as _f:
+        _json.dump(obj, _f, default=str)
+"""
+
+
+def run_child(code: str, ctx: ProbeContext, timeout: float | None = None, label: str = "child") -> ChildOutcome:
+    """Run `code` in a fresh interpreter (ctx.python), which calls `report(obj)` with its JSON-able result.
+
+    The child gets ctx.search_path on PYTHONPATH and runs in its own process group, which is killed whole on
+    timeout, so a library that forks helpers (aiter runs rocminfo) cannot keep the doctor waiting.
+    """
+    limit = ctx.timeout if timeout is None else timeout
+    env = dict(ctx.env)
+    paths = [p for p in ctx.search_path if p]
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    env["PYTHONFAULTHANDLER"] = "1"  # a segfault prints the Python stack: evidence
+    with tempfile.TemporaryDirectory(prefix="mhcdoctor-") as tmp:
+        out_file = Path(tmp) / "result.json"
+        start = time.perf_counter()
+        try:
+            proc = subprocess.Popen(
+                [ctx.python, "-c", _PREAMBLE + code, str(out_file)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=tmp,
+                start_new_session=True,
+                text=True,
+                errors="replace",
+            )
+        except OSError as exc:
+            return ChildOutcome("error", None, "", "", None, 0.0, f"could not start {ctx.python}: {exc}")
+        try:
+            stdout, stderr = proc.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            try:  # a grandchild in its own session could hold the pipes open: don't wait on it
+                stdout, stderr = proc.communicate(timeout=2)
+            except subprocess.TimeoutExpired:
+                stdout, stderr = "", ""
+            seconds = round(time.perf_counter() - start, 4)
+            return ChildOutcome(
+                "timeout", None, stdout, stderr, None, seconds, f"{label} did not finish within {limit:g} s"
+            )
+        seconds = round(time.perf_counter() - start, 4)
+        result = None
+        if out_file.exists():
+            try:
+                result = json.loads(out_file.read_text())
+            except ValueError as exc:
+                return ChildOutcome("error", None, stdout, stderr, proc.returncode, seconds, f"bad result: {exc}")
+    code_ = proc.returncode
+    if code_ < 0:
+        return ChildOutcome(
+            "crash", result, stdout, stderr, code_, seconds, f"{label} crashed ({_signal_name(-code_)})"
+        )
+    if code_ != 0:
+        return ChildOutcome("error", result, stdout, stderr, code_, seconds, f"{label} exited with code {code_}")
+    if result is None:
+        return ChildOutcome("error", None, stdout, stderr, code_, seconds, f"{label} reported nothing")
+    return ChildOutcome("ok", result, stdout, stderr, code_, seconds)
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _tail(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= _EVIDENCE_CHARS else "…" + text[-_EVIDENCE_CHARS:]
+
+
+def read_text(path: Path, limit: int = 1 << 20) -> str | None:
+    """A small file's text, or None when it can't be read (missing, permission, a directory)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(limit)
+    except OSError:
+        return None
