@@ -29,13 +29,16 @@ def model_options(fn: F) -> F:
     return fn
 
 
-def model_from_options(model: str | None, config_path: str | None, hidden: int | None, hc_mult: int | None
-                       ) -> ModelConfig:
+def model_from_options(
+    model: str | None, config_path: str | None, hidden: int | None, hc_mult: int | None
+) -> ModelConfig:
     return resolve(model=model, config=config_path, hidden=hidden, hc_mult=hc_mult)
 
 
 def json_option(fn: F) -> F:
-    return click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout, nothing else.")(fn)
+    return click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout, nothing else.")(
+        fn
+    )
 
 
 def timeout_option(fn: F) -> F:
