@@ -1,0 +1,45 @@
+"""Facts survive a round trip through JSON, and a malformed facts document is one readable error."""
+
+import json
+
+import pytest
+
+from mhcdoctor.facts import Device, Facts, FactsError
+
+
+def test_round_trip_through_json_keeps_every_fact_and_source():
+    facts = Facts(platform="rocm", arch="gfx942", devices=[Device(0, "amd", "gfx942", "AMD Instinct MI300X")])
+    facts.set("aiter.version", "0.1.13", "user:--aiter")
+    facts.set("aiter.sqrsum_fix", "absent", "user:--aiter")
+    again = Facts.from_dict(json.loads(json.dumps(facts.to_dict())))
+    assert again == facts
+    assert again.sources["aiter.version"] == "user:--aiter"
+
+
+def test_unknown_keys_are_ignored_for_forward_compatibility():
+    facts = Facts.from_dict({"platform": "cuda", "a_future_fact": 1, "tilelang": {"version": "0.1.12", "x": 2}})
+    assert (facts.platform, facts.tilelang.version) == ("cuda", "0.1.12")
+
+
+@pytest.mark.parametrize(
+    "document, message",
+    [
+        ([], "facts must be a JSON object"),
+        ({"platform": "metal"}, "facts.platform must be one of rocm, cuda, cpu"),
+        ({"aiter": {"version": 14}}, "facts.aiter.version must be str"),
+        ({"aiter": "0.1.14"}, "facts.aiter must be an object"),
+        ({"aiter": {"sqrsum_fix": "maybe"}}, "sqrsum_fix must be one of"),
+        ({"devices": [{"index": "zero", "vendor": "amd"}]}, r"facts.devices\[0\].index must be int"),
+        ({"devices": {"0": {}}}, "facts.devices must be a list"),
+        ({"torch": {"present": "yes"}}, "facts.torch.present must be bool"),
+        ({"sources": {"arch": 3}}, "facts.sources must be an object of strings"),
+    ],
+)
+def test_malformed_facts_name_the_bad_field(document, message):
+    with pytest.raises(FactsError, match=message):
+        Facts.from_dict(document)
+
+
+def test_set_rejects_a_fact_that_does_not_exist():
+    with pytest.raises(KeyError):
+        Facts().set("aiter.colour", "red", "user:--colour")
