@@ -1,0 +1,291 @@
+"""Redaction: what may leave the user's machine in a report or bundle.
+
+Design constraints:
+- Pure: `redact(document, identity)` walks every string of a check/1 document (values and keys, probe evidence,
+  stderr tails, paths), not only known keys, and returns a new document plus a record of what it replaced.
+- Environment variables: only an allowlist of relevant names is kept (`relevant_env`, also used by `check`);
+  within it, any name that looks like a secret has its value masked.
+- Identity: the home folder becomes `~`; user and host names become stable short hashes (`user-1a2b3c4d`), so two
+  reports from one machine still compare equal in `mhcdoctor diff`.
+- Secrets in free text (tokens in stderr, credentials in URLs) are masked by shape, and the values of every
+  secret-looking variable in the environment are masked wherever they appear.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import os
+import re
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+MASK = "[masked]"
+
+# Environment variables worth reporting: they change what ROCm/CUDA, torch, aiter, tilelang, triton and vLLM do.
+ENV_PREFIXES: tuple[str, ...] = (
+    "ROCM_",
+    "ROCR_",
+    "HIP_",
+    "HSA_",
+    "HCC_",
+    "AMD_",
+    "CUDA_",
+    "NVIDIA_",
+    "AITER_",
+    "TILELANG_",
+    "TRITON_",
+    "VLLM_",
+    "TORCH_",
+    "PYTORCH_",
+)
+ENV_SUFFIXES: tuple[str, ...] = ("_VISIBLE_DEVICES",)  # ROCR_, HIP_, CUDA_, GPU_ ... which devices a process sees
+# Where compilers (nvcc, hipcc) and shared libraries are found, and which Python packages shadow which.
+ENV_NAMES: frozenset[str] = frozenset({"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "GPU_DEVICE_ORDINAL"})
+
+# A variable whose name holds one of these words (case-insensitive) has its value masked.
+SECRET_NAME_WORDS: tuple[str, ...] = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
+_SECRET_NAME = re.compile("|".join(SECRET_NAME_WORDS), re.IGNORECASE)
+
+# Secrets recognised by their shape in free text; each pattern's first group, if any, is kept.
+SECRET_TEXT_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.DOTALL),
+    re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),  # https://user:password@host
+    re.compile(r"((?i:authorization|proxy-authorization)\s*[:=]\s*(?i:bearer|basic|token)?\s*)\S+"),
+    # HF_TOKEN=..., VLLM_API_KEY: ... (upper case only: "KeyError: 'aiter'" is evidence, not a secret)
+    re.compile(r"(\b[A-Z0-9_]*(?:" + "|".join(SECRET_NAME_WORDS) + r")[A-Z0-9_]*\s*[=:]\s*['\"]?)[^\s'\",;]+"),
+    re.compile(r"(\b(?i:token|secret|password|passwd|api[_-]?key|access[_-]?key)\b\s*[=:]\s*['\"]?)[^\s'\",;]+"),
+    re.compile(r"((?i:--(?:api-)?(?:key|token|password))[= ])\S+"),
+    re.compile(r"\bhf_[A-Za-z0-9]{16,}"),  # Hugging Face
+    re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),  # GitHub
+    re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"),  # OpenAI-style API keys
+    re.compile(r"\bA[KS]IA[0-9A-Z]{16}\b"),  # AWS access key ids
+    re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),  # Slack
+)
+
+# Values of the document's own vocabulary are never rewritten, so a user called "rocm" cannot corrupt the facts.
+PROTECTED_WORDS: frozenset[str] = frozenset(
+    {"rocm", "cuda", "cpu", "amd", "nvidia", "aiter", "tilelang", "triton", "torch", "unavailable", "ok", "degraded"}
+    | {"fail", "present", "absent", "unknown", "info", "warn", "missing", "error", "timeout", "crash", "skipped"}
+    | {"pass", "skip", "fast", "full", "kfd", "nvml", "amdsmi", "proc", "sysfs", "metadata", "vllm"}
+)
+
+# Secret values shorter than this are not searched for in text: "1" or "true" would mask half the report.
+_MIN_SECRET_VALUE = 6
+
+
+def relevant_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment variables a report keeps (names on the allowlist), sorted by name, values unchanged."""
+    return {name: environ[name] for name in sorted(environ) if is_relevant_env(name)}
+
+
+def is_relevant_env(name: str) -> bool:
+    upper = name.upper()
+    return upper in ENV_NAMES or upper.startswith(ENV_PREFIXES) or upper.endswith(ENV_SUFFIXES)
+
+
+def is_secret_name(name: str) -> bool:
+    return _SECRET_NAME.search(name) is not None
+
+
+def stable_hash(kind: str, value: str) -> str:
+    """`user-1a2b3c4d`: the same name gives the same hash on every machine and run, and no way back to the name."""
+    digest = hashlib.sha256(f"mhcdoctor:{kind}:{value.lower()}".encode()).hexdigest()[:8]
+    return f"{kind}-{digest}"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What identifies the user on this machine: every form of it is replaced wherever it appears."""
+
+    homes: tuple[str, ...] = ()  # "/home/alice" and its real path, if different
+    users: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()  # "node17.cluster.example.com", "node17"
+    secret_values: tuple[str, ...] = ()  # values of secret-looking environment variables
+
+    @classmethod
+    def of_this_machine(
+        cls, document: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None
+    ) -> Identity:
+        """This machine's identity, plus the user and host names recorded in `document` (a check/1 report)."""
+        env = os.environ if environ is None else environ
+        host_doc = (document or {}).get("host") or {}
+        homes = {env.get("HOME", ""), os.path.expanduser("~")}
+        homes |= {os.path.realpath(h) for h in homes if h}
+        users = {env.get("USER", ""), env.get("LOGNAME", ""), _safe(getpass.getuser), str(host_doc.get("user", ""))}
+        users |= {os.path.basename(h.rstrip("/")) for h in homes if h}
+        hostname = _safe(socket.gethostname)
+        hosts = {hostname, _safe(socket.getfqdn), str(host_doc.get("hostname", ""))}
+        hosts |= {h.split(".")[0] for h in hosts if h}
+        secrets = {value for name, value in env.items() if is_secret_name(name)}
+        return cls(
+            homes=_usable(homes, lambda h: h not in ("/", "") and len(h) > 1),
+            users=_usable(users, lambda u: u.lower() != "unknown"),
+            hosts=_usable(hosts, lambda h: h.lower() not in ("", "unknown", "localhost", "localhost.localdomain")),
+            secret_values=_usable(secrets, lambda s: len(s) >= _MIN_SECRET_VALUE),
+        )
+
+
+@dataclass
+class Redactions:
+    """What redaction replaced: written to the bundle as redactions.json and shown by `report --preview`."""
+
+    env_kept: int = 0
+    env_dropped: int = 0  # names not on the allowlist; their names are not recorded either
+    env_masked: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)  # kind -> how many strings were changed
+    replacements: dict[str, str] = field(default_factory=dict)  # kind -> what it was replaced with
+
+    def note(self, kind: str, replacement: str) -> None:
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        self.replacements.setdefault(kind, replacement)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": "mhcdoctor.redactions/1",
+            "redacted": True,
+            "rules": describe_rules(),
+            "env": {"kept": self.env_kept, "dropped": self.env_dropped, "masked": sorted(self.env_masked)},
+            "replaced": [
+                {"kind": kind, "with": self.replacements[kind], "strings": count}
+                for kind, count in sorted(self.counts.items())
+            ],
+        }
+
+    def summary(self) -> str:
+        parts = [f"{self.env_dropped} environment variable(s) dropped", f"{len(self.env_masked)} masked"]
+        parts += [f"{kind} in {count} string(s)" for kind, count in sorted(self.counts.items())]
+        return "redacted: " + ", ".join(parts)
+
+
+def not_redacted() -> dict[str, Any]:
+    """The redactions.json of a bundle made with --no-redact."""
+    return {"schema": "mhcdoctor.redactions/1", "redacted": False, "rules": [], "env": None, "replaced": []}
+
+
+def describe_rules() -> list[str]:
+    return [
+        "environment: only names starting with "
+        + ", ".join(ENV_PREFIXES)
+        + ", ending with "
+        + ", ".join(ENV_SUFFIXES)
+        + ", or one of "
+        + ", ".join(sorted(ENV_NAMES)),
+        "environment: values masked where the name contains " + ", ".join(SECRET_NAME_WORDS),
+        "home folder shown as ~; user and host names replaced by stable hashes (user-xxxxxxxx, host-xxxxxxxx)",
+        "tokens, keys and passwords recognised in any text are masked, and so are the values of secret-looking "
+        "environment variables wherever they appear",
+    ]
+
+
+def redact(document: Mapping[str, Any], identity: Identity) -> tuple[dict[str, Any], Redactions]:
+    """A redacted copy of a check/1 document and the record of what changed.
+
+    The document's own host names and secret-looking env values are added to `identity`, so a report saved
+    unredacted on another machine is redacted as well as one made here.
+    """
+    record = Redactions()
+    scrubber = _Scrubber(_with_document(identity, document), record)
+    out = scrubber.walk({key: value for key, value in document.items() if key != "env"})
+    env = document.get("env")
+    if isinstance(env, Mapping):
+        out["env"] = _redact_env(env, scrubber, record)
+    host = document.get("host")
+    if isinstance(host, Mapping):  # replaced outright, even when the name is a protected word
+        for key, kind in (("hostname", "host"), ("user", "user")):
+            value = host.get(key)
+            if isinstance(value, str) and value and value != "unknown":
+                out["host"][key] = stable_hash(kind, value.split(".")[0] if kind == "host" else value)
+    return out, record
+
+
+def _with_document(identity: Identity, document: Mapping[str, Any]) -> Identity:
+    host, env = document.get("host"), document.get("env")
+    host = host if isinstance(host, Mapping) else {}
+    env = env if isinstance(env, Mapping) else {}
+    names = {kind: host.get(key) for kind, key in (("user", "user"), ("host", "hostname"))}
+    found = {kind: {v} if isinstance(v, str) and v not in ("", "unknown") else set() for kind, v in names.items()}
+    found["host"] |= {h.split(".")[0] for h in found["host"]}
+    secrets = {v for k, v in env.items() if is_secret_name(k) and isinstance(v, str) and len(v) >= _MIN_SECRET_VALUE}
+    users, hosts = found["user"], found["host"]
+    return Identity(
+        homes=identity.homes,
+        users=tuple(sorted(set(identity.users) | users)),
+        hosts=tuple(sorted(set(identity.hosts) | hosts)),
+        secret_values=tuple(sorted(set(identity.secret_values) | secrets)),
+    )
+
+
+def _redact_env(env: Mapping[str, Any], scrubber: _Scrubber, record: Redactions) -> dict[str, Any]:
+    kept: dict[str, Any] = {}
+    for name in sorted(env):
+        if not is_relevant_env(name):
+            record.env_dropped += 1
+            continue
+        record.env_kept += 1
+        if is_secret_name(name):
+            record.env_masked.append(name)
+            kept[name] = MASK
+        else:
+            kept[name] = scrubber.walk(env[name])
+    return kept
+
+
+class _Scrubber:
+    def __init__(self, identity: Identity, record: Redactions) -> None:
+        self.record = record
+        # Longest first, so "/home/alice/x" is taken by the home rule before the user rule sees "alice".
+        self.literals = [(v, MASK, "secret") for v in sorted(identity.secret_values, key=len, reverse=True)]
+        self.homes = [
+            (re.compile(re.escape(h.rstrip("/")) + r"(?![A-Za-z0-9._-])"), "~")
+            for h in sorted(identity.homes, key=len, reverse=True)
+        ]
+        self.names: list[tuple[re.Pattern[str], str, str]] = []
+        for kind, values in (("host", identity.hosts), ("user", identity.users)):
+            for value in sorted(values, key=len, reverse=True):
+                short = value.split(".")[0] if kind == "host" else value
+                pattern = re.compile(r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])", re.IGNORECASE)
+                self.names.append((pattern, stable_hash(kind, short), kind))
+
+    def walk(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return {self.text(k) if isinstance(k, str) else k: self.walk(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.walk(v) for v in value]
+        return value
+
+    def text(self, s: str) -> str:
+        if s.lower() in PROTECTED_WORDS:
+            return s
+        for literal, replacement, kind in self.literals:
+            if literal in s:
+                s = s.replace(literal, replacement)
+                self.record.note(kind, replacement)
+        for pattern in SECRET_TEXT_PATTERNS:
+            s = self._sub(pattern, lambda m: (m.group(1) if m.re.groups else "") + MASK, s, "secret", MASK)
+        for home_pattern, tilde in self.homes:
+            s = self._sub(home_pattern, lambda _m, t=tilde: t, s, "home", tilde)
+        for pattern, replacement, kind in self.names:
+            s = self._sub(pattern, lambda _m, r=replacement: r, s, kind, replacement)
+        return s
+
+    def _sub(self, pattern: re.Pattern[str], repl: Any, s: str, kind: str, shown: str) -> str:
+        new, n = pattern.subn(repl, s)
+        if n:
+            self.record.note(kind, shown)
+        return new
+
+
+def _safe(fn: Any) -> str:
+    try:
+        return str(fn())
+    except Exception:  # getpass.getuser() raises when no user name can be found (containers)
+        return ""
+
+
+def _usable(values: set[str], keep: Any) -> tuple[str, ...]:
+    return tuple(sorted(v for v in values if v and keep(v)))
