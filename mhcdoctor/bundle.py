@@ -1,0 +1,278 @@
+"""The support bundle: one tar.gz a user attaches to an issue and an engineer replays.
+
+Layout (all under one folder, `mhcdoctor-report/`, so extracting it never scatters files):
+    report.json        the check/1 document (redacted unless --no-redact)
+    report.md          the Markdown report, as `mhcdoctor report` prints it
+    probes/<name>.json each probe's raw output (evidence: stdout/stderr tails), status, error and timing
+    redactions.json    what was redacted (mhcdoctor.redactions/1)
+    manifest.json      mhcdoctor.bundle/1: every other file's size and sha256, and what was truncated to fit
+
+Design constraints: the size is bounded (long strings are cut in the middle and the cut is recorded in the
+manifest); a missing or broken probe is a file saying so, never a failed bundle. Reading one back is safe:
+nothing is extracted to disk, member names must be plain relative paths, links are refused, and both each
+member and the whole decompressed stream are size-limited. A damaged bundle is one InputError line.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import gzip
+import hashlib
+import io
+import json
+import re
+import tarfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import IO, Any
+
+from mhcdoctor import __version__
+from mhcdoctor.errors import InputError
+
+SCHEMA = "mhcdoctor.bundle/1"
+ROOT = "mhcdoctor-report"
+DEFAULT_LIMIT = 4 << 20  # uncompressed bytes for the whole bundle: ample for a report, small enough to attach
+
+# Reading limits: a bundle we wrote is far below them; anything above is damaged or hostile.
+_MAX_MEMBERS = 1000
+_MAX_MEMBER_BYTES = 32 << 20
+_MAX_STREAM_BYTES = 128 << 20
+_MIN_STRING = 200  # strings are never cut shorter than this
+
+
+@dataclass
+class Bundle:
+    """A bundle read back: its files by path (relative to the bundle's folder) and the parsed documents."""
+
+    files: dict[str, bytes]
+    manifest: dict[str, Any]
+    report: dict[str, Any]
+    truncated: list[dict[str, str]] = field(default_factory=list)
+
+
+def build_files(
+    document: dict[str, Any], markdown: str, redactions: dict[str, Any], limit: int = DEFAULT_LIMIT
+) -> dict[str, bytes]:
+    """Every file of the bundle, manifest.json included, within `limit` bytes (before compression)."""
+    truncated: list[dict[str, str]] = []
+    probes = [p for p in document.get("probes") or [] if isinstance(p, dict)]
+    budget_probes = limit // 2 // max(1, len(probes))
+    files: dict[str, bytes] = {}
+    for name, probe in zip(_probe_file_names(probes), probes, strict=True):
+        record = {
+            "name": probe.get("name"),
+            "status": probe.get("status"),
+            "seconds": probe.get("seconds"),
+            "source": probe.get("source"),
+            "error": probe.get("error"),
+            "evidence": probe.get("evidence", []),
+            "data": probe.get("data", {}),
+        }
+        files[name] = _fit_json(record, budget_probes, name, truncated)
+    files["report.json"] = _fit_json(document, limit * 3 // 8, "report.json", truncated)
+    files["report.md"] = _fit_text(markdown, limit // 8, "report.md", truncated)
+    files["redactions.json"] = _dump(redactions)
+    manifest = {
+        "schema": SCHEMA,
+        "mhcdoctor_version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "redacted": bool(redactions.get("redacted")),
+        "limit_bytes": limit,
+        "files": [
+            {"path": path, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+            for path, data in sorted(files.items())
+        ],
+        "truncated": truncated,
+    }
+    files["manifest.json"] = _dump(manifest)
+    return files
+
+
+def write_bundle(path: str | Path, files: dict[str, bytes]) -> int:
+    """Write `files` as a tar.gz at `path`; returns its size. No user, group or host name goes into the headers."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        now = int(_dt.datetime.now(_dt.timezone.utc).timestamp())
+        for name, data in sorted(files.items()):
+            info = tarfile.TarInfo(f"{ROOT}/{name}")
+            info.size, info.mtime, info.mode = len(data), now, 0o644
+            tar.addfile(info, io.BytesIO(data))
+    out = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0) as gz:  # no file name in the gzip header
+        gz.write(raw.getvalue())
+    try:
+        Path(path).write_bytes(out.getvalue())
+    except OSError as exc:
+        raise InputError(f"cannot write bundle {path}: {exc.strerror or exc}") from None
+    return len(out.getvalue())
+
+
+def is_bundle(path: str | Path) -> bool:
+    """A gzip file (by its magic bytes), whatever its name."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
+
+
+def read_bundle(path: str | Path) -> Bundle:
+    """Read a bundle without extracting it; InputError (one line) when it is unreadable, unsafe or damaged."""
+    files = _read_members(Path(path))
+    where = f"bundle {path}"
+    manifest = _parse(files, "manifest.json", where)
+    report = _parse(files, "report.json", where)
+    listed = manifest.get("files")
+    if not isinstance(listed, list):
+        raise InputError(f"{where}: manifest.json has no list of files")
+    for entry in listed:
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            raise InputError(f"{where}: manifest.json lists a malformed entry")
+        data = files.get(entry["path"])
+        if data is None:
+            raise InputError(f"{where}: {entry['path']} is listed in manifest.json but missing")
+        if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+            raise InputError(
+                f"{where}: {entry['path']} does not match its sha256 in manifest.json (changed or damaged)"
+            )
+    truncated = manifest.get("truncated")
+    return Bundle(files, manifest, report, truncated if isinstance(truncated, list) else [])
+
+
+class _Capped(io.RawIOBase):
+    """A read-only stream that refuses to yield more than `limit` bytes: a gzip bomb stops here."""
+
+    def __init__(self, inner: IO[bytes] | gzip.GzipFile, limit: int) -> None:
+        self.inner, self.left = inner, limit
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.inner.read(min(len(buffer), self.left + 1))
+        if len(data) > self.left:
+            raise InputError(f"decompresses to more than {_MAX_STREAM_BYTES >> 20} MiB")
+        self.left -= len(data)
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _read_members(path: Path) -> dict[str, bytes]:
+    where = f"bundle {path}"
+    files: dict[str, bytes] = {}
+    try:
+        with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+            stream = io.BufferedReader(_Capped(gz, _MAX_STREAM_BYTES))
+            with tarfile.open(fileobj=stream, mode="r|") as tar:
+                for count, member in enumerate(tar, start=1):
+                    if count > _MAX_MEMBERS:
+                        raise InputError(f"{where}: more than {_MAX_MEMBERS} files")
+                    name = _safe_name(member.name, where)
+                    if member.isdir():
+                        continue
+                    if not member.isfile():
+                        raise InputError(f"{where}: {member.name} is a link or special file; refusing it")
+                    if member.size > _MAX_MEMBER_BYTES:
+                        raise InputError(f"{where}: {member.name} is larger than {_MAX_MEMBER_BYTES >> 20} MiB")
+                    handle = tar.extractfile(member)
+                    files[name] = handle.read() if handle else b""
+    except InputError as exc:
+        raise InputError(str(exc) if str(exc).startswith(where) else f"{where}: {exc}") from None
+    except FileNotFoundError:
+        raise InputError(f"{where} not found") from None
+    except (OSError, EOFError, tarfile.TarError, zlib.error) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise InputError(f"{where} is not a readable .tar.gz: {reason}") from None
+    return _strip_root(files, where)
+
+
+def _safe_name(name: str, where: str) -> str:
+    """A member name as a plain relative path; absolute paths and `..` would write outside when extracted."""
+    path = PurePosixPath(name)
+    if name.startswith(("/", "\\")) or path.is_absolute() or ".." in path.parts or re.match(r"^[A-Za-z]:", name):
+        raise InputError(f"{where}: unsafe path {name!r} (absolute or with '..'); refusing it")
+    return str(path)
+
+
+def _strip_root(files: dict[str, bytes], where: str) -> dict[str, bytes]:
+    """Paths relative to the bundle's one top folder (or as they are, for a bundle packed flat)."""
+    tops = {PurePosixPath(name).parts[0] for name in files}
+    if len(tops) == 1 and not any(name == next(iter(tops)) for name in files):
+        top = next(iter(tops))
+        return {str(PurePosixPath(name).relative_to(top)): data for name, data in files.items()}
+    if not files:
+        raise InputError(f"{where} is empty")
+    return files
+
+
+def _parse(files: dict[str, bytes], name: str, where: str) -> dict[str, Any]:
+    if name not in files:
+        raise InputError(f"{where} has no {name}; is it an mhcdoctor bundle?")
+    try:
+        doc = json.loads(files[name].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"{where}: {name} is not valid JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{where}: {name} must hold a JSON object")
+    return doc
+
+
+def _probe_file_names(probes: list[dict[str, Any]]) -> list[str]:
+    names: list[str] = []
+    for probe in probes:
+        base = re.sub(r"[^A-Za-z0-9._-]", "_", str(probe.get("name") or "probe")).strip(".") or "probe"
+        name, n = f"probes/{base}.json", 2
+        while name in names:
+            name, n = f"probes/{base}-{n}.json", n + 1
+        names.append(name)
+    return names
+
+
+def _dump(obj: Any) -> bytes:
+    return (json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+
+
+def _fit_json(obj: Any, budget: int, path: str, truncated: list[dict[str, str]]) -> bytes:
+    """`obj` as JSON within `budget` bytes: the longest strings are cut in the middle, halving until it fits."""
+    data = _dump(obj)
+    cap = max((len(s) for s in _strings(obj)), default=0)
+    while len(data) > budget and cap > _MIN_STRING:
+        cap = max(_MIN_STRING, cap // 2)
+        data = _dump(_cut_strings(obj, cap))
+    if len(data) > budget:
+        truncated.append({"path": path, "note": f"still {len(data)} bytes with every string cut to {cap} characters"})
+    elif cap and data != _dump(obj):
+        truncated.append({"path": path, "note": f"strings longer than {cap} characters cut in the middle"})
+    return data
+
+
+def _fit_text(text: str, budget: int, path: str, truncated: list[dict[str, str]]) -> bytes:
+    data = text.encode("utf-8")
+    if len(data) <= budget:
+        return data
+    note = f"\n\n… [truncated: {len(data) - budget} bytes cut to fit the bundle's size limit] …\n"
+    kept = data[: max(0, budget - len(note.encode()))].decode("utf-8", errors="ignore")
+    truncated.append({"path": path, "note": f"cut to {budget} bytes"})
+    return (kept + note).encode("utf-8")
+
+
+def _strings(obj: Any) -> list[str]:
+    if isinstance(obj, str):
+        return [obj]
+    if isinstance(obj, dict):
+        return [s for v in obj.values() for s in _strings(v)]
+    if isinstance(obj, list):
+        return [s for v in obj for s in _strings(v)]
+    return []
+
+
+def _cut_strings(obj: Any, cap: int) -> Any:
+    if isinstance(obj, str) and len(obj) > cap:
+        half = cap // 2
+        return f"{obj[:half]} … [{len(obj) - 2 * half} characters cut] … {obj[-half:]}"
+    if isinstance(obj, dict):
+        return {k: _cut_strings(v, cap) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_cut_strings(v, cap) for v in obj]
+    return obj
