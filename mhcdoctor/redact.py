@@ -210,8 +210,10 @@ def _with_document(identity: Identity, document: Mapping[str, Any]) -> Identity:
     found["host"] |= {h.split(".")[0] for h in found["host"]}
     secrets = {v for k, v in env.items() if is_secret_name(k) and isinstance(v, str) and len(v) >= _MIN_SECRET_VALUE}
     users, hosts = found["user"], found["host"]
+    homes = {f"/home/{user}" for user in users} | {f"/Users/{user}" for user in users}
+    homes |= {"/root" for user in users if user == "root"}
     return Identity(
-        homes=identity.homes,
+        homes=tuple(sorted(set(identity.homes) | homes)),
         users=tuple(sorted(set(identity.users) | users)),
         hosts=tuple(sorted(set(identity.hosts) | hosts)),
         secret_values=tuple(sorted(set(identity.secret_values) | secrets)),
@@ -246,7 +248,11 @@ class _Scrubber:
         for kind, values in (("host", identity.hosts), ("user", identity.users)):
             for value in sorted(values, key=len, reverse=True):
                 short = value.split(".")[0] if kind == "host" else value
-                pattern = re.compile(r"(?<![A-Za-z0-9])" + re.escape(value) + r"(?![A-Za-z0-9])", re.IGNORECASE)
+                # A host name takes its domain with it: node17.corp.example.com names the organisation too.
+                domain = r"(?:\.[A-Za-z0-9-]+)*" if kind == "host" else ""
+                pattern = re.compile(
+                    r"(?<![A-Za-z0-9])" + re.escape(value) + domain + r"(?![A-Za-z0-9])", re.IGNORECASE
+                )
                 self.names.append((pattern, stable_hash(kind, short), kind))
 
     def walk(self, value: Any) -> Any:

@@ -1,0 +1,249 @@
+"""What differs between two check/1 reports: a user's broken machine and one that works.
+
+Differences are ordered by how much they explain: the verdict first, then which path each op takes, the
+findings, the verify results, then the facts that drive the rules (platform and arch, aiter, vLLM, tilelang
+before compilers and install locations), the devices one by one, probe outcomes and the environment.
+Things that differ between any two runs (creation time, timings, the host's name) are never differences.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from mhcdoctor.decision import SEVERITY_RANK
+
+SCHEMA = "mhcdoctor.diff/1"
+
+# Sections, most important first.
+SECTIONS: tuple[str, ...] = ("verdict", "ops", "findings", "verify", "facts", "devices", "probes", "env")
+
+# Facts in the order that matters to the rules; anything not listed follows, alphabetically.
+FACT_ORDER: tuple[str, ...] = (
+    "platform",
+    "arch",
+    "aiter.present",
+    "aiter.genuine",
+    "aiter.version",
+    "aiter.sqrsum_fix",
+    "aiter.imports",
+    "aiter.has_mhc_ops",
+    "aiter.mhc_pre_norm_args",
+    "aiter.has_fused_post_pre",
+    "vllm.present",
+    "vllm.version",
+    "vllm.imports",
+    "tilelang.present",
+    "tilelang.version",
+    "tilelang.imports",
+    "rocm_version",
+    "cuda_driver_version",
+    "nvidia_driver",
+    "torch.version",
+    "torch.hip",
+    "torch.cuda",
+    "torch.imports",
+    "hipcc.found",
+    "nvcc.found",
+    "triton.present",
+    "triton.version",
+)
+# Facts that only say where something came from, not what it is.
+_IGNORED_FACTS = ("sources",)
+# Per-device keys, most telling first.
+DEVICE_ORDER: tuple[str, ...] = ("vendor", "arch", "name", "driver", "memory_bytes")
+
+
+@dataclass
+class Difference:
+    section: str
+    key: str
+    a: Any
+    b: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def diff_reports(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
+    """Every difference between two check/1 documents, most important first."""
+    found: list[Difference] = []
+    found += _compare("verdict", [("verdict", a.get("verdict"), b.get("verdict"))])
+    found += _compare("ops", _model_pairs(a, b))
+    found += _compare("findings", _finding_pairs(a, b))
+    found += _compare("verify", _verify_pairs(a.get("verify"), b.get("verify")))
+    found += _compare("facts", _fact_pairs(a.get("facts") or {}, b.get("facts") or {}))
+    found += _compare("devices", _device_pairs(a.get("facts") or {}, b.get("facts") or {}))
+    found += _compare("probes", _keyed_pairs(_probe_status(a), _probe_status(b)))
+    found += _compare("env", _keyed_pairs(a.get("env") or {}, b.get("env") or {}))
+    return found
+
+
+def to_document(
+    differences: list[Difference], a: dict[str, Any], b: dict[str, Any], labels: tuple[str, str]
+) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "a": _about(a, labels[0]),
+        "b": _about(b, labels[1]),
+        "same": not differences,
+        "differences": [d.to_dict() for d in differences],
+    }
+
+
+def render_text(differences: list[Difference], a: dict[str, Any], b: dict[str, Any], labels: tuple[str, str]) -> str:
+    lines = [f"A: {_describe(_about(a, labels[0]))}", f"B: {_describe(_about(b, labels[1]))}"]
+    if a.get("mode") != b.get("mode"):
+        lines.append(f"note: A was a {a.get('mode')} check and B a {b.get('mode')} one; facts only one probes differ")
+    if not differences:
+        lines.append("no differences in verdict, paths, findings, verify, facts, devices, probes or environment")
+        return "\n".join(lines) + "\n"
+    lines.append(f"{len(differences)} difference(s), most important first:")
+    width = min(48, max(len(d.key) for d in differences))
+    a_width = min(32, max(len(_show(d.a)) for d in differences))
+    section = None
+    for d in differences:
+        if d.section != section:
+            section = d.section
+            lines.append(f"  [{section}]")
+        lines.append(f"    {d.key:<{width}}  A: {_show(d.a):<{a_width}}  B: {_show(d.b)}")
+    return "\n".join(lines) + "\n"
+
+
+def _compare(section: str, pairs: list[tuple[str, Any, Any]]) -> list[Difference]:
+    return [Difference(section, key, a, b) for key, a, b in pairs if a != b]
+
+
+def _model_key(doc: dict[str, Any]) -> str:
+    model = doc.get("model") or {}
+    return model.get("name") or f"hidden {model.get('hidden_size')}, hc_mult {model.get('hc_mult')}"
+
+
+def _model_pairs(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """Per model: its verdict, each op's path, whether it runs the fused post+pre op, and the rule set."""
+    models_a = {_model_key(m): m for m in a.get("models") or [] if isinstance(m, dict)}
+    models_b = {_model_key(m): m for m in b.get("models") or [] if isinstance(m, dict)}
+    pairs: list[tuple[str, Any, Any]] = []
+    for name in list(models_a) + [n for n in models_b if n not in models_a]:
+        ma, mb = models_a.get(name), models_b.get(name)
+        if ma is None or mb is None:
+            pairs.append((f"{name}: model", "checked" if ma else None, "checked" if mb else None))
+            continue
+        pairs.append((f"{name}: verdict", ma.get("verdict"), mb.get("verdict")))
+        ops_a, ops_b = ma.get("ops") or {}, mb.get("ops") or {}
+        for op in list(ops_a) + [o for o in ops_b if o not in ops_a]:
+            pairs.append((f"{name}: {op}", _path(ops_a.get(op)), _path(ops_b.get(op))))
+        pairs.append((f"{name}: fused_post_pre", ma.get("fused_post_pre"), mb.get("fused_post_pre")))
+        pairs.append((f"{name}: rules", ma.get("rules"), mb.get("rules")))
+    return pairs
+
+
+def _path(op: Any) -> Any:
+    return op.get("path") if isinstance(op, dict) else None
+
+
+def _finding_pairs(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """Each finding id raised by either report: its severity on each side (None: not raised)."""
+    sev_a = {str(f.get("id")): f.get("severity") for f in a.get("findings") or [] if isinstance(f, dict)}
+    sev_b = {str(f.get("id")): f.get("severity") for f in b.get("findings") or [] if isinstance(f, dict)}
+
+    def worst(i: str) -> int:  # the more severe side decides a finding's place
+        return -max(SEVERITY_RANK.get(sev_a.get(i) or "", -1), SEVERITY_RANK.get(sev_b.get(i) or "", -1))
+
+    return [(i, sev_a.get(i), sev_b.get(i)) for i in sorted(set(sev_a) | set(sev_b), key=lambda i: (worst(i), i))]
+
+
+def _verify_pairs(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
+    """The verify verdict and each result's status, keyed by path, op, shape and device."""
+    if not isinstance(a, dict) and not isinstance(b, dict):
+        return []
+    a, b = a if isinstance(a, dict) else {}, b if isinstance(b, dict) else {}
+    pairs: list[tuple[str, Any, Any]] = [("verify verdict", a.get("verdict"), b.get("verdict"))]
+    return pairs + _keyed_pairs(_verify_status(a), _verify_status(b))
+
+
+def _verify_status(doc: dict[str, Any]) -> dict[str, Any]:
+    statuses: dict[str, Any] = {}
+    for r in doc.get("results") or []:
+        if isinstance(r, dict):
+            key = " ".join(str(r.get(k)) for k in ("path", "op", "shape", "device") if r.get(k) is not None)
+            statuses[key] = r.get("status")
+    return statuses
+
+
+def _fact_pairs(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    flat_a, flat_b = _flatten(a), _flatten(b)
+    keys = set(flat_a) | set(flat_b)
+    rank = {key: i for i, key in enumerate(FACT_ORDER)}
+    ordered = sorted(keys, key=lambda k: (rank.get(k, len(rank)), k))
+    return [(k, flat_a.get(k), flat_b.get(k)) for k in ordered]
+
+
+def _flatten(facts: dict[str, Any]) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in facts.items():
+        if key in _IGNORED_FACTS or key == "devices":
+            continue
+        if isinstance(value, dict):
+            flat.update({f"{key}.{sub}": v for sub, v in value.items()})
+        else:
+            flat[key] = value
+    return flat
+
+
+def _device_pairs(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """Device by device (by index): the count first, then each device's vendor, arch, name, driver, memory."""
+    devs_a = {d.get("index"): d for d in a.get("devices") or [] if isinstance(d, dict)}
+    devs_b = {d.get("index"): d for d in b.get("devices") or [] if isinstance(d, dict)}
+    count = (
+        "count",
+        None if a.get("devices") is None else len(devs_a),
+        None if b.get("devices") is None else len(devs_b),
+    )
+    pairs: list[tuple[str, Any, Any]] = [count]
+    for index in sorted(set(devs_a) | set(devs_b), key=lambda i: (not isinstance(i, int), str(i).zfill(6))):
+        da, db = devs_a.get(index), devs_b.get(index)
+        if da is None or db is None:
+            pairs.append((f"gpu{index}", _device_label(da), _device_label(db)))
+            continue
+        pairs += [(f"gpu{index}.{key}", da.get(key), db.get(key)) for key in DEVICE_ORDER]
+    return pairs
+
+
+def _device_label(device: dict[str, Any] | None) -> str | None:
+    if device is None:
+        return None
+    return " ".join(str(device.get(k)) for k in ("arch", "name") if device.get(k)) or "present"
+
+
+def _probe_status(doc: dict[str, Any]) -> dict[str, Any]:
+    return {str(p.get("name")): p.get("status") for p in doc.get("probes") or [] if isinstance(p, dict)}
+
+
+def _keyed_pairs(a: dict[Any, Any], b: dict[Any, Any]) -> list[tuple[str, Any, Any]]:
+    return [(str(k), a.get(k), b.get(k)) for k in sorted(set(a) | set(b), key=str)]
+
+
+def _about(doc: dict[str, Any], label: str) -> dict[str, Any]:
+    host = doc.get("host")
+    host = host if isinstance(host, dict) else {}
+    return {
+        "source": label,
+        "hostname": host.get("hostname"),
+        "created": doc.get("created"),
+        "mode": doc.get("mode"),
+        "mhcdoctor_version": doc.get("mhcdoctor_version"),
+    }
+
+
+def _describe(about: dict[str, Any]) -> str:
+    details = ", ".join(str(about[k]) for k in ("hostname", "created", "mode") if about.get(k))
+    return f"{about['source']} ({details})" if details else about["source"]
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)

@@ -1,0 +1,273 @@
+"""The Markdown view of a check/1 document, ready to paste into a GitHub issue.
+
+Top: one summary line and a fingerprint table a support engineer can read at a glance; then the findings with
+their fixes, the paths per model and the devices; then the full check (and the decision trace per model, and
+verify when it ran) folded inside <details>. The whole stays under GitHub's 65,536-character limit for an issue
+body: the folded part is cut first, and the bundle keeps everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from mhcdoctor.render.check_text import render_check
+from mhcdoctor.render.term import Style
+
+# GitHub refuses issue bodies over 65,536 characters; keep room for the user's own words.
+GITHUB_LIMIT = 60_000
+
+_OPS = ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
+_OP_SHORT = {"mhc_pre": "pre", "mhc_post": "post", "mhc_fused_post_pre": "fused", "hc_head": "head"}
+_SEVERITY_ICON = {"fail": "❌", "warn": "⚠️", "info": "ℹ️"}
+_VERDICT_ICON = {"ok": "✅", "degraded": "⚠️", "fail": "❌"}
+_PLAIN = Style(colour=False, unicode=True)
+
+# A renderer for one model's decision trace (the rules package's text view), plugged in by the caller.
+TraceRenderer = Callable[[dict[str, Any]], str]
+
+
+def render_markdown(
+    doc: dict[str, Any],
+    trace: TraceRenderer | None = None,
+    note: str | None = None,
+    limit: int = GITHUB_LIMIT,
+) -> str:
+    """The report: `trace` renders each model's explain trace for the folded part; `note` ends the report."""
+    head = [summary_line(doc), ""] + _fingerprint(doc) + [""]
+    head += _findings(doc.get("findings") or [])
+    head += _paths(doc.get("models") or [])
+    head += _devices((doc.get("facts") or {}).get("devices"))
+    tail = [_footer(doc, note)]
+    folded = [("Full check", render_check(doc, _PLAIN, verbose=True))]
+    if trace is not None:
+        for model in doc.get("models") or []:
+            folded.append((f"Decision trace: {_model_label(model)}", trace(model)))
+    if doc.get("verify"):
+        folded.append(("Verify", _verify_text(doc["verify"])))
+    fixed = "\n".join(head + tail)
+    room = max(0, limit - len(fixed)) // max(1, len(folded))
+    details = [_details(title, _cut(text, room)) for title, text in folded]
+    return "\n".join(head + details + tail) + "\n"
+
+
+def summary_line(doc: dict[str, Any]) -> str:
+    """One line: verdict, platform and GPUs, runtime, torch, aiter and its sqrsum fix, tilelang, vLLM, paths."""
+    facts = doc.get("facts") or {}
+    verdict = str(doc.get("verdict", "unknown"))
+    parts = [f"{facts.get('platform', '?')} {_gpus_short(facts)}".strip(), _runtime(facts) or "no GPU runtime"]
+    torch = facts.get("torch") or {}
+    parts.append(f"torch {torch.get('version') or 'none'}")
+    parts.append(_aiter_short(facts.get("aiter") or {}))
+    parts.append(f"tilelang {(facts.get('tilelang') or {}).get('version') or 'none'}")
+    parts.append(f"vLLM {(facts.get('vllm') or {}).get('version') or 'none'}")
+    parts.append(_paths_short(doc.get("models") or []))
+    icon = _VERDICT_ICON.get(verdict, "")
+    return f"**mhcdoctor: {icon} {verdict.upper()}** · " + " · ".join(_md(p) for p in parts if p)
+
+
+def fingerprint(doc: dict[str, Any]) -> str:
+    """A short hash of what decides the paths (no identity): equal fingerprints mean the same software stack."""
+    facts = doc.get("facts") or {}
+    key = {
+        "platform": facts.get("platform"),
+        "archs": sorted(str(d.get("arch")) for d in facts.get("devices") or []),
+        "rocm": facts.get("rocm_version"),
+        "cuda": facts.get("cuda_driver_version"),
+        "torch": (facts.get("torch") or {}).get("version"),
+        "aiter": [(facts.get("aiter") or {}).get(k) for k in ("version", "genuine", "sqrsum_fix")],
+        "tilelang": (facts.get("tilelang") or {}).get("version"),
+        "vllm": (facts.get("vllm") or {}).get("version"),
+    }
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def _fingerprint(doc: dict[str, Any]) -> list[str]:
+    facts = doc.get("facts") or {}
+    torch = facts.get("torch") or {}
+    build = f"HIP {torch['hip']}" if torch.get("hip") else f"CUDA {torch['cuda']}" if torch.get("cuda") else "CPU"
+    aiter = facts.get("aiter") or {}
+    host = doc.get("host") or {}
+    models = doc.get("models") or []
+    rules = sorted({str(m.get("rules")) for m in models if m.get("rules")})
+    rows = [
+        ("fingerprint", f"`{fingerprint(doc)}`"),
+        (
+            "platform",
+            f"{facts.get('platform', '?')} · {host.get('os', '?')} · Python {host.get('python_version', '?')}",
+        ),
+        ("GPUs", _gpus_long(facts)),
+        ("ROCm / CUDA", _runtime(facts) or "none found"),
+        ("torch", f"{torch.get('version') or 'not installed'} ({build})" if torch.get("version") else "not installed"),
+        ("aiter", _aiter_long(aiter)),
+        ("tilelang", _package(facts.get("tilelang") or {})),
+        ("vLLM", _package(facts.get("vllm") or {}) + (f" (rules {', '.join(rules)})" if rules else "")),
+        ("paths", _paths_short(models) or "no model checked"),
+        ("verdict", f"{_VERDICT_ICON.get(str(doc.get('verdict')), '')} {doc.get('verdict')}"),
+    ]
+    cells = [(name, value if name == "fingerprint" else _md(value)) for name, value in rows]
+    return ["| | |", "| --- | --- |"] + [f"| {name} | {_cell(value)} |" for name, value in cells]
+
+
+def _findings(findings: list[dict[str, Any]]) -> list[str]:
+    if not findings:
+        return ["### Findings", "", "None.", ""]
+    out = ["### Findings", ""]
+    for f in findings:
+        icon = _SEVERITY_ICON.get(str(f.get("severity")), "")
+        out.append(f"- {icon} **`{f.get('id')}`** ({f.get('severity')}): {_md(str(f.get('title', '')))}")
+        if f.get("detail"):
+            out.append(f"  {_md(str(f['detail']))}")
+        if f.get("fix"):
+            out.append(f"  **Fix:** {_md(str(f['fix']))}")
+        if f.get("refs"):
+            out.append("  Refs: " + ", ".join(_md(str(r)) for r in f["refs"]))
+    return out + [""]
+
+
+def _paths(models: list[dict[str, Any]]) -> list[str]:
+    if not models:
+        return []
+    out = ["### Paths per model", "", "| model | hidden | " + " | ".join(_OPS) + " | fused post+pre | verdict |"]
+    out.append("| --- " * (len(_OPS) + 4) + "|")
+    for m in models:
+        ops = m.get("ops") or {}
+        cells = [_model_label(m), str((m.get("model") or {}).get("hidden_size", "?"))]
+        cells += [str((ops.get(op) or {}).get("path", "-")) for op in _OPS]
+        cells += ["yes" if m.get("fused_post_pre") else "no", str(m.get("verdict"))]
+        out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return out + [""]
+
+
+def _devices(devices: list[dict[str, Any]] | None) -> list[str]:
+    if not devices:
+        return []
+    out = ["### GPUs", "", "| # | vendor | arch | name | memory | driver |", "| --- | --- | --- | --- | --- | --- |"]
+    for d in devices:
+        memory = f"{d['memory_bytes'] / (1 << 30):.0f} GiB" if d.get("memory_bytes") else "-"
+        cells = [d.get("index"), d.get("vendor"), d.get("arch"), d.get("name"), memory, d.get("driver")]
+        out.append("| " + " | ".join(_cell("-" if c is None else str(c)) for c in cells) + " |")
+    return out + [""]
+
+
+def _footer(doc: dict[str, Any], note: str | None) -> str:
+    parts = [f"mhcdoctor {doc.get('mhcdoctor_version', '?')}", f"{doc.get('mode', '?')} check", str(doc.get("created"))]
+    if note:
+        parts.append(note)
+    return "<sub>" + _md(" · ".join(parts)) + "</sub>"
+
+
+def _details(title: str, text: str) -> str:
+    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+    return f"<details><summary>{_md(title)}</summary>\n\n{fence}text\n{text.rstrip()}\n{fence}\n\n</details>\n"
+
+
+def _cut(text: str, room: int) -> str:
+    if len(text) <= room:
+        return text
+    half = max(0, room // 2 - 60)
+    cut = len(text) - 2 * half
+    return f"{text[:half]}\n… [{cut} characters cut to fit a GitHub issue; the bundle has them all] …\n{text[-half:]}"
+
+
+def _verify_text(verify: dict[str, Any]) -> str:
+    lines = [f"verdict: {verify.get('verdict')}"]
+    for r in verify.get("results") or []:
+        if not isinstance(r, dict):
+            continue
+        where = " ".join(str(r.get(k)) for k in ("path", "op", "shape", "device") if r.get(k) is not None)
+        errs = " ".join(f"{k}={r[k]:.3g}" for k in ("max_abs_err", "max_rel_err") if isinstance(r.get(k), float))
+        reason = f"  ({r['reason']})" if r.get("reason") else ""
+        lines.append(f"{r.get('status', '?'):<8} {where}  {errs}{reason}".rstrip())
+    return "\n".join(lines)
+
+
+def _gpus_short(facts: dict[str, Any]) -> str:
+    devices = facts.get("devices")
+    if devices is None:
+        return str(facts.get("arch") or "")
+    if not devices:
+        return "no GPU"
+    counts = Counter(str(d.get("arch") or "arch?") for d in devices)
+    return " + ".join(f"{arch} ×{n}" for arch, n in counts.items())
+
+
+def _gpus_long(facts: dict[str, Any]) -> str:
+    devices = facts.get("devices")
+    if devices is None:
+        return "unknown (not probed)"
+    if not devices:
+        return "none visible"
+    kinds = Counter(f"{d.get('arch') or 'arch?'} ({d.get('name') or d.get('vendor')})" for d in devices)
+    text = " + ".join(f"{n} × {kind}" for kind, n in kinds.items())
+    drivers = sorted({str(d["driver"]) for d in devices if d.get("driver")})
+    if drivers:
+        text += f" · driver {', '.join(drivers)}"
+    return text
+
+
+def _runtime(facts: dict[str, Any]) -> str:
+    parts = []
+    if facts.get("rocm_version"):
+        parts.append(f"ROCm {facts['rocm_version']}")
+    if facts.get("cuda_driver_version"):
+        parts.append(f"CUDA {facts['cuda_driver_version']}")
+    if facts.get("nvidia_driver"):
+        parts.append(f"NVIDIA driver {facts['nvidia_driver']}")
+    return ", ".join(parts)
+
+
+def _aiter_short(aiter: dict[str, Any]) -> str:
+    if not aiter.get("present"):
+        return "aiter none"
+    if aiter.get("genuine") is False:
+        return f"aiter impostor ({aiter.get('distribution') or '?'} {aiter.get('version') or ''})".replace(" )", ")")
+    return f"aiter {aiter.get('version') or '?'} (sqrsum fix {aiter.get('sqrsum_fix', 'unknown')})"
+
+
+def _aiter_long(aiter: dict[str, Any]) -> str:
+    if not aiter.get("present"):
+        return "not installed"
+    text = _aiter_short(aiter).removeprefix("aiter ")
+    if aiter.get("imports") is False:
+        text += " · import fails"
+    return text
+
+
+def _package(pkg: dict[str, Any]) -> str:
+    if not pkg.get("present") and not pkg.get("version"):
+        return "not installed"
+    text = str(pkg.get("version") or "version unknown")
+    return text + (" · import fails" if pkg.get("imports") is False else "")
+
+
+def _paths_short(models: list[dict[str, Any]]) -> str:
+    """`pre aiter, post aiter, fused tilelang, head tilelang`, per model only where models differ."""
+    per_model = [(_model_label(m), _ops_short(m)) for m in models]
+    if len({ops for _, ops in per_model}) == 1:
+        return per_model[0][1]
+    return "; ".join(f"{label}: {ops}" for label, ops in per_model)
+
+
+def _ops_short(model: dict[str, Any]) -> str:
+    ops = model.get("ops") or {}
+    return ", ".join(f"{_OP_SHORT.get(op, op)} {(ops.get(op) or {}).get('path', '-')}" for op in _OPS if op in ops)
+
+
+def _model_label(model: dict[str, Any]) -> str:
+    info = model.get("model") or {}
+    return str(info.get("name") or f"hidden {info.get('hidden_size')}")
+
+
+def _md(text: str) -> str:
+    """Text safe in Markdown prose: no HTML tags, no accidental emphasis from `*` or `_`; `code spans` kept as-is."""
+    pieces = re.split(r"(`[^`]*`)", text)
+    return "".join(p if p.startswith("`") else re.sub(r"([<>*_\[\]])", r"\\\1", p) for p in pieces)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
