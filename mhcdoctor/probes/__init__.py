@@ -1,0 +1,66 @@
+"""The probes of `mhcdoctor check`: each touches the machine, returns a ProbeResult and never raises.
+
+`run_probes(ctx)` runs them all (those that start a child interpreter concurrently, one thread each) and
+`facts_from_probes(results)` turns their results into `Facts`, recording in `Facts.sources` which probe each
+fact came from. With `ctx.fast`, no child is started: the child probes return `skipped` at once.
+See docs/probes.md for what each probe reads and what each status means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from importlib.machinery import PathFinder
+
+from mhcdoctor.probes import (
+    aiter,
+    compilers,
+    gpu_amdsmi,
+    gpu_kfd,
+    gpu_nvidia_proc,
+    gpu_nvml,
+    gpu_torch,
+    rocm,
+    torch_build,
+)
+from mhcdoctor.probes.assemble import facts_from_probes
+from mhcdoctor.probes.base import ProbeContext, ProbeResult, guarded
+from mhcdoctor.probes.libraries import TILELANG, TORCH, TRITON, VLLM, probe_import, probe_metadata
+
+__all__ = ["PROBES", "ProbeContext", "ProbeResult", "facts_from_probes", "run_probes"]
+
+Probe = Callable[[ProbeContext], ProbeResult]
+
+# Every probe, by the name its ProbeResult carries, in the order results are returned.
+PROBES: dict[str, Probe] = {
+    gpu_kfd.NAME: gpu_kfd.probe,
+    gpu_nvidia_proc.NAME: gpu_nvidia_proc.probe,
+    gpu_amdsmi.NAME: gpu_amdsmi.probe,
+    gpu_nvml.NAME: gpu_nvml.probe,
+    gpu_torch.NAME: gpu_torch.probe,
+    torch_build.NAME: torch_build.probe,
+    "torch.import": partial(probe_import, TORCH),
+    rocm.NAME: rocm.probe,
+    "nvcc": compilers.probe_nvcc,
+    "hipcc": compilers.probe_hipcc,
+    aiter.NAME: aiter.probe,
+    aiter.IMPORT_NAME: aiter.probe_import,
+    "tilelang": partial(probe_metadata, TILELANG),
+    "tilelang.import": partial(probe_import, TILELANG),
+    "triton": partial(probe_metadata, TRITON),
+    "triton.import": partial(probe_import, TRITON),
+    "vllm": partial(probe_metadata, VLLM),
+    "vllm.import": partial(probe_import, VLLM),
+}
+
+
+def run_probes(ctx: ProbeContext) -> list[ProbeResult]:
+    """Run every probe; a probe's own bug becomes an `error` result. Results come back in PROBES order."""
+    PathFinder.invalidate_caches()  # packages may have been installed since this process last looked
+    calls = [partial(guarded, name, partial(probe, ctx)) for name, probe in PROBES.items()]
+    if ctx.fast:  # files only: sequential is faster than starting threads
+        return [call() for call in calls]
+    # Threads only wait on children and subprocesses, so one per probe lets every child run at once.
+    with ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="probe") as pool:
+        return list(pool.map(lambda call: call(), calls))

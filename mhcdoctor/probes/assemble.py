@@ -1,0 +1,154 @@
+"""From probe results to Facts: merge what several probes saw, and record which probe each fact came from.
+
+Pure: reads ProbeResult data only, so a test can feed it results built by hand or read from a saved report.
+A fact no probe established stays None (unknown) and gets no `sources` entry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mhcdoctor.facts import Device, Facts
+from mhcdoctor.probes.base import ProbeResult
+from mhcdoctor.probes.devices import merge_devices, normalize_bdf, normalize_gfx
+
+# Richest source first: amdsmi and NVML name the product and the memory; torch sees only visible devices;
+# sysfs and /proc know the least but never hang.
+_DEVICE_PROBES = ("gpu.amdsmi", "gpu.nvml", "gpu.torch", "gpu.kfd", "gpu.nvidia-proc")
+# Statuses after which a probe's silence about devices is itself knowledge: it looked and found none.
+_ANSWERED = ("ok", "missing")
+
+
+def facts_from_probes(results: list[ProbeResult]) -> Facts:
+    """Facts from `run_probes` results; every fact set here has `sources[fact] == "probe:<name>"`."""
+    by_name = {r.name: r for r in results}
+    facts = Facts()
+    _devices(facts, by_name)
+    _runtimes(facts, by_name)
+    _torch(facts, by_name)
+    _aiter(facts, by_name)
+    for lib in ("tilelang", "triton", "vllm"):
+        _package(facts, lib, by_name)
+    return facts
+
+
+def _ok(by_name: dict[str, ProbeResult], name: str) -> dict[str, Any] | None:
+    result = by_name.get(name)
+    return result.data if result is not None and result.status == "ok" else None
+
+
+def _devices(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
+    answered = [n for n in _DEVICE_PROBES if n in by_name and by_name[n].status in _ANSWERED]
+    if not answered:
+        return  # every GPU probe failed or was skipped: the devices are unknown
+    seen = []
+    for name in answered:
+        records = [_clean(d) for d in by_name[name].data.get("devices") or [] if isinstance(d, dict)]
+        if records:
+            seen.append((name, records))
+    merged = merge_devices(seen)
+    devices: list[Device] = [
+        Device(
+            index=i,
+            vendor=d["vendor"],
+            arch=d.get("arch"),
+            name=d.get("name"),
+            memory_bytes=d.get("memory_bytes"),
+            driver=d.get("driver"),
+            source=",".join(d["sources"]),
+        )
+        for i, d in enumerate(merged)
+    ]
+    source = "probe:" + ",".join(name for name, _ in seen) if seen else "probe:" + ",".join(answered)
+    facts.set("devices", devices, source)
+    vendors = {d.vendor for d in devices}
+    platform = "cpu"
+    if vendors == {"amd", "nvidia"}:  # a mixed host: the torch build says which one vLLM would use
+        torch = _ok(by_name, "torch") or {}
+        platform = "cuda" if torch.get("cuda") and not torch.get("hip") else "rocm"
+    elif vendors:
+        platform = "rocm" if "amd" in vendors else "cuda"
+    facts.set("platform", platform, source)
+    vendor = {"rocm": "amd", "cuda": "nvidia"}.get(platform)
+    arch = next((d.arch for d in devices if d.vendor == vendor and d.arch), None)
+    if arch is not None:
+        facts.set("arch", arch, source)
+
+
+def _clean(device: dict[str, Any]) -> dict[str, Any]:
+    """One spelling per field whatever the source: `gfx942` (not `gfx942:sramecc+`), `0000:c1:00.0`, no "N/A"."""
+    cleaned = {k: (None if v in ("N/A", "", "None") else v) for k, v in device.items()}
+    if cleaned.get("vendor") == "amd":
+        cleaned["arch"] = normalize_gfx(cleaned.get("arch"))
+    cleaned["bdf"] = normalize_bdf(cleaned.get("bdf"))
+    if not isinstance(cleaned.get("memory_bytes"), int):
+        cleaned["memory_bytes"] = None
+    return cleaned
+
+
+def _runtimes(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
+    rocm = _ok(by_name, "rocm")
+    if rocm and rocm.get("version"):
+        facts.set("rocm_version", rocm["version"], "probe:rocm")
+    nvml = _ok(by_name, "gpu.nvml") or {}
+    proc = _ok(by_name, "gpu.nvidia-proc") or {}
+    if nvml.get("cuda_driver_version"):
+        facts.set("cuda_driver_version", nvml["cuda_driver_version"], "probe:gpu.nvml")
+    for name, data in (("gpu.nvml", nvml), ("gpu.nvidia-proc", proc)):
+        if data.get("driver"):
+            facts.set("nvidia_driver", data["driver"], f"probe:{name}")
+            break
+    for compiler in ("nvcc", "hipcc"):
+        result = by_name.get(compiler)
+        if result is None or "found" not in result.data:
+            continue
+        for key in ("found", "path", "version"):
+            facts.set(f"{compiler}.{key}", result.data.get(key), f"probe:{compiler}")
+
+
+def _torch(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
+    result = by_name.get("torch")
+    if result is not None and result.status in _ANSWERED:
+        for key in ("present", "version", "location", "cuda", "hip"):
+            facts.set(f"torch.{key}", result.data.get(key), "probe:torch")
+    _imports(facts, "torch", by_name)
+
+
+def _package(facts: Facts, lib: str, by_name: dict[str, ProbeResult]) -> None:
+    result = by_name.get(lib)
+    if result is not None and result.status in _ANSWERED:
+        for key in ("present", "version", "location"):
+            facts.set(f"{lib}.{key}", result.data.get(key), f"probe:{lib}")
+    _imports(facts, lib, by_name)
+
+
+def _imports(facts: Facts, lib: str, by_name: dict[str, ProbeResult]) -> None:
+    """`imports`: True when the child imported it; False when it failed, hung or crashed, or nothing is there."""
+    result = by_name.get(f"{lib}.import")
+    if result is None or result.status == "skipped":
+        return  # not tried (--fast): unknown
+    source = f"probe:{lib}.import"
+    facts.set(f"{lib}.imports", result.status == "ok" and bool(result.data.get("imported")), source)
+    if result.status != "ok":
+        facts.set(f"{lib}.import_error", result.error, source)
+
+
+def _aiter(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
+    result = by_name.get("aiter")
+    if result is not None and result.status in _ANSWERED:
+        data = result.data
+        if not data.get("present"):
+            facts.set("aiter.present", False, "probe:aiter")
+        else:
+            for key in (
+                "present", "version", "location", "genuine", "distribution", "sqrsum_fix", "sqrsum_fix_evidence",
+                "has_mhc_ops", "mhc_pre_norm_args", "has_fused_post_pre", "module_mhc_so",
+            ):  # fmt: skip
+                if key in data:
+                    facts.set(f"aiter.{key}", data[key], "probe:aiter")
+    _imports(facts, "aiter", by_name)
+    imported = _ok(by_name, "aiter.import") or {}
+    # What the imported module says about its API beats the text: a decorator could change a signature.
+    for key in ("mhc_pre_norm_args", "has_fused_post_pre"):
+        if key in imported:
+            facts.set(f"aiter.{key}", imported[key], "probe:aiter.import")

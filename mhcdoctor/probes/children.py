@@ -1,0 +1,52 @@
+"""Running a probe's risky part in a child interpreter and turning what came back into a ProbeResult.
+
+The child code reports a dict. `{"error": "...", "traceback": "..."}` means the child caught a failure
+(an exception while importing, say); `"missing": true` with it means the thing probed is simply not there
+(no NVML library, no amdsmi shared library). Anything else is the data. A child that timed out, crashed or
+exited without reporting becomes that status, with its stdout/stderr tail as evidence.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mhcdoctor.probes.base import ChildOutcome, ProbeContext, ProbeResult, Status, run_child, timed
+
+# Prepended to every probe's child code: one way to describe a caught exception.
+CHILD_HELPERS = """\
+import traceback as _traceback
+def failure(exc, **extra):
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return {"error": text.splitlines()[0] if text else type(exc).__name__,
+            "traceback": "".join(_traceback.format_exception(type(exc), exc, exc.__traceback__))[-3000:],
+            **extra}
+"""
+
+FAST_SKIP = "not run in --fast mode (it imports a library or initialises the GPU)"
+
+
+def skipped(name: str, source: str, why: str = FAST_SKIP) -> ProbeResult:
+    return ProbeResult(name=name, status="skipped", source=source, error=why)
+
+
+def run_probe_child(name: str, code: str, ctx: ProbeContext, source: str) -> ProbeResult:
+    """Run `code` (which calls `report(dict)`) in a child; its dict becomes the result's data."""
+    with timed() as elapsed:
+        outcome = run_child(CHILD_HELPERS + code, ctx, label=source)
+    return from_outcome(name, outcome, source, elapsed())
+
+
+def from_outcome(name: str, outcome: ChildOutcome, source: str, seconds: float) -> ProbeResult:
+    data: dict[str, Any] = dict(outcome.result) if isinstance(outcome.result, dict) else {}
+    evidence = []
+    trace = data.pop("traceback", None)
+    if trace:
+        evidence.append("traceback: " + str(trace).strip())
+    evidence.extend(outcome.evidence())
+    if outcome.status != "ok":
+        return ProbeResult(name, outcome.status, data, evidence, source, seconds, outcome.error)
+    error = data.pop("error", None)
+    if error is None:
+        return ProbeResult(name, "ok", data, evidence, source, seconds)
+    status: Status = "missing" if data.pop("missing", False) else "error"
+    return ProbeResult(name, status, data, evidence, source, seconds, str(error))

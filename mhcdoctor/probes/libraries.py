@@ -1,0 +1,88 @@
+"""Python libraries as vLLM sees them: present (`find_spec`), which version, and whether `import` really works.
+
+Two probes per library. `<name>` reads files only: the package folder on the search path and its distribution's
+metadata. `<name>.import` imports it in a child interpreter (one child per library, so a hang in one is that
+library's `timeout` and nothing else's); it is `skipped` with --fast and `missing`, without a child, when the
+package is not there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mhcdoctor.probes.base import ProbeContext, ProbeResult, read_text
+from mhcdoctor.probes.children import run_probe_child, skipped
+from mhcdoctor.probes.packages import distribution, find_package
+from mhcdoctor.probes.torch_build import parse_assignments
+
+
+@dataclass(frozen=True)
+class Library:
+    module: str  # the import name
+    dist: str  # the distribution that normally provides it
+
+
+# torch's metadata comes from the `torch` probe (torch/version.py); only its import is probed here.
+TILELANG = Library("tilelang", "tilelang")
+TRITON = Library("triton", "triton")
+VLLM = Library("vllm", "vllm")
+TORCH = Library("torch", "torch")
+
+IMPORT_CODE = """
+import importlib
+try:
+    module = importlib.import_module({module!r})
+except BaseException as exc:  # SystemExit and KeyboardInterrupt from a broken __init__ are findings too
+    report(failure(exc, imported=False))
+else:
+    version = getattr(module, "__version__", None)
+    report({{"imported": True, "version": str(version) if version is not None else None,
+             "file": getattr(module, "__file__", None)}})
+"""
+
+
+def probe_metadata(lib: Library, ctx: ProbeContext) -> ProbeResult:
+    source = f"metadata: {lib.dist}"
+    location = find_package(lib.module, ctx.search_path)
+    dist = distribution(lib.dist, ctx.search_path)
+    if location is None:
+        evidence = [f"{dist.path}: installed metadata, but no importable {lib.module}"] if dist else []
+        return ProbeResult(
+            lib.module,
+            "missing",
+            {"present": False, "version": None},
+            evidence,
+            source,
+            error=f"{lib.module} is not installed",
+        )
+    data: dict[str, Any] = {"present": True, "location": str(location), "version": None, "distribution": None}
+    if dist is not None:
+        data.update(version=dist.version, distribution=dist.name)
+        evidence = [f"{dist.path}: {dist.name} {dist.version}"]
+    else:  # a source checkout on PYTHONPATH: no metadata, maybe a _version.py
+        data["version"] = version_from_files(location)
+        evidence = [f"{location}: no {lib.dist} metadata on the search path; version from files: {data['version']}"]
+    return ProbeResult(lib.module, "ok", data, evidence, source)
+
+
+def version_from_files(package: Path) -> str | None:
+    """`__version__` from `<package>/_version.py` or `version.py` (setuptools_scm writes the first), read as text."""
+    for filename in ("_version.py", "version.py"):
+        path = package / filename
+        if path.is_file():
+            values = parse_assignments(read_text(path) or "")
+            version = values.get("__version__") or values.get("version")
+            if isinstance(version, str):
+                return version
+    return None
+
+
+def probe_import(lib: Library, ctx: ProbeContext) -> ProbeResult:
+    name, source = f"{lib.module}.import", f"child: import {lib.module}"
+    if ctx.fast:
+        return skipped(name, source)
+    if find_package(lib.module, ctx.search_path) is None:
+        return ProbeResult(name, "missing", {"imported": False}, [], source, error=f"{lib.module} is not installed")
+    return run_probe_child(name, IMPORT_CODE.format(module=lib.module), ctx, source)
