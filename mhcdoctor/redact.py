@@ -72,6 +72,8 @@ PROTECTED_WORDS: frozenset[str] = frozenset(
     | {"pass", "skip", "fast", "full", "kfd", "nvml", "amdsmi", "proc", "sysfs", "metadata", "vllm"}
 )
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+
 # Secret values shorter than this are not searched for in text: "1" or "true" would mask half the report.
 _MIN_SECRET_VALUE = 6
 
@@ -259,10 +261,14 @@ class _Scrubber:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, Mapping):
-            return {self.text(k) if isinstance(k, str) else k: self.walk(v) for k, v in value.items()}
+            return {self._key(k): self.walk(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [self.walk(v) for v in value]
         return value
+
+    def _key(self, key: Any) -> Any:
+        """Identifier-like keys ("user", "data") are the program's own names; paths and other text are scrubbed."""
+        return key if not isinstance(key, str) or _IDENTIFIER.fullmatch(key) else self.text(key)
 
     def text(self, s: str) -> str:
         if s.lower() in PROTECTED_WORDS:
