@@ -8,7 +8,7 @@ import string
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from triage_docs import FQDN, HOME, HOST, PLANTED, SECRET_KEY, SECRET_TOKEN, USER, rocm_report, variant
+from triage_docs import FQDN, HOME, HOST, PLANTED, SECRET_KEY, USER, rocm_report, variant
 
 from mhcdoctor.facts import Facts
 from mhcdoctor.redact import MASK, PROTECTED_WORDS, Identity, redact, relevant_env, stable_hash
@@ -73,12 +73,12 @@ def test_relevant_env_is_the_same_allowlist_check_collects_with():
         "ROCR_VISIBLE_DEVICES": "0",
         "LD_LIBRARY_PATH": "/opt/rocm/lib",
         "EDITOR": "vi",
-        "TRITON_CACHE_DIR": "/t",
+        "TRITON_HOME": "/t",
     }
     assert relevant_env(environ) == {
         "LD_LIBRARY_PATH": "/opt/rocm/lib",
         "ROCR_VISIBLE_DEVICES": "0",
-        "TRITON_CACHE_DIR": "/t",
+        "TRITON_HOME": "/t",
     }
 
 
