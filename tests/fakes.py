@@ -1,0 +1,321 @@
+"""Real fake installs for tests: dist-info folders, package folders, sysfs/procfs trees and tools in tmp_path.
+
+Nothing here mocks importlib or the probes; every builder writes the files a real install or a real kernel
+driver would, so the probes (and children importing the fakes) read them exactly as on a user's machine.
+Typical use:
+
+    site = fakes.site(tmp_path)
+    fakes.aiter(site, version="0.1.13", kernel="racy")
+    fakes.kfd(tmp_path / "root", [0, 90402, 90402])
+    ctx = fakes.context(tmp_path, site=site, root=tmp_path / "root")
+
+`context` gives a ProbeContext that sees only the fakes: its search path is the fake site, its root the fake
+`/`, its environment a bare PATH (plus what you pass), and a short child timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+from mhcdoctor.probes.base import ProbeContext
+
+# Bodies for a fake package's __init__.py that fail the way broken installs do when imported.
+HANG = "import time\ntime.sleep(600)\n"
+SEGFAULT = "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
+NVRTC_MISSING = 'raise OSError("libnvrtc.so.13: cannot open shared object file: No such file or directory")\n'
+
+
+def raises(exc: str) -> str:
+    """An __init__.py body raising `exc`, e.g. raises('ImportError("undefined symbol: cuModuleLoad")')."""
+    return f"raise {exc}\n"
+
+
+def site(tmp_path: Path, name: str = "site-packages") -> Path:
+    """An empty site-packages folder under tmp_path."""
+    folder = tmp_path / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def write(path: Path, text: str) -> Path:
+    """Write `text` to `path`, creating folders; returns the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def dist_info(
+    site_dir: Path,
+    name: str,
+    version: str,
+    top_level: list[str] | None = None,
+    files: list[str] | None = None,
+    editable_root: Path | None = None,
+) -> Path:
+    """A `<name>-<version>.dist-info` folder with METADATA, RECORD and (when given) top_level.txt.
+
+    `files` are RECORD's paths relative to the site folder; `editable_root` adds a PEP 610 direct_url.json
+    marking an editable install of that source folder.
+    """
+    folder = site_dir / f"{name.replace('-', '_')}-{version}.dist-info"
+    write(folder / "METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\nA fake for tests.\n")
+    record = [*(files or []), f"{folder.name}/METADATA,,", f"{folder.name}/RECORD,,"]
+    write(folder / "RECORD", "".join(f"{line if ',' in line else line + ',,'}\n" for line in record))
+    write(folder / "INSTALLER", "pip\n")
+    if top_level is not None:
+        write(folder / "top_level.txt", "".join(f"{t}\n" for t in top_level))
+    if editable_root is not None:
+        url = {"url": editable_root.as_uri(), "dir_info": {"editable": True}}
+        write(folder / "direct_url.json", json.dumps(url))
+    return folder
+
+
+def package(site_dir: Path, name: str, files: dict[str, str] | None = None, init: str = "") -> Path:
+    """A package folder `<site>/<name>/` with `__init__.py` (body `init`) and more files by relative path."""
+    folder = site_dir / name
+    write(folder / "__init__.py", init)
+    for relative, text in (files or {}).items():
+        write(folder / relative, text)
+    return folder
+
+
+def library(site_dir: Path, name: str, version: str, init: str = "", dist: str | None = None) -> Path:
+    """An installed library: package `name` whose __init__ runs `init` (and sets __version__), plus its dist-info."""
+    folder = package(site_dir, name, init=f"__version__ = {version!r}\n{init}")
+    dist_info(site_dir, dist or name, version, top_level=[name], files=[f"{name}/__init__.py"])
+    return folder
+
+
+# The mhc_pre_gemm_sqrsum_kernel store guard in each state (aiter #3033), inside a little surrounding code.
+_KERNEL_GUARDS = {
+    "racy": "if ((warp_id * mfma_m + lane_id < m_oob)) {",
+    "fixed": "if (lane_id < mfma_m && (warp_id * mfma_m + lane_id < m_oob)) {",
+    "v0.1.11": "if (lane_id < mfma_m) {",
+    "fixed-reflowed": "if (lane_id <  mfma_m &&\n                (warp_id*mfma_m + lane_id < m_oob)) {",
+    "unrecognised": "if (row < rows) {",
+}
+
+
+def mhc_kernels_cu(state: str) -> str:
+    """A small mhc_kernels.cu whose sqrsum store guard is in `state`: racy, fixed, v0.1.11, fixed-reflowed,
+    unrecognised (no known guard at all)."""
+    return (
+        "// fake aiter mHC kernels for tests\n"
+        "__global__ void mhc_pre_gemm_sqrsum_kernel(float* sqrsum, int m_oob) {\n"
+        "    float sqrsum_ = cross_row_sum_4(sqrsum_part, lane_id);\n"
+        f"    {_KERNEL_GUARDS[state]}\n"
+        "        sqrsum[k_split_idx * m + idx + warp_id * mfma_m + lane_id] = sqrsum_;\n"
+        "    }\n"
+        "}\n"
+    )
+
+
+def mhc_ops_py(norm_args: bool, fused: bool) -> str:
+    """An aiter/ops/mhc.py: mhc_pre (with norm_weight/norm_eps if `norm_args`), mhc_fused_post_pre if `fused`."""
+    norm = ", norm_weight=None, norm_eps=1e-6" if norm_args else ""
+    text = (
+        "def compile_ops(name):\n    return lambda fn: fn\n\n\n"
+        f"def mhc_pre(residual, fn, hc_scale, hc_base, rms_eps=1e-6, hc_pre_eps=1e-6, hc_sinkhorn_eps=1e-6,\n"
+        f"            hc_post_mult_value=1.0, sinkhorn_repeat=20{norm}):\n    return None\n\n\n"
+        "@compile_ops('module_mhc')\ndef mhc_post(out, x, residual, post_layer_mix, comb_res_mix):\n    return None\n"
+    )
+    if fused:
+        text += "\n\ndef mhc_fused_post_pre(*args, norm_weight=None, norm_eps=1e-6):\n    return None\n"
+    return text
+
+
+def aiter(
+    site_dir: Path,
+    version: str | None = "0.1.14",
+    kernel: str | None = "fixed",
+    checkout: Path | None = None,
+    norm_args: bool = False,
+    fused: bool = False,
+    version_file: str | None = None,
+    module_mhc_so: Path | None = None,
+    init: str = "",
+) -> Path:
+    """AMD's aiter: package `aiter` with jit/core.py, jit/optCompilerConfig.json (module_mhc), ops/mhc.py.
+
+    - `version`: the amd-aiter dist-info's version; None installs no metadata (a source tree on PYTHONPATH).
+    - `kernel`: state of mhc_kernels.cu (see `mhc_kernels_cu`), or None for no kernel source. An install puts it
+      under `<site>/aiter_meta/csrc/kernels/`.
+    - `checkout`: an editable install (`pip install -e`): the package and csrc/kernels/ go into this source folder
+      (put it on the search path too), the dist-info into the site, marked editable (direct_url.json).
+    - `version_file`: writes aiter/_version.py with this __version__ (setuptools_scm's file).
+    - `module_mhc_so`: a folder in which to place a built module_mhc.so.
+    - `init`: body of aiter/__init__.py (e.g. HANG or SEGFAULT).
+    """
+    files = {
+        "jit/__init__.py": "",
+        "jit/core.py": "# aiter's JIT driver\n",
+        "jit/optCompilerConfig.json": json.dumps({"module_aiter_enum": {}, "module_mhc": {"srcs": []}}),
+        "ops/__init__.py": "",
+        "ops/mhc.py": mhc_ops_py(norm_args, fused),
+        "install_mode": "develop" if checkout else "install",
+    }
+    if version_file is not None:
+        files["_version.py"] = f"__version__ = version = {version_file!r}\n"
+    folder = package(checkout or site_dir, "aiter", files, init=init)
+    if kernel is not None:
+        meta = checkout if checkout else site_dir / "aiter_meta"
+        write(meta / "csrc" / "kernels" / "mhc_kernels.cu", mhc_kernels_cu(kernel))
+    if version is not None:
+        # An editable install records only its .pth/finder files: ownership comes from direct_url.json.
+        recorded = ["__editable__.amd_aiter.pth"] if checkout else ["aiter/__init__.py", "aiter_meta/__init__.py"]
+        dist_info(
+            site_dir,
+            "amd-aiter",
+            version,
+            top_level=None if checkout else ["aiter", "aiter_meta"],
+            files=recorded,
+            editable_root=checkout,
+        )
+    if module_mhc_so is not None:
+        write(module_mhc_so / "module_mhc.so", "not really a shared object\n")
+    return folder
+
+
+def impostor_aiter(site_dir: Path) -> Path:
+    """PyPI's unrelated `aiter` (async iterators), distribution `aiter` 0.13.20191203."""
+    folder = package(
+        site_dir, "aiter", {"version.py": "__version__ = '0.13.20191203'\n"}, init="from .version import *\n"
+    )
+    dist_info(site_dir, "aiter", "0.13.20191203", top_level=["aiter"], files=["aiter/__init__.py", "aiter/version.py"])
+    return folder
+
+
+def torch(
+    site_dir: Path, version: str = "2.11.0+cu130", cuda: str | None = "13.0", hip: str | None = None, init: str = ""
+) -> Path:
+    """A torch package whose torch/version.py is what a `+cu130` (or, with hip=..., a `+rocm`) build writes.
+
+    `init` is the body of torch/__init__.py; see `fake_torch_gpus` for one that answers device queries.
+    """
+    version_py = (
+        "from typing import Optional\n\n"
+        f"__version__ = {version!r}\ndebug = False\n"
+        f"cuda: Optional[str] = {cuda!r}\ngit_version = 'abc123'\nhip: Optional[str] = {hip!r}\n"
+    )
+    folder = package(site_dir, "torch", {"version.py": version_py}, init=init)
+    dist_info(site_dir, "torch", version, top_level=["torch"], files=["torch/__init__.py", "torch/version.py"])
+    return folder
+
+
+def fake_torch_gpus(devices: list[dict[str, object]], hip: str | None = None, cuda: str | None = "13.0") -> str:
+    """A torch/__init__.py body with `torch.version` and `torch.cuda` answering for these device properties.
+
+    Each device is a dict of torch device-property attributes: name, major, minor, total_memory, gcnArchName,
+    pci_bus_id, pci_device_id, pci_domain_id.
+    """
+    return (
+        "import types\n"
+        f"version = types.SimpleNamespace(cuda={cuda!r}, hip={hip!r})\n"
+        f"_DEVICES = {devices!r}\n"
+        "cuda = types.SimpleNamespace(\n"
+        "    is_available=lambda: bool(_DEVICES),\n"
+        "    device_count=lambda: len(_DEVICES),\n"
+        "    get_device_properties=lambda i: types.SimpleNamespace(**_DEVICES[i]),\n"
+        ")\n"
+    )
+
+
+def kfd(root: Path, nodes: list[int], memory_bytes: int = 192 * 1024**3, driver: str | None = "6.12.12") -> Path:
+    """/sys/class/kfd/kfd/topology/nodes under `root`, one node per gfx_target_version (0 = a CPU node).
+
+    The g-th GPU node gets PCI address 0000:{0x0c + 0x10*g:02x}:00.0 (0000:0c:00.0, 0000:1c:00.0, ...), a
+    frame-buffer memory bank of `memory_bytes` and a system-memory bank that must not count; `driver` goes to
+    /sys/module/amdgpu/version.
+    """
+    base = root / "sys/class/kfd/kfd/topology/nodes"
+    gpus = 0
+    for i, target in enumerate(nodes):
+        node = base / str(i)
+        bus = 0x0C + 0x10 * gpus
+        gpus += 1 if target else 0
+        props = {
+            "cpu_cores_count": 0 if target else 64,
+            "simd_count": 1216 if target else 0,
+            "gfx_target_version": target,
+            "vendor_id": 4098 if target else 0,
+            "device_id": 29857 if target else 0,
+            "location_id": (bus << 8) if target else 0,
+            "domain": 0,
+            "drm_render_minor": 128 + i if target else 0,
+        }
+        write(node / "properties", "".join(f"{k} {v}\n" for k, v in props.items()))
+        if target:
+            write(node / "mem_banks/0/properties", f"heap_type 1\nsize_in_bytes {memory_bytes}\nwidth 8192\n")
+            write(node / "mem_banks/1/properties", f"heap_type 0\nsize_in_bytes {512 * 1024**3}\n")
+    if driver is not None:
+        write(root / "sys/module/amdgpu/version", driver + "\n")
+    return base
+
+
+def nvidia_proc(root: Path, driver: str = "580.95.05", gpus: list[tuple[str, str]] | None = None) -> Path:
+    """/proc/driver/nvidia under `root`: the version file and gpus/<bdf>/information for (bdf, model) pairs."""
+    base = root / "proc/driver/nvidia"
+    write(
+        base / "version",
+        f"NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  {driver}  Release Build  (dvs-builder@U16)\n"
+        "GCC version:  gcc version 13.3.0 (Ubuntu 13.3.0-6ubuntu2~24.04)\n",
+    )
+    for bdf, model in gpus if gpus is not None else [("0000:18:00.0", "NVIDIA H200")]:
+        write(
+            base / "gpus" / bdf / "information",
+            f"Model: \t\t {model}\nIRQ:   \t\t 150\nGPU UUID: \t GPU-1234\nBus Location: \t {bdf}\n",
+        )
+    return base
+
+
+def rocm(root: Path, version: str = "7.2.3-42") -> Path:
+    """/opt/rocm under `root` with rocm-core's .info/version."""
+    write(root / "opt/rocm/.info/version", version + "\n")
+    return root / "opt/rocm"
+
+
+def executable(path: Path, output: str, code: int = 0, sleep: float = 0) -> Path:
+    """A shell script at `path` that prints `output` (after `sleep` seconds) and exits with `code`: a fake nvcc."""
+    # Its own PATH: the probes' test contexts have a PATH with nothing on it.
+    text = "#!/bin/sh\nPATH=/usr/bin:/bin\n" + (f"sleep {sleep}\n" if sleep else "")
+    text += f"cat <<'EOF'\n{output}\nEOF\nexit {code}\n"
+    write(path, text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+NVCC_VERSION = (
+    "nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2025 NVIDIA Corporation\n"
+    "Cuda compilation tools, release 13.0, V13.0.88\nBuild cuda_13.0.r13.0/compiler.36424714_0"
+)
+HIPCC_VERSION = "HIP version: 7.2.26015-fc0010cf6a\nAMD clang version 22.0.0git\nTarget: x86_64-unknown-linux-gnu"
+
+
+def context(
+    tmp_path: Path,
+    site: Path | list[Path] | None = None,
+    root: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 5.0,
+    fast: bool = False,
+) -> ProbeContext:
+    """A ProbeContext that sees only the fakes: search path `site` (one folder or several), root `root` (an empty
+    folder if None), an environment with only a PATH of empty folders plus `env`, and a short timeout."""
+    empty = tmp_path / "empty-root"
+    empty.mkdir(exist_ok=True)
+    base_env = {"PATH": str(tmp_path / "no-bin"), "HOME": str(tmp_path / "home"), "LANG": "C.UTF-8"}
+    base_env.update(env or {})
+    if "SYSTEMROOT" in os.environ:  # only matters on Windows, where a child needs it
+        base_env["SYSTEMROOT"] = os.environ["SYSTEMROOT"]
+    return ProbeContext(
+        root=root or empty,
+        python=sys.executable,
+        search_path=[str(p) for p in ([] if site is None else [site] if isinstance(site, Path) else site)],
+        timeout=timeout,
+        fast=fast,
+        env=base_env,
+    )
