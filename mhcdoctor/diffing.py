@@ -154,7 +154,7 @@ def _finding_pairs(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any,
 
 
 def _verify_pairs(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
-    """The verify verdict and each result's status, keyed by path, op, shape and device."""
+    """The verify verdict and each result's status, keyed by path, op, token count, hidden size and device."""
     if not isinstance(a, dict) and not isinstance(b, dict):
         return []
     a, b = a if isinstance(a, dict) else {}, b if isinstance(b, dict) else {}
@@ -166,7 +166,7 @@ def _verify_status(doc: dict[str, Any]) -> dict[str, Any]:
     statuses: dict[str, Any] = {}
     for r in doc.get("results") or []:
         if isinstance(r, dict):
-            key = " ".join(str(r.get(k)) for k in ("path", "op", "shape", "device") if r.get(k) is not None)
+            key = f"{r.get('path')} {r.get('op')} tokens={r.get('tokens')} hidden={r.get('hidden')} {r.get('device')}"
             statuses[key] = r.get("status")
     return statuses
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from mhcdoctor.render.check_text import render_check
 from mhcdoctor.render.term import Style
+from mhcdoctor.verify.render import render_text as render_verify
 
 # GitHub refuses issue bodies over 65,536 characters; keep room for the user's own words.
 GITHUB_LIMIT = 60_000
@@ -48,9 +49,9 @@ def render_markdown(
         for model in doc.get("models") or []:
             folded.append((f"Decision trace: {_model_label(model)}", trace(model)))
     if doc.get("verify"):
-        folded.append(("Verify", _verify_text(doc["verify"])))
-    fixed = "\n".join(head + tail)
-    room = max(0, limit - len(fixed)) // max(1, len(folded))
+        folded.append(("Verify", render_verify(doc["verify"])))
+    fixed = len("\n".join(head + tail)) + sum(len(_details(title, "")) + 2 for title, _ in folded)
+    room = max(0, limit - fixed) // max(1, len(folded))
     details = [_details(title, _cut(text, room)) for title, text in folded]
     return "\n".join(head + details + tail) + "\n"
 
@@ -169,21 +170,9 @@ def _details(title: str, text: str) -> str:
 def _cut(text: str, room: int) -> str:
     if len(text) <= room:
         return text
-    half = max(0, room // 2 - 60)
-    cut = len(text) - 2 * half
-    return f"{text[:half]}\n… [{cut} characters cut to fit a GitHub issue; the bundle has them all] …\n{text[-half:]}"
-
-
-def _verify_text(verify: dict[str, Any]) -> str:
-    lines = [f"verdict: {verify.get('verdict')}"]
-    for r in verify.get("results") or []:
-        if not isinstance(r, dict):
-            continue
-        where = " ".join(str(r.get(k)) for k in ("path", "op", "shape", "device") if r.get(k) is not None)
-        errs = " ".join(f"{k}={r[k]:.3g}" for k in ("max_abs_err", "max_rel_err") if isinstance(r.get(k), float))
-        reason = f"  ({r['reason']})" if r.get("reason") else ""
-        lines.append(f"{r.get('status', '?'):<8} {where}  {errs}{reason}".rstrip())
-    return "\n".join(lines)
+    note = f"\n… [about {len(text) - room} characters cut to fit a GitHub issue; the bundle has them all] …\n"
+    half = max(0, (room - len(note)) // 2)
+    return f"{text[:half]}{note}{text[len(text) - half :]}" if half else note
 
 
 def _gpus_short(facts: dict[str, Any]) -> str:

@@ -1,0 +1,83 @@
+"""diff_reports: the planted differences, most important first, and nothing else."""
+
+from __future__ import annotations
+
+import pytest
+from triage_docs import rocm_report, variant
+
+from mhcdoctor.diffing import diff_reports, render_text
+
+
+def _keys(a: dict, b: dict) -> list[tuple[str, str]]:
+    return [(d.section, d.key) for d in diff_reports(a, b)]
+
+
+def test_two_runs_on_one_machine_do_not_differ():
+    later = variant(
+        rocm_report(),
+        **{"created": "2026-12-03T09:30:00Z", "seconds": 9.9, "probes.0.seconds": 0.5, "host.cwd": "/tmp"},
+    )
+    assert diff_reports(rocm_report(), later) == []
+
+
+def test_planted_differences_come_back_most_important_first_and_alone():
+    fixed = variant(
+        rocm_report(),
+        **{
+            "facts.aiter.version": "0.1.16",
+            "facts.aiter.sqrsum_fix": "present",
+            "models.0.verdict": "ok",
+            "models.0.findings": [],
+            "models.1.ops.mhc_pre.path": "torch",
+            "findings": [],
+            "verdict": "ok",
+            "env.AITER_LOG_MORE": "1",
+        },
+    )
+    assert _keys(rocm_report(), fixed) == [
+        ("verdict", "verdict"),
+        ("ops", "deepseek-v4-pro: verdict"),
+        ("ops", "deepseek-v4-flash: mhc_pre"),
+        ("findings", "aiter-sqrsum-race"),
+        ("facts", "aiter.version"),
+        ("facts", "aiter.sqrsum_fix"),
+        ("env", "AITER_LOG_MORE"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"facts.vllm.version": "0.29.0"}, ("facts", "vllm.version")),
+        ({"facts.tilelang.imports": False}, ("facts", "tilelang.imports")),
+        ({"facts.devices.3.arch": "gfx90a"}, ("devices", "gpu3.arch")),
+        ({"facts.devices.5.driver": "6.8.1"}, ("devices", "gpu5.driver")),
+        ({"probes.1.status": "timeout"}, ("probes", "aiter.import")),
+        ({"models.1.fused_post_pre": True}, ("ops", "deepseek-v4-flash: fused_post_pre")),
+        ({"env.HIP_VISIBLE_DEVICES": "0"}, ("env", "HIP_VISIBLE_DEVICES")),
+    ],
+)
+def test_one_planted_difference_is_the_only_one_found(change, expected):
+    assert _keys(rocm_report(), variant(rocm_report(), **change)) == [expected]
+
+
+def test_a_missing_gpu_is_one_difference_per_device_and_the_count():
+    fewer = variant(rocm_report(), **{"facts.devices": rocm_report()["facts"]["devices"][:6]})
+    assert _keys(rocm_report(), fewer) == [("devices", "count"), ("devices", "gpu6"), ("devices", "gpu7")]
+
+
+def test_a_finding_present_on_one_side_shows_its_severity_and_absence():
+    clean = variant(rocm_report(), findings=[])
+    (only,) = diff_reports(rocm_report(), clean)
+    assert (only.key, only.a, only.b) == ("aiter-sqrsum-race", "fail", None)
+
+
+def test_text_lists_each_difference_with_both_sides():
+    text = render_text(
+        diff_reports(rocm_report(), variant(rocm_report(), **{"facts.aiter.version": "0.1.16"})),
+        rocm_report(),
+        variant(rocm_report(), **{"facts.aiter.version": "0.1.16"}),
+        ("a.json", "b.json"),
+    )
+    assert "aiter.version  A: 0.1.13  B: 0.1.16" in text
+    assert text.splitlines()[0].startswith("A: a.json (gpunode-planted17, 2026-12-02T12:00:00Z, full)")

@@ -1,0 +1,74 @@
+"""The Markdown report: what a support engineer sees first in a GitHub issue, and what is folded away."""
+
+from __future__ import annotations
+
+from triage_docs import rocm_report, variant
+
+from mhcdoctor.render.markdown import GITHUB_LIMIT, fingerprint, render_markdown
+
+
+def test_the_first_line_is_the_whole_story():
+    first = render_markdown(rocm_report()).splitlines()[0]
+    for fact in (
+        "FAIL",
+        "rocm gfx942 ×8",
+        "ROCm 7.0.2",
+        "torch 2.9.0+rocm7.0",
+        "aiter 0.1.13 (sqrsum fix absent)",
+        "tilelang 0.1.9",
+        "vLLM 0.25.0",
+        "pre aiter, post aiter, fused tilelang, head tilelang",
+    ):
+        assert fact in first
+
+
+def test_findings_and_fixes_come_before_the_folded_details():
+    text = render_markdown(variant(rocm_report(), **{"findings.0.fix": "Install aiter 0.1.14 or newer: `pip install`"}))
+    assert (
+        text.index("`aiter-sqrsum-race`")
+        < text.index("**Fix:** Install aiter 0.1.14 or newer")
+        < text.index("<details>")
+    )
+
+
+def test_the_full_check_with_probe_evidence_is_folded():
+    text = render_markdown(rocm_report())
+    folded = text[text.index("<details><summary>Full check</summary>") :]
+    assert "gfx_target_version 90402" in folded and "</details>" in folded
+
+
+def test_each_models_decision_trace_is_folded_when_a_renderer_is_given():
+    text = render_markdown(rocm_report(), trace=lambda model: f"trace of {model['model']['name']}")
+    assert "<summary>Decision trace: deepseek-v4-flash</summary>" in text
+    assert "trace of deepseek-v4-flash" in text
+
+
+def test_models_that_take_different_paths_are_shown_apart():
+    first = render_markdown(variant(rocm_report(), **{"models.1.ops.mhc_pre.path": "torch"})).splitlines()[0]
+    assert "deepseek-v4-pro: pre aiter" in first and "deepseek-v4-flash: pre torch" in first
+
+
+def test_a_mixed_host_shows_each_architecture_and_every_device():
+    mixed = variant(rocm_report(), **{f"facts.devices.{i}.arch": "gfx90a" for i in range(4, 8)})
+    text = render_markdown(mixed)
+    assert "rocm gfx942 ×4 + gfx90a ×4" in text.splitlines()[0]
+    assert "| 7 | amd | gfx90a | AMD Instinct MI300X | 192 GiB | 6.10.5 |" in text
+
+
+def test_a_huge_report_still_fits_in_a_github_issue():
+    huge = variant(rocm_report(), **{"probes.1.evidence": ["stderr: " + "noise " * 20_000]})
+    text = render_markdown(huge)
+    assert len(text) <= GITHUB_LIMIT
+    assert "characters cut to fit a GitHub issue" in text
+
+
+def test_backticks_in_evidence_cannot_close_the_folded_block():
+    text = render_markdown(variant(rocm_report(), **{"probes.0.evidence": ["```\n# injected heading"]}))
+    folded = text[text.index("<summary>Full check</summary>") :]
+    assert "\n````text\n" in folded
+
+
+def test_the_fingerprint_ignores_identity_but_not_the_stack():
+    moved = variant(rocm_report(), **{"host.hostname": "elsewhere", "created": "2027-01-01T00:00:00Z"})
+    assert fingerprint(moved) == fingerprint(rocm_report())
+    assert fingerprint(variant(rocm_report(), **{"facts.aiter.version": "0.1.16"})) != fingerprint(rocm_report())
