@@ -22,6 +22,8 @@ def failure(exc, **extra):
             **extra}
 """
 
+_TRACEBACK_LINES = 10
+
 FAST_SKIP = "not run in --fast mode (it imports a library or initialises the GPU)"
 
 
@@ -39,9 +41,9 @@ def run_probe_child(name: str, code: str, ctx: ProbeContext, source: str) -> Pro
 def from_outcome(name: str, outcome: ChildOutcome, source: str, seconds: float) -> ProbeResult:
     data: dict[str, Any] = dict(outcome.result) if isinstance(outcome.result, dict) else {}
     evidence = []
-    trace = data.pop("traceback", None)
-    if trace:
-        evidence.append("traceback: " + str(trace).strip())
+    trace = str(data.pop("traceback", None) or "").strip().splitlines()
+    if trace:  # the end of a traceback names the failing file and the exception: that part is the evidence
+        evidence.append("traceback (last lines):\n" + "\n".join(trace[-_TRACEBACK_LINES:]))
     evidence.extend(outcome.evidence())
     if outcome.status != "ok":
         return ProbeResult(name, outcome.status, data, evidence, source, seconds, outcome.error)
