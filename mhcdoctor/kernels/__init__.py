@@ -1,0 +1,53 @@
+"""The mHC paths verify can run, one module per path, each behind the reference's call signature.
+
+Every path module has `OPS` (the ops it implements, known without importing anything heavy) and
+`load(device, progress) -> PathImpl`, which imports its library and raises `PathUnavailable` with a one-line
+reason when the path cannot run here (not installed, no GPU, an unusable version). Importing this package
+imports no GPU library: the modules are imported by name, in the verify child process, only when asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Progress = Callable[[str], None]
+
+
+class PathUnavailable(Exception):
+    """This path cannot run here; the message says why in one line."""
+
+
+@dataclass
+class PathImpl:
+    name: str  # "tilelang", "vllm:aiter"
+    ops: dict[str, Callable[..., Any]]  # op name -> callable with the reference's signature and return
+    version: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+# Path name -> (module, the top-level package it needs). Order: the order rows are reported in.
+PATHS: dict[str, tuple[str, str]] = {
+    "aiter": ("mhcdoctor.kernels.aiter_path", "aiter"),
+    "tilelang": ("mhcdoctor.kernels.tilelang_path", "tilelang"),
+    "triton": ("mhcdoctor.kernels.triton_path", "triton"),
+    "torch": ("mhcdoctor.kernels.torch_path", "torch"),
+    "vllm:aiter": ("mhcdoctor.kernels.vllm_path", "vllm"),
+    "vllm:tilelang": ("mhcdoctor.kernels.vllm_path", "vllm"),
+    "vllm:triton": ("mhcdoctor.kernels.vllm_path", "vllm"),
+    "vllm:torch": ("mhcdoctor.kernels.vllm_path", "vllm"),
+}
+
+
+def path_ops(name: str) -> tuple[str, ...]:
+    """The ops a path implements, without importing its library."""
+    module = importlib.import_module(PATHS[name][0])
+    ops = module.OPS
+    return tuple(ops[name] if isinstance(ops, dict) else ops)
+
+
+def load(name: str, device: str, progress: Progress) -> PathImpl:
+    module = importlib.import_module(PATHS[name][0])
+    return module.load(name, device, progress)

@@ -1,0 +1,134 @@
+"""The independent oracle: the mHC ops in float64 NumPy, written apart from the torch reference.
+
+Every path is judged against this, the torch reference included, so a mistake shared by the reference and a
+kernel cannot hide. It follows the same sources (vLLM `kernels/mhc/torch.py`, DeepSeek TileKernels
+`tile_kernels/torch/mhc.py`, vLLM `models/deepseek_v4.py` hc_head) but computes in float64 from the exact
+bf16/float32 input values. Each op returns float64 arrays; where an op's result is a bf16 tensor that a later
+stage reads (the fused op's new residual), it is rounded to bf16 here too, as the kernels must.
+
+Inputs are NumPy arrays of any float dtype (bf16 inputs arrive as their exact float32 values).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+F64 = np.float64
+
+
+def round_bf16(a: np.ndarray) -> np.ndarray:
+    """Round to the nearest bf16 (ties to even), returned as float64: float32 bits with the low 16 rounded away."""
+    bits = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    out = rounded.astype(np.uint32).view(np.float32).astype(F64)
+    return np.where(np.isfinite(a), out, np.asarray(a, dtype=F64))
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def _normed_mixes(residual: np.ndarray, fn: np.ndarray, rms_eps: float) -> np.ndarray:
+    """[T, n, H] → [T, m]: (x · fn_k) / sqrt(mean(x²) + eps), x the row flattened over all n*H values."""
+    t = residual.shape[0]
+    x = residual.reshape(t, -1).astype(F64)
+    dots = np.einsum("tk,mk->tm", x, fn.astype(F64))
+    mean_sq = np.einsum("tk,tk->t", x, x) / x.shape[1]
+    return dots / np.sqrt(mean_sq + rms_eps)[:, None]
+
+
+def _sinkhorn(logits: np.ndarray, repeat: int, eps: float) -> np.ndarray:
+    """[T, n, n]: row softmax + eps; divide by column sums (+eps); then repeat-1 times rows, then columns."""
+    shifted = np.exp(logits - logits.max(axis=2, keepdims=True))
+    c = shifted / shifted.sum(axis=2, keepdims=True) + eps
+    c = c / (c.sum(axis=1, keepdims=True) + eps)
+    for _ in range(repeat - 1):
+        c = c / (c.sum(axis=2, keepdims=True) + eps)
+        c = c / (c.sum(axis=1, keepdims=True) + eps)
+    return c
+
+
+def _weighted_streams(weights: np.ndarray, residual: np.ndarray) -> np.ndarray:
+    """[T, n] weights, [T, n, H] streams → [T, H] = Σ_i w_i · R_i."""
+    return np.einsum("ti,tih->th", weights.astype(F64), residual.astype(F64))
+
+
+def mhc_pre(
+    residual: np.ndarray,
+    fn: np.ndarray,
+    hc_scale: np.ndarray,
+    hc_base: np.ndarray,
+    rms_eps: float,
+    hc_pre_eps: float,
+    hc_sinkhorn_eps: float,
+    hc_post_mult_value: float,
+    sinkhorn_repeat: int,
+) -> dict[str, np.ndarray]:
+    """residual [T, n, H] → post_mix [T, n, 1], comb_mix [T, n, n], layer_input [T, H] (float64, unrounded)."""
+    t, n, _ = residual.shape
+    scale = hc_scale.astype(F64)
+    base = hc_base.astype(F64)
+    mixes = _normed_mixes(residual, fn, rms_eps)
+    pre = _sigmoid(mixes[:, :n] * scale[0] + base[:n]) + hc_pre_eps
+    post = _sigmoid(mixes[:, n : 2 * n] * scale[1] + base[n : 2 * n]) * hc_post_mult_value
+    logits = mixes[:, 2 * n :].reshape(t, n, n) * scale[2] + base[2 * n :].reshape(1, n, n)
+    comb = _sinkhorn(logits, sinkhorn_repeat, hc_sinkhorn_eps)
+    return {
+        "post_mix": post.reshape(t, n, 1),
+        "comb_mix": comb,
+        "layer_input": _weighted_streams(pre, residual),
+    }
+
+
+def mhc_post(
+    x: np.ndarray, residual: np.ndarray, post_layer_mix: np.ndarray, comb_res_mix: np.ndarray
+) -> dict[str, np.ndarray]:
+    """out[t, j, :] = post[t, j] · x[t] + Σ_i comb[t, i, j] · R[t, i]  (i indexes the input stream)."""
+    t, n, h = residual.shape
+    post = post_layer_mix.reshape(t, n).astype(F64)
+    comb = comb_res_mix.astype(F64)
+    res = residual.astype(F64)
+    xs = x.astype(F64)
+    out = np.empty((t, n, h), dtype=F64)
+    for j in range(n):
+        out[:, j, :] = post[:, j, None] * xs + _weighted_streams(comb[:, :, j], res)
+    return {"residual_out": out}
+
+
+def mhc_fused_post_pre(
+    x: np.ndarray,
+    residual: np.ndarray,
+    post_layer_mix: np.ndarray,
+    comb_res_mix: np.ndarray,
+    fn: np.ndarray,
+    hc_scale: np.ndarray,
+    hc_base: np.ndarray,
+    rms_eps: float,
+    hc_pre_eps: float,
+    hc_sinkhorn_eps: float,
+    hc_post_mult_value: float,
+    sinkhorn_repeat: int,
+) -> dict[str, np.ndarray]:
+    """mhc_post, rounded to bf16 (the new residual is a bf16 tensor), then mhc_pre on it."""
+    new_residual = mhc_post(x, residual, post_layer_mix, comb_res_mix)["residual_out"]
+    pre = mhc_pre(
+        round_bf16(new_residual),
+        fn,
+        hc_scale,
+        hc_base,
+        rms_eps,
+        hc_pre_eps,
+        hc_sinkhorn_eps,
+        hc_post_mult_value,
+        sinkhorn_repeat,
+    )
+    return {"residual_out": new_residual, **pre}
+
+
+def hc_head(
+    residual: np.ndarray, fn: np.ndarray, hc_scale: np.ndarray, hc_base: np.ndarray, rms_eps: float, hc_eps: float
+) -> dict[str, np.ndarray]:
+    """y[t] = Σ_i (sigmoid(mix_i · s + b_i) + eps) · R[t, i]: the pre half of mhc_pre, no Sinkhorn."""
+    mixes = _normed_mixes(residual, fn, rms_eps)
+    pre = _sigmoid(mixes * float(np.asarray(hc_scale, dtype=F64).reshape(-1)[0]) + hc_base.astype(F64)) + hc_eps
+    return {"output": _weighted_streams(pre, residual)}

@@ -1,0 +1,191 @@
+"""`mhcdoctor verify`: run the mHC ops on every available path, on the GPU, and judge them against the oracle.
+
+`run_verify(...)` returns the verify/1 document that `verify --json` prints, `check --verify` folds into its
+report and `report --verify` carries. Nothing here imports torch or a GPU library: each (path, device) runs in
+its own child interpreter (mhcdoctor.verify.worker) under a timeout.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+import time
+from typing import Any
+
+from mhcdoctor import __version__
+from mhcdoctor.errors import InputError
+from mhcdoctor.kernels import PATHS, path_ops
+from mhcdoctor.models import ModelConfig
+from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.verify.cases import DEFAULT_TOKENS, OPS, STRESS_TOKENS, Params
+from mhcdoctor.verify.runner import Progress, count_gpus, package_present, run_jobs
+
+SCHEMA = "mhcdoctor.verify/1"
+# Seconds for each (path, device) child: a cold tilelang JIT plus the stress shapes fit well inside.
+DEFAULT_TIMEOUT = 300.0
+STATUSES = ("pass", "fail", "skip", "error", "timeout")
+BAD = ("fail", "error", "timeout")
+
+
+def resolve_devices(device: str, ctx: ProbeContext, timeout: float) -> list[str]:
+    """--device: `auto` (the first GPU), `all`, `cpu`, `N` or `cuda:N` → the torch device strings to run on."""
+    value = device.strip().lower()
+    if value in ("auto", ""):
+        return ["cuda:0"]
+    if value == "cpu":
+        return ["cpu"]
+    if value == "all":
+        count, _ = count_gpus(ctx, timeout)
+        return [f"cuda:{i}" for i in range(count)] or ["cuda:0"]
+    index = value.split(":", 1)[1] if value.startswith(("cuda:", "hip:")) else value
+    if not index.isdigit():
+        raise InputError(f"--device must be auto, all, cpu, N or cuda:N, not {device!r}")
+    return [f"cuda:{int(index)}"]
+
+
+def resolve_paths(paths: list[str] | None) -> list[str]:
+    if not paths:
+        return list(PATHS)
+    unknown = [p for p in paths if p not in PATHS]
+    if unknown:
+        raise InputError(f"unknown path {unknown[0]!r}; paths: {', '.join(PATHS)}")
+    return [p for p in PATHS if p in paths]
+
+
+def run_verify(
+    model: ModelConfig,
+    *,
+    paths: list[str] | None = None,
+    tokens: list[int] | None = None,
+    stress: bool = False,
+    device: str = "auto",
+    timeout: float = DEFAULT_TIMEOUT,
+    ctx: ProbeContext | None = None,
+    progress: Progress | None = None,
+    selected: dict[str, str] | None = None,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Verify every (path, op, token count, device); the verify/1 document.
+
+    `selected` maps an op to the path the rules pick for it (from `mhcdoctor.rules.decide`): a selected path that
+    fails makes the verdict `fail`, another failing path `degraded`. Without it every failing path is a fail.
+    """
+    ctx = ctx or ProbeContext()
+    say = progress or (lambda text: print(f"mhcdoctor verify: {text}", file=sys.stderr, flush=True))
+    if model.hc_mult < 1 or model.hidden_size < 1:
+        raise InputError("hidden size and hc_mult must be positive")
+    counts = sorted(set(tokens or DEFAULT_TOKENS) | (set(STRESS_TOKENS) if stress else set()))
+    if any(t < 1 for t in counts):
+        raise InputError("--tokens must be positive integers")
+    names = resolve_paths(paths)
+    devices = resolve_devices(device, ctx, min(timeout, 60.0))
+    params = Params.from_model(model)
+    start = time.perf_counter()
+    outcomes: list[dict[str, Any]] = []
+    requests = []
+    for name in names:
+        package = PATHS[name][1]
+        for dev in devices:
+            if package_present(package, ctx) and package_present("torch", ctx):
+                requests.append((name, dev))
+            else:
+                missing = package if not package_present(package, ctx) else "torch"
+                outcomes.append(
+                    _unavailable(
+                        name, dev, f"{missing} is not installed (nothing named {missing!r} on the search path)"
+                    )
+                )
+    if requests:
+        say(
+            f"running {', '.join(sorted({n for n, _ in requests}))} on {', '.join(devices)} "
+            f"({len(counts)} token counts at hidden {model.hidden_size})"
+        )
+        outcomes += run_jobs(requests, list(OPS), counts, params, ctx, timeout, say, seed)
+    order = {name: i for i, name in enumerate(names)}
+    outcomes.sort(key=lambda o: (order[o["path"]], o["device"]))
+    results = [_row(o, row, params, selected) for o in outcomes for row in _rows_of(o, counts)]
+    verdict, problems = _verdict(results, selected)
+    return {
+        "schema": SCHEMA,
+        "mhcdoctor_version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "model": {"name": model.name, "hidden_size": model.hidden_size, "hc_mult": model.hc_mult},
+        "params": params.to_dict(),
+        "tokens": counts,
+        "stress": stress,
+        "devices": devices,
+        "selected": selected,
+        "paths": [{k: v for k, v in o.items() if k != "rows"} for o in outcomes],
+        "results": results,
+        "summary": {s: sum(1 for r in results if r["status"] == s) for s in STATUSES},
+        "problems": problems,
+        "verdict": verdict,
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+
+
+def _unavailable(path: str, device: str, reason: str) -> dict[str, Any]:
+    return {
+        "path": path,
+        "device": device,
+        "status": "unavailable",
+        "version": None,
+        "device_name": None,
+        "reason": reason,
+        "seconds": 0.0,
+        "evidence": [],
+        "rows": [],
+    }
+
+
+def _rows_of(outcome: dict[str, Any], counts: list[int]) -> list[dict[str, Any]]:
+    if outcome["status"] != "unavailable":
+        return outcome["rows"]
+    return [
+        {"op": op, "tokens": t, "status": "skip", "reason": outcome["reason"], "seconds": 0.0}
+        for op in path_ops(outcome["path"])
+        for t in counts
+    ]
+
+
+def _row(outcome: dict[str, Any], row: dict[str, Any], p: Params, selected: dict[str, str] | None) -> dict[str, Any]:
+    backend = outcome["path"].split(":")[-1]
+    return {
+        "path": outcome["path"],
+        "op": row["op"],
+        "tokens": row["tokens"],
+        "hidden": p.hidden,
+        "hc_mult": p.hc_mult,
+        "device": outcome["device"],
+        "status": row["status"],
+        "max_abs_err": row.get("max_abs_err"),
+        "max_rel_err": row.get("max_rel_err"),
+        "tolerance": row.get("tolerance"),
+        "worst_output": row.get("worst_output"),
+        "seconds": row.get("seconds", 0.0),
+        "kernel_seconds": row.get("kernel_seconds"),
+        "rows_checked": row.get("rows_checked"),
+        "reason": row.get("reason"),
+        "outputs": row.get("outputs", []),
+        "evidence": row.get("evidence", []),
+        "selected": None if selected is None else selected.get(row["op"]) == backend,
+    }
+
+
+def _verdict(results: list[dict[str, Any]], selected: dict[str, str] | None) -> tuple[str, list[str]]:
+    problems = []
+    verdict = "ok"
+    for r in results:
+        if r["status"] not in BAD:
+            continue
+        line = f"{r['path']} {r['op']} at {r['tokens']} tokens on {r['device']}: {r['status']}: {r['reason']}"
+        if selected is None or r["selected"]:
+            verdict = "fail"
+            problems.append(line)
+        else:
+            problems.append(line + " (a path the rules do not select)")
+            verdict = "degraded" if verdict == "ok" else verdict
+    if not any(r["status"] == "pass" for r in results):
+        verdict = "fail"
+        problems.append("no path ran and passed: nothing was verified on this machine")
+    return verdict, problems

@@ -1,0 +1,60 @@
+"""verify/1 document → the text table a person reads. Formatting only: every number comes from the document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _num(value: Any) -> str:
+    return "-" if value is None else f"{value:.2e}"
+
+
+def _tol(tol: dict[str, float] | None) -> str:
+    if not tol:
+        return "-"
+    return f"abs {tol['abs']:.2g}" if tol["abs"] else f"rel {tol['rel']:.2g}"
+
+
+def render_text(doc: dict[str, Any]) -> str:
+    model = doc["model"]
+    name = model["name"] or "custom model"
+    lines = [
+        f"mhcdoctor verify: {name} (hidden {model['hidden_size']}, hc_mult {model['hc_mult']}), "
+        f"tokens {', '.join(str(t) for t in doc['tokens'])}, on {', '.join(doc['devices'])}"
+    ]
+    for p in doc["paths"]:
+        if p["status"] == "unavailable":
+            continue
+        where = f" ({p['device_name']})" if p.get("device_name") else ""
+        version = f" {p['version']}" if p.get("version") else ""
+        lines.append(f"  {p['path']}{version} on {p['device']}{where}: {p['seconds']:.1f} s")
+    header = (
+        f"{'path':<14}{'op':<20}{'tokens':>7}  {'status':<8}{'max abs':>10}{'max rel':>10}  {'tolerance':<11}{'s':>7}"
+    )
+    lines += ["", header, "-" * len(header)]
+    shown_unavailable = set()
+    for r in doc["results"]:
+        key = (r["path"], r["device"])
+        if r["status"] == "skip" and _path_status(doc, key) == "unavailable":
+            if key not in shown_unavailable:
+                shown_unavailable.add(key)
+                lines.append(f"{r['path']:<14}{'(all)':<20}{'-':>7}  {'skip':<8}  {r['reason']}")
+            continue
+        lines.append(
+            f"{r['path']:<14}{r['op']:<20}{r['tokens']:>7}  {r['status']:<8}{_num(r['max_abs_err']):>10}"
+            f"{_num(r['max_rel_err']):>10}  {_tol(r['tolerance']):<11}{r['seconds']:>7.2f}"
+        )
+        if r["status"] != "pass" and r["reason"]:
+            lines.append(f"{'':<14}  ↳ {r['reason']}")
+    s = doc["summary"]
+    counts = ", ".join(f"{s[k]} {k}" for k in ("pass", "fail", "error", "timeout", "skip") if s[k])
+    lines += ["", f"verdict: {doc['verdict']} ({counts}; {doc['seconds']:.1f} s)"]
+    lines += [f"  - {problem}" for problem in doc["problems"]]
+    return "\n".join(lines)
+
+
+def _path_status(doc: dict[str, Any], key: tuple[str, str]) -> str | None:
+    for p in doc["paths"]:
+        if (p["path"], p["device"]) == key:
+            return p["status"]
+    return None

@@ -1,0 +1,261 @@
+"""The parent side of verify: one child interpreter per (path, device), all at once, each under a timeout.
+
+A child writes its events (progress, case started, row finished) to a file as it goes; the parent polls those
+files, relays progress to stderr, and turns a hang, a crash or a dead import into rows with evidence: the case
+in flight gets `timeout` or `error`, the cases never reached get `skip` with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib.machinery import PathFinder
+from pathlib import Path
+from typing import Any
+
+from mhcdoctor.kernels import path_ops
+from mhcdoctor.probes.base import ProbeContext, _signal_name, _tail
+from mhcdoctor.verify.cases import Params
+
+Progress = Callable[[str], None]
+_POLL_SECONDS = 0.05
+
+
+@dataclass
+class Job:
+    path: str
+    device: str
+    ops: list[str]
+    tokens: list[int]
+    events_file: Path
+    out_file: Path
+    err_file: Path
+    proc: subprocess.Popen[bytes] | None = None
+    started: float = 0.0
+    offset: int = 0
+    events: list[dict[str, Any]] = field(default_factory=list)
+    ended: str | None = None  # None while running; "exit", "timeout"
+
+
+def package_present(package: str, ctx: ProbeContext) -> bool:
+    """Whether `import package` would find something, looked up on the children's search path, importing nothing."""
+    return PathFinder.find_spec(package, [p for p in ctx.search_path if p]) is not None
+
+
+def run_jobs(
+    requests: list[tuple[str, str]],
+    ops: list[str],
+    tokens: list[int],
+    params: Params,
+    ctx: ProbeContext,
+    timeout: float,
+    progress: Progress,
+    seed: int = 0,
+) -> list[dict[str, Any]]:
+    """Run every (path, device) child concurrently; return one outcome dict per job with its rows."""
+    with tempfile.TemporaryDirectory(prefix="mhcdoctor-verify-") as tmp:
+        jobs = []
+        for index, (path, device) in enumerate(requests):
+            base = Path(tmp) / f"job{index}"
+            job = Job(
+                path,
+                device,
+                [op for op in ops if op in path_ops(path)],
+                tokens,
+                base.with_suffix(".events"),
+                base.with_suffix(".out"),
+                base.with_suffix(".err"),
+            )
+            _start(job, params, ctx, tmp, seed)
+            jobs.append(job)
+        while any(job.ended is None for job in jobs):
+            time.sleep(_POLL_SECONDS)
+            for job in jobs:
+                if job.ended is None:
+                    _poll(job, timeout, progress)
+        return [_outcome(job, timeout) for job in jobs]
+
+
+def _start(job: Job, params: Params, ctx: ProbeContext, cwd: str, seed: int) -> None:
+    request = {
+        "path": job.path,
+        "device": job.device,
+        "ops": job.ops,
+        "tokens": job.tokens,
+        "params": params.to_dict(),
+        "seed": seed,
+    }
+    env = dict(ctx.env)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in ctx.search_path if p)
+    env["PYTHONFAULTHANDLER"] = "1"  # a segfault prints the Python stack: evidence
+    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    job.events_file.touch()
+    with open(job.out_file, "wb") as out, open(job.err_file, "wb") as err:
+        job.started = time.perf_counter()
+        try:
+            job.proc = subprocess.Popen(
+                [ctx.python, "-m", "mhcdoctor.verify.worker", str(job.events_file), json.dumps(request)],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                env=env,
+                cwd=cwd,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            job.events.append({"event": "spawn-failed", "reason": f"could not start {ctx.python}: {exc}"})
+            job.ended = "exit"
+
+
+def _poll(job: Job, timeout: float, progress: Progress) -> None:
+    _read_events(job, progress)
+    assert job.proc is not None
+    if job.proc.poll() is not None:
+        _read_events(job, progress)
+        job.ended = "exit"
+    elif time.perf_counter() - job.started > timeout:
+        try:
+            os.killpg(job.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            job.proc.kill()
+        job.proc.wait()
+        _read_events(job, progress)
+        job.ended = "timeout"
+
+
+def _read_events(job: Job, progress: Progress) -> None:
+    with open(job.events_file, "rb") as f:
+        f.seek(job.offset)
+        chunk = f.read()
+    if b"\n" not in chunk:
+        return
+    complete = chunk[: chunk.rindex(b"\n") + 1]  # a line still being written waits for the next poll
+    job.offset += len(complete)
+    for line in complete.decode("utf-8", errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        job.events.append(event)
+        if event.get("event") == "progress":
+            progress(f"{job.path} on {job.device}: {event['text']}")
+
+
+def _outcome(job: Job, timeout: float) -> dict[str, Any]:
+    """What happened to one child: its status, version, rows, and evidence for anything that went wrong."""
+    seconds = round(time.perf_counter() - job.started, 3)
+    code = job.proc.returncode if job.proc is not None else None
+    stderr = _read(job.err_file)
+    stdout = _read(job.out_file)
+    evidence = []
+    if code is not None and code < 0 and job.ended != "timeout":
+        evidence.append(f"child killed by signal {_signal_name(-code)}")
+    elif code not in (0, None) and job.ended != "timeout":
+        evidence.append(f"child exited with code {code}")
+    if stdout.strip():
+        evidence.append("stdout: " + _tail(stdout))
+    if stderr.strip():
+        evidence.append("stderr: " + _tail(stderr))
+    outcome: dict[str, Any] = {
+        "path": job.path,
+        "device": job.device,
+        "status": "ran",
+        "version": None,
+        "device_name": None,
+        "reason": None,
+        "seconds": seconds,
+        "evidence": evidence,
+        "rows": [],
+    }
+    in_flight: tuple[str, int] | None = None
+    finished = False
+    for event in job.events:
+        kind = event.get("event")
+        if kind == "loaded":
+            outcome["version"] = event.get("version")
+            outcome["device_name"] = event.get("device_name")
+            outcome["notes"] = event.get("notes") or []
+        elif kind in ("unavailable", "spawn-failed"):
+            outcome.update(status="unavailable" if kind == "unavailable" else "error", reason=event["reason"])
+        elif kind == "start":
+            in_flight = (event["op"], event["tokens"])
+        elif kind == "row":
+            row = {k: v for k, v in event.items() if k != "event"}
+            outcome["rows"].append(row)
+            in_flight = None
+        elif kind == "done":
+            finished = True
+    if outcome["status"] == "unavailable" or finished:
+        if not finished and outcome["status"] != "unavailable":
+            outcome["status"] = "error"
+        return outcome
+    # The child did not finish: a timeout, a crash, or an error outside any case (an import, say).
+    if job.ended == "timeout":
+        why = f"did not finish within {timeout:g} s"
+        status = "timeout"
+    elif code is not None and code < 0:
+        why = f"the child crashed ({_signal_name(-code)})"
+        status = "error"
+    else:
+        why = f"the child exited with code {code} before finishing"
+        status = "error"
+    if outcome["reason"] is None:
+        outcome["reason"] = why
+    outcome["status"] = status
+    done = {(r["op"], r["tokens"]) for r in outcome["rows"]}
+    for op in job.ops:
+        for count in job.tokens:
+            if (op, count) in done:
+                continue
+            if (op, count) == in_flight:
+                outcome["rows"].append(
+                    {
+                        "op": op,
+                        "tokens": count,
+                        "status": status,
+                        "reason": f"{why} while running this case",
+                        "evidence": evidence,
+                        "seconds": seconds,
+                    }
+                )
+            else:
+                outcome["rows"].append(
+                    {
+                        "op": op,
+                        "tokens": count,
+                        "status": "skip",
+                        "reason": f"not reached: the {job.path} child {why}"
+                        + (f" during {in_flight[0]} at {in_flight[1]} tokens" if in_flight else ""),
+                        "evidence": evidence if in_flight is None else [],
+                        "seconds": 0.0,
+                    }
+                )
+    return outcome
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def count_gpus(ctx: ProbeContext, timeout: float) -> tuple[int, str | None]:
+    """How many GPUs torch sees, asked in a child (the parent never initialises a GPU)."""
+    from mhcdoctor.probes.base import run_child
+
+    outcome = run_child(
+        "import torch\nreport(torch.cuda.device_count() if torch.cuda.is_available() else 0)",
+        ctx,
+        timeout=timeout,
+        label="GPU count",
+    )
+    if outcome.status != "ok":
+        return 0, outcome.error
+    return int(outcome.result), None

@@ -1,0 +1,193 @@
+"""The child side of verify: run one path's ops on one device and judge each result against the oracle.
+
+`run_path` is the whole loop and is what tests call in-process with stand-in paths. `main` is the entry of the
+child interpreter that the parent starts for each (path, device): it writes one JSON line per event to a file
+(progress, the start of a case, a finished row), so whatever the child has finished survives a hang or a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from mhcdoctor import oracle
+from mhcdoctor.kernels import PathImpl
+from mhcdoctor.verify import cases
+from mhcdoctor.verify.tolerance import compare
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def _to_numpy(t: Any) -> np.ndarray:
+    return t.detach().float().cpu().numpy()
+
+
+def _sync(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available():
+        torch.cuda.synchronize(device)
+
+
+def check_case(impl: PathImpl, op: str, tokens: int, p: cases.Params, device: str, seed: int = 0) -> dict[str, Any]:
+    """Run one op at one token count (twice, with fresh inputs, for small counts); the row verify reports."""
+    import torch
+
+    names = cases.OUTPUTS[op]
+    rows = cases.rows_to_check(tokens)
+    row_index = torch.tensor(rows, dtype=torch.long, device=device)
+    kernel_seconds = 0.0
+    outputs: dict[str, dict[str, Any]] = {}
+    for round_ in range(cases.rounds_for(tokens)):
+        inputs = cases.make_inputs(op, tokens, p, cases.case_seed(op, tokens, round_, seed), device)
+        scalars = cases.scalar_args(op, p)
+        _sync(device)
+        start = time.perf_counter()
+        result = impl.ops[op](*inputs.values(), **scalars)
+        _sync(device)
+        kernel_seconds += time.perf_counter() - start
+        got = result if isinstance(result, tuple) else (result,)
+        if len(got) != len(names):
+            raise ValueError(f"{op} returned {len(got)} tensors, expected {len(names)} ({', '.join(names)})")
+        picked = {
+            k: _to_numpy(v.index_select(0, row_index) if k in cases.TOKEN_INPUTS else v) for k, v in inputs.items()
+        }
+        expected = getattr(oracle, op)(*picked.values(), **scalars)
+        for name, tensor in zip(names, got, strict=True):
+            flat = tensor.reshape(tokens, *tensor.shape[-(tensor.dim() - 1) :]) if tensor.dim() > 1 else tensor
+            verdict = compare(name, _to_numpy(flat.index_select(0, row_index)), expected[name], rows)
+            prior = outputs.get(name)
+            if (
+                prior is None
+                or (prior["passed"] and not verdict["passed"])
+                or (
+                    prior["passed"] == verdict["passed"] and (verdict["max_abs_err"] or 0) > (prior["max_abs_err"] or 0)
+                )
+            ):
+                outputs[name] = verdict
+    worst = _worst(list(outputs.values()))
+    row: dict[str, Any] = {
+        "status": "pass" if all(o["passed"] for o in outputs.values()) else "fail",
+        "max_abs_err": worst["max_abs_err"],
+        "max_rel_err": worst["max_rel_err"],
+        "tolerance": worst["tolerance"],
+        "worst_output": worst["name"],
+        "kernel_seconds": round(kernel_seconds, 6),
+        "rows_checked": len(rows),
+        "outputs": list(outputs.values()),
+        "reason": None,
+    }
+    if row["status"] == "fail":
+        row["reason"] = "; ".join(o["reason"] for o in outputs.values() if not o["passed"])
+    return row
+
+
+def _worst(outputs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The failing output if any, else the one closest to its tolerance."""
+    failing = [o for o in outputs if not o["passed"]]
+    if failing:
+        return failing[0]
+
+    def used(o: dict[str, Any]) -> float:
+        tol = o["tolerance"]["abs"] or o["tolerance"]["rel"]
+        err = o["max_abs_err"] if o["tolerance"]["abs"] else o["max_rel_err"]
+        return (err or 0.0) / tol
+
+    return max(outputs, key=used)
+
+
+def run_path(
+    impl: PathImpl, ops: list[str], tokens: list[int], p: cases.Params, device: str, seed: int = 0
+) -> Iterator[dict[str, Any]]:
+    """Yield one row per (op, tokens): an exception in one case is that row's error, and the loop goes on."""
+    for op in ops:
+        if op not in impl.ops:
+            continue
+        for count in tokens:
+            start = time.perf_counter()
+            try:
+                row = check_case(impl, op, count, p, device, seed)
+            except Exception as exc:  # a kernel error is a result with its evidence, not a dead doctor
+                row = {
+                    "status": "error",
+                    "reason": f"{type(exc).__name__}: {_first_line(str(exc))}",
+                    "evidence": traceback.format_exc(limit=6).strip().splitlines()[-12:],
+                }
+            row.update(op=op, tokens=count, seconds=round(time.perf_counter() - start, 4))
+            yield row
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[0][:300] if lines else ""
+
+
+def main(argv: list[str]) -> int:
+    """Child entry: argv = [events_file, request_json]."""
+    events_path, request = argv[0], json.loads(argv[1])
+    with open(events_path, "a", encoding="utf-8") as events:
+
+        def emit(event: dict[str, Any]) -> None:
+            events.write(json.dumps(event, default=str) + "\n")
+            events.flush()
+
+        return _serve(request, emit)
+
+
+def _serve(request: dict[str, Any], emit: Emit) -> int:
+    from mhcdoctor.kernels import PathUnavailable, load
+
+    path, device = request["path"], request["device"]
+    p = cases.Params(**request["params"])
+    reason = _device_problem(device)
+    impl = None
+    if reason is None:
+        try:
+            impl = load(path, device, lambda text: emit({"event": "progress", "text": text}))
+        except PathUnavailable as exc:
+            reason = str(exc)
+    if impl is None:
+        emit({"event": "unavailable", "reason": reason})
+        return 0
+    emit({"event": "loaded", "version": impl.version, "notes": impl.notes, "device_name": _device_name(device)})
+    for op in request["ops"]:
+        if op not in impl.ops:
+            continue
+        for count in request["tokens"]:
+            emit({"event": "start", "op": op, "tokens": count})
+            for row in run_path(impl, [op], [count], p, device, request.get("seed", 0)):
+                emit({"event": "row", **row})
+    emit({"event": "done"})
+    return 0
+
+
+def _device_name(device: str) -> str:
+    import torch
+
+    return "CPU" if device == "cpu" else torch.cuda.get_device_name(device)
+
+
+def _device_problem(device: str) -> str | None:
+    try:
+        import torch
+    except ImportError as exc:
+        return f"torch does not import: {exc}"
+    if device == "cpu":
+        return None
+    if not torch.cuda.is_available():
+        return "no GPU visible to torch (torch.cuda.is_available() is False)"
+    index = int(device.split(":", 1)[1]) if ":" in device else 0
+    if index >= torch.cuda.device_count():
+        return f"{device} does not exist: torch sees {torch.cuda.device_count()} GPU(s)"
+    torch.cuda.set_device(index)
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
