@@ -54,6 +54,7 @@ class Decision:
     fused_post_pre: bool
     findings: list[Finding]
     verdict: Verdict
+    sources: dict[str, str] = field(default_factory=dict)  # fact -> where it came from ("user:--arch")
 
     @property
     def exit_code(self) -> int:

@@ -1,9 +1,89 @@
-"""`mhcdoctor explain` (placeholder until its issue lands)."""
+"""`mhcdoctor explain`: the full decision trace for one model config, on this machine or a what-if of it.
+
+Probing is fast by default (package metadata, files, sysfs: no import, no GPU initialisation), which is all the
+rules need except where a release's has_tilelang() is a trial import (0.23–0.27): there `--deep` imports
+tilelang and aiter in child processes so a broken install counts as vLLM would count it. Without `--deep` an
+installed tilelang is assumed to import, and the trace says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
 
 import click
 
+from mhcdoctor.commands.options import (
+    exit_code,
+    fail_on_option,
+    json_option,
+    model_from_options,
+    model_options,
+    timeout_option,
+)
+from mhcdoctor.facts import Facts
+from mhcdoctor.probes import ProbeContext, facts_from_probes, run_probes
+from mhcdoctor.render.decision_text import render_decision
+from mhcdoctor.render.term import Style
+from mhcdoctor.reportfile import load_report
+from mhcdoctor.rules import decide, to_document
+from mhcdoctor.whatif import WhatIf, build_facts, report_facts
+
+
+def probe_facts(deep: bool, timeout: float) -> Callable[[], Facts]:
+    return lambda: facts_from_probes(run_probes(ProbeContext(fast=not deep, timeout=timeout)))
+
 
 @click.command("explain")
-def command() -> int:
-    """Not built yet."""
-    raise click.ClickException("'explain' is not built yet")
+@model_options
+@click.option("--platform", default=None, metavar="rocm|cuda|cpu", help="What if the platform were this.")
+@click.option("--arch", default=None, metavar="ARCH", help="What if the GPU arch were this (gfx942, gfx950, sm_90, ...).")
+@click.option("--aiter", default=None, metavar="VERSION|none", help="What if AMD's aiter at this version were installed.")
+@click.option(
+    "--aiter-fix", default=None, metavar="present|absent|unknown", help="What if aiter had (or lacked) the sqrsum race fix."
+)
+@click.option("--tilelang", default=None, metavar="VERSION|none", help="What if this tilelang were installed.")
+@click.option("--vllm", default=None, metavar="VERSION|none", help="Apply the rules of this vLLM release.")
+@click.option("--rocm", default=None, metavar="VERSION", help="What if the ROCm version were this.")
+@click.option("--from", "from_path", default=None, metavar="REPORT.json", help="Take the facts from a saved check --json.")
+@click.option("--deep", is_flag=True, help="Also import tilelang and aiter (child processes) to see whether they load.")
+@json_option
+@timeout_option
+@fail_on_option
+def command(
+    model: str | None,
+    config_path: str | None,
+    hidden: int | None,
+    hc_mult: int | None,
+    platform: str | None,
+    arch: str | None,
+    aiter: str | None,
+    aiter_fix: str | None,
+    tilelang: str | None,
+    vllm: str | None,
+    rocm: str | None,
+    from_path: str | None,
+    deep: bool,
+    as_json: bool,
+    timeout: float,
+    fail_on: str | None,
+) -> int:
+    """Which path vLLM takes for each mHC op, every gate on the way, and what will go wrong."""
+    config = model_from_options(model, config_path, hidden, hc_mult)
+    whatif = WhatIf(platform, arch, aiter, aiter_fix, tilelang, vllm, rocm)
+    probe = probe_facts(deep, timeout)
+    if from_path is not None:
+        document = load_report(from_path)
+        facts = build_facts(whatif, lambda: report_facts(document, from_path, probe))
+    else:
+        facts = build_facts(whatif, probe)
+    decision = decide(facts, config)
+    doc = to_document(decision)
+    if decision.rules_note and decision.rules.startswith("vllm-") and "newer" in decision.rules_note:
+        click.echo(f"mhcdoctor: warning: {decision.rules_note}", err=True)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+    else:
+        stream = click.get_text_stream("stdout")
+        click.echo(render_decision(doc, Style.for_stream(stream)), nl=False)
+    return exit_code(decision.verdict, fail_on)

@@ -1,0 +1,450 @@
+"""The findings catalogue: what will go wrong, as data (id, severity, predicate, text, fix, references).
+
+Each predicate reads the facts and the dispatch decision (`FindingContext`) and nothing else. An unknown fact
+(None) never makes a predicate true on its own. `python -m mhcdoctor.rules.docsgen` writes docs/findings.md from
+this list; a test checks that every entry has a title, detail, fix and references.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mhcdoctor.decision import Finding, Severity
+from mhcdoctor.facts import Facts
+from mhcdoctor.models import ModelConfig
+from mhcdoctor.rules.dispatch import AITER_NORM_ARGS_SINCE, Dispatch, aiter_feature, aiter_version, arch_has
+from mhcdoctor.rules.releases import NEWEST, PR, RuleSet
+
+AITER = "https://github.com/ROCm/aiter/"
+AITER_BUILD = (
+    "pip uninstall -y aiter amd-aiter && git clone --recursive https://github.com/ROCm/aiter && "
+    "cd aiter && pip install --no-build-isolation ."
+)
+
+
+@dataclass
+class FindingContext:
+    facts: Facts
+    model: ModelConfig
+    rules: RuleSet | None  # None: this vLLM has no DeepSeek-V4 support
+    dispatch: Dispatch | None
+    vllm_version: str | None
+    rules_reason: str  # installed | given | no-vllm | newer | too-old
+
+    def used_ops(self) -> list[str]:
+        """The ops the model calls: the fused op only where the model runs it between sublayers."""
+        if self.dispatch is None:
+            return []
+        ops = ["mhc_pre", "mhc_post", "hc_head"]
+        return ops + ["mhc_fused_post_pre"] if self.dispatch.fused_post_pre else ops
+
+    def ops_on(self, path: str) -> list[str]:
+        if self.dispatch is None:
+            return []
+        return [op for op in self.used_ops() if self.dispatch.ops[op].path == path]
+
+    def sqrsum_ops_on_aiter(self) -> list[str]:
+        """aiter ops that run mhc_pre_gemm_sqrsum (pre and the fused post+pre; not mhc_post)."""
+        return [op for op in self.ops_on("aiter") if op != "mhc_post"]
+
+    def ops_text(self, path: str) -> str:
+        return ", ".join(self.ops_on(path)) or "no op"
+
+
+Text = Callable[[FindingContext], str]
+
+
+@dataclass(frozen=True)
+class FindingSpec:
+    id: str
+    severity: Severity | Callable[[FindingContext], Severity]
+    title: str
+    when: Callable[[FindingContext], bool]
+    detail: Text
+    fix: str
+    refs: tuple[str, ...]
+    summary: str  # one line for docs/findings.md: when it fires
+
+    def build(self, ctx: FindingContext) -> Finding:
+        severity = self.severity(ctx) if callable(self.severity) else self.severity
+        return Finding(self.id, severity, self.title, self.detail(ctx), self.fix, list(self.refs))
+
+
+def evaluate(ctx: FindingContext) -> list[Finding]:
+    """Every finding whose predicate holds, most severe first, catalogue order within a severity."""
+    found = [spec.build(ctx) for spec in CATALOGUE if spec.when(ctx)]
+    rank = {"fail": 0, "warn": 1, "info": 2}
+    return sorted(found, key=lambda f: rank[f.severity])
+
+
+# --- predicates --------------------------------------------------------------------------------------------------
+
+
+def _impostor(ctx: FindingContext) -> bool:
+    return ctx.facts.aiter.present is True and ctx.facts.aiter.genuine is False
+
+
+def _impostor_severity(ctx: FindingContext) -> Severity:
+    if ctx.ops_on("aiter"):
+        return "fail"
+    return "warn" if ctx.facts.platform == "rocm" else "info"
+
+
+def _genuine_on_aiter(ctx: FindingContext) -> bool:
+    return bool(ctx.sqrsum_ops_on_aiter()) and ctx.facts.aiter.genuine is not False
+
+
+def _aiter_in_15x(ctx: FindingContext) -> bool:
+    version = aiter_version(ctx.facts)
+    return version is not None and version.release[:3] == (0, 1, 15)
+
+
+def _rocm_723(ctx: FindingContext) -> bool:
+    return (ctx.facts.rocm_version or "").startswith("7.2.3")
+
+
+def _aiter_shape_problem(ctx: FindingContext) -> str | None:
+    """Why aiter's kernels reject this model (KNOWLEDGE.md §4: hc_mult check, H ≥ 512, MHC_POST_KERNEL_DISPATCH)."""
+    h, n = ctx.model.hidden_size, ctx.model.hc_mult
+    if n != 4:
+        return f"aiter's mHC kernels support hc_mult == 4 only (C++ check); this model has {n}"
+    if h < 512 and any(op != "mhc_post" for op in ctx.ops_on("aiter")):
+        return f"aiter's mhc_pre needs hidden_size >= 512; this model has {h}"
+    if "mhc_post" in ctx.ops_on("aiter"):
+        on_942 = arch_has(ctx.facts, "gfx942")
+        blocks = {_post_block(h, gfx942) for gfx942 in ((on_942,) if on_942 is not None else (True, False))}
+        if all(h < 2 * block for block in blocks):
+            return f"aiter's mhc_post picks a block of {max(blocks)} for hidden {h} and needs hidden >= 2 x block"
+    return None
+
+
+def _post_block(h: int, gfx942: bool) -> int:
+    if not gfx942 and h % 1024 == 0:
+        return 1024
+    return 512 if h % 512 == 0 else 256
+
+
+def _aiter_api_too_old(ctx: FindingContext) -> bool:
+    """0.29 calls aiter's mhc_pre with norm args and mhc_fused_post_pre without probing for them."""
+    if ctx.rules is None or ctx.rules.aiter_fused != "unprobed" or ctx.facts.aiter.genuine is False:
+        return False
+    on_aiter = ctx.ops_on("aiter")
+    pre_old = any(op in on_aiter for op in ("mhc_pre", "mhc_fused_post_pre")) and aiter_feature(
+        ctx.facts, "mhc_pre_norm_args"
+    ) is False
+    fused_old = "mhc_fused_post_pre" in on_aiter and aiter_feature(ctx.facts, "has_fused_post_pre") is False
+    return pre_old or fused_old
+
+
+def _aiter_fallback_for_api(ctx: FindingContext) -> bool:
+    """0.30+: vLLM probed aiter and moved an op it would otherwise give aiter to tilelang or torch."""
+    if ctx.rules is None or not ctx.rules.aiter_probes_norm or ctx.dispatch is None or ctx.facts.aiter.genuine is False:
+        return False
+    for op in ctx.used_ops():
+        decision = ctx.dispatch.ops[op]
+        failed = [g for g in decision.why if g.path == "aiter" and not g.passed]
+        if decision.path != "aiter" and failed and failed[0].gate.startswith(("mhc_pre accepts", "aiter.ops.mhc")):
+            return True
+    return False
+
+
+def _tilelang_unusable(ctx: FindingContext) -> bool:
+    tl = ctx.facts.tilelang
+    return tl.present is False or (tl.present is True and tl.imports is False)
+
+
+def _tilelang_missing(ctx: FindingContext) -> bool:
+    return ctx.dispatch is not None and ctx.dispatch.tilelang_required and _tilelang_unusable(ctx)
+
+
+def _tilelang_selected_broken(ctx: FindingContext) -> bool:
+    """find_spec finds tilelang, vLLM selects it, but it cannot be imported (ROCm; CUDA is tilelang-missing)."""
+    return (
+        not _tilelang_missing(ctx)
+        and bool(ctx.ops_on("tilelang"))
+        and ctx.facts.tilelang.present is True
+        and ctx.facts.tilelang.imports is False
+    )
+
+
+def _tilelang_ignored_broken(ctx: FindingContext) -> bool:
+    return (
+        ctx.rules is not None
+        and ctx.rules.has_tilelang == "import"
+        and ctx.facts.platform == "rocm"
+        and ctx.facts.tilelang.present is True
+        and ctx.facts.tilelang.imports is False
+        and not _tilelang_missing(ctx)
+    )
+
+
+def _compiler_missing(ctx: FindingContext) -> bool:
+    if not ctx.ops_on("tilelang"):
+        return False
+    compiler = ctx.facts.nvcc if ctx.facts.platform == "cuda" else ctx.facts.hipcc
+    return compiler.found is False
+
+
+def _deepgemm_arch(ctx: FindingContext) -> bool:
+    """CUDA archs outside DeepGEMM's support (vLLM CudaPlatform.support_deep_gemm) where vLLM calls it anyway."""
+    rs, arch = ctx.rules, (ctx.facts.arch or "").lower().replace("sm_", "").replace("sm", "")
+    if rs is None or ctx.facts.platform != "cuda" or not rs.cuda_first_pre_deepgemm or not arch[:2].isdigit():
+        return False
+    major = int(arch[:-1]) if len(arch) > 1 else int(arch)
+    supported = arch.startswith("90") or major == 10 or (rs.deepgemm_sm120 and major == 12)
+    return not supported
+
+
+# --- the catalogue -------------------------------------------------------------------------------------------------
+
+CATALOGUE: tuple[FindingSpec, ...] = (
+    FindingSpec(
+        id="no-gpu",
+        severity="fail",
+        title="No ROCm or CUDA GPU is visible",
+        summary="The platform is cpu: no AMD or NVIDIA GPU was found (or `--platform cpu`).",
+        when=lambda c: c.facts.platform == "cpu",
+        detail=lambda c: "DeepSeek-V4's mHC ops have no CPU path in vLLM's GPU model code, so nothing here can run.",
+        fix="Run on a ROCm (MI300X/MI355X) or CUDA (H100/H200/B200) machine, or replay one with "
+        "`mhcdoctor explain --platform rocm --arch gfx950`.",
+        refs=(PR + "41946",),
+    ),
+    FindingSpec(
+        id="vllm-no-dsv4",
+        severity="fail",
+        title="This vLLM has no DeepSeek-V4 support",
+        summary="The installed (or `--vllm`) release is older than 0.20.0.",
+        when=lambda c: c.rules_reason == "too-old",
+        detail=lambda c: f"vLLM {c.vllm_version} predates DeepSeek-V4 (first supported in 0.20.0); the model "
+        "cannot be loaded at all.",
+        fix=f"pip install -U 'vllm>={NEWEST.first}'",
+        refs=("https://github.com/vllm-project/vllm/releases/tag/v0.20.0",),
+    ),
+    FindingSpec(
+        id="vllm-newer-than-rules",
+        severity="info",
+        title="vLLM is newer than the newest rules mhcdoctor knows",
+        summary=f"The vLLM release is newer than {NEWEST.last}: the newest rule set is applied.",
+        when=lambda c: c.rules_reason == "newer",
+        detail=lambda c: f"vLLM {c.vllm_version} is newer than {NEWEST.last}; the {NEWEST.id} rules are applied "
+        "and may miss a change in its dispatch.",
+        fix="pip install -U mhcdoctor",
+        refs=(PR + "52737",),
+    ),
+    FindingSpec(
+        id="vllm-not-installed",
+        severity="info",
+        title="vLLM is not installed here",
+        summary="No vLLM was found (or `--vllm none`): the newest rule set is applied.",
+        when=lambda c: c.rules_reason == "no-vllm",
+        detail=lambda c: f"No vLLM was found, so this is what the newest known release ({NEWEST.first}–"
+        f"{NEWEST.last}) would run; ask about another with --vllm VERSION.",
+        fix="pip install vllm (or: mhcdoctor explain --vllm 0.25.1)",
+        refs=(PR + "52737",),
+    ),
+    FindingSpec(
+        id="rocm-dsv4-unusable",
+        severity="fail",
+        title="DeepSeek-V4 does not run on ROCm in this vLLM release",
+        summary="vLLM 0.20–0.21 on ROCm: the mHC ops run CUDA-only code (DeepGEMM, tilelang PDL).",
+        when=lambda c: c.facts.platform == "rocm" and c.rules is not None and c.rules.rocm_style != "custom-op",
+        detail=lambda c: "vLLM 0.20–0.21 treat ROCm as CUDA: the mHC pre kernels call DeepGEMM's "
+        "tf32_hc_prenorm_gemm (no ROCm build) and the tilelang kernels ask for PDL, which ROCm lacks "
+        "(vLLM #42876). Read from the code; the DeepGEMM failure is inferred, not run.",
+        fix="pip install -U 'vllm>=0.25' (ROCm gets aiter mHC from 0.25.0)",
+        refs=("https://github.com/vllm-project/vllm/issues/42876", PR + "41946"),
+    ),
+    FindingSpec(
+        id="aiter-impostor",
+        severity=_impostor_severity,
+        title="The installed `aiter` is not AMD's aiter",
+        summary="A package importable as `aiter` is installed but is not AMD's (PyPI's async-iterator `aiter`); "
+        "fail when vLLM selects the aiter path (its find_spec accepts any `aiter`), warn on ROCm otherwise.",
+        when=_impostor,
+        detail=lambda c: f"`aiter` comes from {c.facts.aiter.distribution or 'another distribution'} "
+        f"{c.facts.aiter.version or ''}, not amd-aiter. vLLM tests only find_spec('aiter'), so it "
+        + (f"calls aiter for {c.ops_text('aiter')} and fails there." if c.ops_on("aiter") else "may select it."),
+        fix=AITER_BUILD,
+        refs=("https://pypi.org/project/aiter/", AITER, PR + "43950"),
+    ),
+    FindingSpec(
+        id="aiter-not-importable",
+        severity="fail",
+        title="aiter is selected but does not import",
+        summary="vLLM selects aiter (find_spec) but importing AMD's aiter fails.",
+        when=lambda c: bool(c.ops_on("aiter")) and c.facts.aiter.genuine is not False and c.facts.aiter.imports is False,
+        detail=lambda c: f"vLLM calls aiter for {c.ops_text('aiter')}, but `import aiter` fails: "
+        f"{c.facts.aiter.import_error or 'see the aiter.import probe'}.",
+        fix="python -c 'import aiter'  # read the error; then rebuild: " + AITER_BUILD,
+        refs=(AITER, PR + "43950"),
+    ),
+    FindingSpec(
+        id="aiter-sqrsum-race",
+        severity="fail",
+        title="aiter's mhc_pre_gemm_sqrsum race corrupts rows past 16 tokens",
+        summary="The aiter path runs mhc_pre and the installed aiter lacks the race fix (aiter #3033).",
+        when=lambda c: _genuine_on_aiter(c) and c.facts.aiter.sqrsum_fix == "absent",
+        detail=lambda c: f"aiter {c.facts.aiter.version or ''} stores row sums from lanes 16–63 into other warps' "
+        f"rows, so the RMS factor is wrong once more than 16 tokens run ({c.ops_text('aiter')} on aiter). "
+        "Fixed by aiter #3033 (commit b639cb6), in v0.1.14-rc0 and later; vLLM never checks the version.",
+        fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
+        refs=(AITER + "pull/3033", AITER + "commit/b639cb63bcac4672dce33a731fad042a65cb3649", PR + "43950"),
+    ),
+    FindingSpec(
+        id="aiter-sqrsum-unknown",
+        severity="warn",
+        title="Can't tell whether aiter has the sqrsum race fix",
+        summary="The aiter path runs mhc_pre and the fix can be established neither way.",
+        when=lambda c: _genuine_on_aiter(c) and c.facts.aiter.sqrsum_fix == "unknown",
+        detail=lambda c: f"aiter {c.facts.aiter.version or '(version unknown)'} serves {c.ops_text('aiter')}, but "
+        "its mhc_kernels.cu was not found to read, and source builds carry versions that do not say. "
+        "`mhcdoctor verify --stress` runs > 16 rows and shows the race if it is there.",
+        fix="mhcdoctor verify --stress",
+        refs=(AITER + "pull/3033", AITER + "commit/b639cb63bcac4672dce33a731fad042a65cb3649"),
+    ),
+    FindingSpec(
+        id="aiter-hidden-unsupported",
+        severity="fail",
+        title="aiter's mHC kernels reject this model's shape",
+        summary="vLLM sends an op to aiter (its gate is hidden % 256 and, from 0.29, hc_mult == 4), but aiter's "
+        "kernels reject the hidden size or hc_mult.",
+        when=lambda c: bool(c.ops_on("aiter")) and _aiter_shape_problem(c) is not None,
+        detail=lambda c: f"{_aiter_shape_problem(c)}; vLLM sends {c.ops_text('aiter')} there anyway.",
+        fix="Use a model with hc_mult 4 and hidden size >= 1024 (2048 off gfx942), or an older vLLM path: "
+        "mhcdoctor explain --aiter none",
+        refs=(AITER + "blob/v0.1.14/csrc/kernels/mhc_kernels.cu", PR + "52737"),
+    ),
+    FindingSpec(
+        id="aiter-api-too-old",
+        severity="fail",
+        title="aiter is too old for what this vLLM release calls",
+        summary="vLLM 0.29 calls aiter's mhc_pre with norm_weight/norm_eps (aiter 0.1.15+) and "
+        "mhc_fused_post_pre (0.1.16+) without probing for them.",
+        when=_aiter_api_too_old,
+        detail=lambda c: f"vLLM {c.vllm_version or '0.29'} passes norm_weight/norm_eps to aiter.ops.mhc.mhc_pre "
+        f"(aiter {AITER_NORM_ARGS_SINCE}+) and imports mhc_fused_post_pre (0.1.16+); aiter "
+        f"{c.facts.aiter.version or ''} lacks them, so {c.ops_text('aiter')} raise at the first call.",
+        fix="Build aiter 0.1.16 or later: " + AITER_BUILD + "  (or pip install 'vllm>=0.30', which falls back)",
+        refs=(PR + "52737", AITER),
+    ),
+    FindingSpec(
+        id="aiter-api-fallback",
+        severity="info",
+        title="vLLM moved ops off aiter: the installed aiter lacks an API it probes for",
+        summary="vLLM 0.30+ found no mhc_fused_post_pre, or no norm_weight/norm_eps on mhc_pre, and fell back.",
+        when=_aiter_fallback_for_api,
+        detail=lambda c: f"aiter {c.facts.aiter.version or ''} lacks mhc_fused_post_pre (0.1.16+) or the norm "
+        "arguments of mhc_pre (0.1.15+), so those ops run on tilelang or torch while the rest stays on aiter.",
+        fix="Build aiter 0.1.16 or later: " + AITER_BUILD,
+        refs=(PR + "52737", AITER),
+    ),
+    FindingSpec(
+        id="aiter-rocm-compiler",
+        severity="warn",
+        title="aiter 0.1.15.x built with ROCm 7.2.3: mhc_pre_big_fuse accuracy bug",
+        summary="The aiter path runs mhc_pre, aiter is 0.1.15.x and ROCm is 7.2.3 (aiter #3417).",
+        when=lambda c: _genuine_on_aiter(c) and _aiter_in_15x(c) and _rocm_723(c),
+        detail=lambda c: f"aiter {c.facts.aiter.version} compiled by ROCm {c.facts.rocm_version}'s compiler "
+        "miscomputes mhc_pre_big_fuse (aiter #3417, fixed in 0.1.16).",
+        fix="Build aiter 0.1.16 or later, or build 0.1.15 with another ROCm: " + AITER_BUILD,
+        refs=(AITER + "issues/3417",),
+    ),
+    FindingSpec(
+        id="tilelang-missing",
+        severity="fail",
+        title="tilelang is required and cannot be imported",
+        summary="The rules require tilelang (CUDA; ROCm in 0.20–0.21) and it is not installed or fails to import.",
+        when=_tilelang_missing,
+        detail=lambda c: "vLLM's DeepSeek-V4 mHC ops on this platform have no path but tilelang, and tilelang is "
+        + (
+            "not installed."
+            if c.facts.tilelang.present is False
+            else f"installed but fails to import: {c.facts.tilelang.import_error or 'see the tilelang.import probe'}."
+        ),
+        fix="pip install tilelang  # vLLM pins 0.1.12 from 0.27 (0.1.9 before)",
+        refs=(PR + "43905", "https://github.com/tile-ai/tilelang"),
+    ),
+    FindingSpec(
+        id="tilelang-import-broken",
+        severity="fail",
+        title="tilelang is selected but does not import",
+        summary="A find_spec-only release (0.20–0.22, 0.28+) selects tilelang that fails to import.",
+        when=_tilelang_selected_broken,
+        detail=lambda c: f"has_tilelang() only asks find_spec, so vLLM {c.vllm_version or ''} sends "
+        f"{c.ops_text('tilelang')} to tilelang, whose import fails: "
+        f"{c.facts.tilelang.import_error or 'see the tilelang.import probe'}.",
+        fix="python -c 'import tilelang'  # read the error; then: pip install --force-reinstall tilelang",
+        refs=(PR + "51159", "https://github.com/vllm-project/vllm/issues/51162"),
+    ),
+    FindingSpec(
+        id="tilelang-import-ignored",
+        severity="warn",
+        title="tilelang is installed but fails to import, so vLLM ignores it",
+        summary="A trial-import release (0.23–0.27) counts a broken tilelang as absent and falls back.",
+        when=_tilelang_ignored_broken,
+        detail=lambda c: "has_tilelang() imports tilelang in this release; the import fails "
+        f"({c.facts.tilelang.import_error or 'see the tilelang.import probe'}), so the mHC ops fall back.",
+        fix="python -c 'import tilelang'  # read the error; then: pip install --force-reinstall tilelang",
+        refs=(PR + "44035",),
+    ),
+    FindingSpec(
+        id="tilelang-wrong-arch",
+        severity="fail",
+        title="tilelang mHC kernels are selected on gfx942, where they compute wrong results",
+        summary="A tilelang mHC kernel runs on gfx942 (releases before 0.24 do not exclude it).",
+        when=lambda c: c.facts.platform == "rocm" and bool(c.ops_on("tilelang")) and arch_has(c.facts, "gfx942") is True,
+        detail=lambda c: f"On gfx942 the tilelang mHC path produces incorrect output (vLLM #45698); this release "
+        f"still sends {c.ops_text('tilelang')} there. vLLM 0.24 stopped doing so (#45931).",
+        fix="pip install -U 'vllm>=0.25'  # or remove tilelang: pip uninstall -y tilelang",
+        refs=("https://github.com/vllm-project/vllm/issues/45698", PR + "45931"),
+    ),
+    FindingSpec(
+        id="tilelang-no-compiler",
+        severity="fail",
+        title="tilelang is selected but no compiler is found for its JIT",
+        summary="A tilelang kernel runs and nvcc (CUDA) or hipcc (ROCm) is not found.",
+        when=_compiler_missing,
+        detail=lambda c: f"tilelang compiles {c.ops_text('tilelang')} at first call with "
+        f"{'nvcc' if c.facts.platform == 'cuda' else 'hipcc'}, which was not found (PATH, CUDA_HOME/ROCM_PATH, "
+        "/usr/local/cuda, /opt/rocm).",
+        fix="pip install nvidia-cuda-nvcc-cu12  # or set CUDA_HOME; on ROCm: export ROCM_PATH=/opt/rocm",
+        refs=("https://github.com/tile-ai/tilelang",),
+    ),
+    FindingSpec(
+        id="deepgemm-arch",
+        severity="warn",
+        title="vLLM calls DeepGEMM on a GPU it does not support",
+        summary="CUDA archs outside DeepGEMM's (sm_90, sm_10x, sm_12x from 0.24) where the first-layer mhc_pre "
+        "calls it with no tilelang fallback (0.20–0.21, 0.26+). Inferred from the code.",
+        when=_deepgemm_arch,
+        detail=lambda c: f"On {c.facts.arch} the first-layer mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm with no "
+        "tilelang fallback; DeepGEMM supports Hopper and Blackwell only. Inferred from the code, not run.",
+        fix="Run on sm_90/sm_100 (H100/H200/B200), or: mhcdoctor explain --vllm 0.25.1 to compare",
+        refs=(PR + "43905",),
+    ),
+    FindingSpec(
+        id="torch-fallback",
+        severity="warn",
+        title="The slow torch reference path is selected",
+        summary="An op the model runs falls back to the torch reference (about 15x slower than tilelang).",
+        when=lambda c: bool(c.ops_on("torch")) and c.facts.platform != "cpu",
+        detail=lambda c: f"{c.ops_text('torch')} run as eager torch: correct, but about 15x slower than the "
+        "kernels (1.4 ms vs 0.12 ms per pre+post at one token, H=7168).",
+        fix="Install AMD's aiter (ROCm, MI3xx) or tilelang: pip install tilelang",
+        refs=(PR + "43679", PR + "43950"),
+    ),
+    FindingSpec(
+        id="model-v41-approximate",
+        severity="info",
+        title="DeepSeek-V4.1 runs through a different model in vLLM",
+        summary="The model is DeepSeek-V4.1: vLLM 0.30+ serves it with its own model (mhc_pre_delayed, no hc_head).",
+        when=lambda c: "v4.1" in (c.model.name or "").lower(),
+        detail=lambda c: "vLLM serves DeepSeek-V4.1 with models/deepseek_v41 (0.30+), whose delayed pre op "
+        "follows the same aiter/tilelang/torch gates without the RMSNorm fold; this trace follows the V4 model.",
+        fix="Compare with the V4 model of the same hidden size: mhcdoctor explain --hidden 5120",
+        refs=(PR + "56503", PR + "56513"),
+    ),
+)
+
+IDS: tuple[str, ...] = tuple(spec.id for spec in CATALOGUE)

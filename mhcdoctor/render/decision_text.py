@@ -1,0 +1,110 @@
+"""The explain decision as text: the answer first (one line per op), then the trace table, then the findings.
+
+A view of the explain/1 document only, so the text and `--json` cannot disagree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
+
+_OP_WIDTH = 19
+
+
+def render_decision(doc: dict[str, Any], style: Style) -> str:
+    lines = [*_header(doc, style), "", *answer_lines(doc, style), "", style.bold("Trace (every gate, in vLLM's order)")]
+    lines += _trace_table(doc, style)
+    lines += ["", *_findings(doc, style), "", _verdict_line(doc, style)]
+    return "\n".join(lines) + "\n"
+
+
+def answer_lines(doc: dict[str, Any], style: Style) -> list[str]:
+    """One line per op: its path and, in a few words, why."""
+    out = []
+    for op, decision in doc["ops"].items():
+        path = decision["path"]
+        level = "fail" if path == "unavailable" else ("warn" if path == "torch" else "ok")
+        note = ""
+        if op == "mhc_fused_post_pre" and not doc["fused_post_pre"]:
+            level, note = "info", " (not run: the model calls mhc_post then mhc_pre)"
+        out.append(f"  {style.mark(level)} {op:<{_OP_WIDTH}} {path:<11} {reason(decision)}{note}")
+    fused = "yes" if doc["fused_post_pre"] else "no"
+    out.append(f"  {style.dim('fused post+pre between sublayers:')} {fused}")
+    return out
+
+
+def reason(decision: dict[str, Any]) -> str:
+    """The deciding gate: why a better path was passed over, or what chose this one."""
+    why, path = decision["why"], decision["path"]
+    failed = [g for g in why if not g["passed"] and g["path"] not in ("model",)]
+    if path == "unavailable":
+        return failed[0]["text"] if failed else "no path applies"
+    skipped = [g for g in failed if g["path"] != path]
+    if skipped:
+        return f"{skipped[0]['path']} passed over: {skipped[0]['text']}"
+    own = [g["gate"] for g in why if g["path"] == path]
+    if len(own) == 1:
+        return next(g["text"] for g in why if g["path"] == path)
+    return ", ".join(own) + " all hold"
+
+
+def _header(doc: dict[str, Any], style: Style) -> list[str]:
+    m, f = doc["model"], doc["facts"]
+    name = m["name"] or "custom config"
+    lines = [
+        style.bold(f"mHC paths for {name} (hidden {m['hidden_size']}, hc_mult {m['hc_mult']})"),
+        f"  platform {f['platform']}, arch {f['arch'] or 'unknown'}; vLLM {f['vllm']['version'] or 'not installed'}; "
+        f"aiter {f['aiter']['version'] or ('not installed' if f['aiter'].get('present') is False else 'unknown')}; "
+        f"tilelang {f['tilelang']['version'] or ('not installed' if f['tilelang'].get('present') is False else 'unknown')}",
+        f"  rules: {doc['rules']}",
+    ]
+    if doc.get("rules_note"):
+        lines.append(f"  {style.mark('warn')} {doc['rules_note']}")
+    given = sorted({v for v in doc.get("sources", {}).values() if v.startswith(("user:", "report:"))})
+    if given:
+        lines.append(style.dim(f"  facts given by {', '.join(given)}; the rest probed on this machine"))
+    return lines
+
+
+def _trace_table(doc: dict[str, Any], style: Style) -> list[str]:
+    rows = [("op", "path", "gate", "observed", "", "why")]
+    for op, decision in doc["ops"].items():
+        for i, g in enumerate(decision["why"]):
+            rows.append((op if i == 0 else "", g["path"], g["gate"], observed(g["observed"]), "ok" if g["passed"] else "no", g["text"]))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    out = []
+    for n, row in enumerate(rows):
+        cells = [row[i].ljust(widths[i]) for i in range(5)]
+        if n and row[4]:
+            cells[4] = style.mark("ok" if row[4] == "ok" else "fail") + " " * (widths[4] - 1)
+        line = "  " + "  ".join(cells) + "  " + row[5]
+        out.append(style.dim(line) if n == 0 else line.rstrip())
+    return out
+
+
+def observed(value: Any) -> str:
+    if value is None:
+        return "unknown"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={observed(v)}" for k, v in value.items())
+    return str(value)
+
+
+def _findings(doc: dict[str, Any], style: Style) -> list[str]:
+    if not doc["findings"]:
+        return [style.bold("Findings: none")]
+    out = [style.bold(f"Findings ({len(doc['findings'])})")]
+    for f in doc["findings"]:
+        out.append(f"  {style.mark(SEVERITY_LEVEL[f['severity']])} [{f['severity']}] {f['id']}: {f['title']}")
+        out.append(f"      {f['detail']}")
+        out.append(f"      fix: {f['fix']}")
+        out.append(style.dim(f"      refs: {' '.join(f['refs'])}"))
+    return out
+
+
+def _verdict_line(doc: dict[str, Any], style: Style) -> str:
+    verdict = doc["verdict"]
+    return f"{style.mark(VERDICT_LEVEL[verdict])} verdict: {style.bold(verdict)}"

@@ -1,0 +1,37 @@
+"""Reading a saved `check --json` report back (for `explain --from`): every problem is one InputError line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mhcdoctor.errors import InputError
+
+CHECK_SCHEMA = "mhcdoctor.check/1"
+
+
+def load_report(path: str | Path) -> dict[str, Any]:
+    """The check/1 document saved at `path`; InputError (exit 2, one line) when it is anything else."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"report not found: {p}") from None
+    except IsADirectoryError:
+        raise InputError(f"report {p} is a folder, not a file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read report {p}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"report {p} is not valid JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise InputError(f"report {p} must hold a JSON object")
+    schema = document.get("schema")
+    if schema != CHECK_SCHEMA:
+        found = f"{schema!r}" if schema is not None else "no schema"
+        raise InputError(f"report {p} has {found}; expected a saved `mhcdoctor check --json` ({CHECK_SCHEMA})")
+    if not isinstance(document.get("facts"), dict):
+        raise InputError(f"report {p} has no facts object")
+    return document

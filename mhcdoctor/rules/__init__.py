@@ -1,0 +1,123 @@
+"""Rules: what vLLM runs for DeepSeek-V4's mHC ops, given the facts and a model config. Pure, no I/O.
+
+`decide(facts, model, vllm_version=None)` picks the rule set for the vLLM release (the installed one unless
+given), runs the dispatch interpreter, evaluates the findings catalogue and sets the verdict.
+`to_document(decision)` is the one serialiser of the explain/1 document, shared by explain, check and report.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from packaging.version import InvalidVersion
+
+from mhcdoctor.decision import OPS, Decision, Gate, OpDecision, Verdict
+from mhcdoctor.facts import Facts
+from mhcdoctor.findings import FindingContext, evaluate
+from mhcdoctor.models import ModelConfig
+from mhcdoctor.rules.dispatch import Dispatch, dispatch
+from mhcdoctor.rules.releases import NEWEST, RULE_SETS, RuleSet, is_newer_than_known, rules_for_vllm
+
+SCHEMA = "mhcdoctor.explain/1"
+
+__all__ = ["RULE_SETS", "SCHEMA", "decide", "preferred_path", "rules_for_vllm", "to_document"]
+
+
+def decide(facts: Facts, model: ModelConfig, vllm_version: str | None = None) -> Decision:
+    """The decision for one model on the machine the facts describe (vllm_version overrides facts.vllm.version)."""
+    version = vllm_version if vllm_version is not None else facts.vllm.version
+    rule_set, reason, note = _pick_rules(version)
+    result = dispatch(rule_set, facts, model) if rule_set is not None else None
+    ctx = FindingContext(facts, model, rule_set, result, version, reason)
+    findings = evaluate(ctx)
+    ops = result.ops if result is not None else _no_support_ops(version)
+    ops = {op: ops[op] for op in OPS}
+    verdict = _verdict(findings, rule_set, facts, result, ctx.used_ops())
+    return Decision(
+        model={"name": model.name, "hidden_size": model.hidden_size, "hc_mult": model.hc_mult},
+        facts=_facts_summary(facts, version),
+        rules=rule_set.id if rule_set is not None else "vllm-before-0.20",
+        rules_note=note,
+        ops=ops,
+        fused_post_pre=result.fused_post_pre if result is not None else False,
+        findings=findings,
+        verdict=verdict,
+        sources=dict(facts.sources),
+    )
+
+
+def to_document(decision: Decision) -> dict[str, Any]:
+    """The explain/1 JSON document (check embeds it per model without "schema")."""
+    return {"schema": SCHEMA, **decision.to_dict()}
+
+
+def preferred_path(rule_set: RuleSet, platform: str, op: str) -> str:
+    """The best path a release offers an op on a platform: aiter on ROCm where it has one, else tilelang.
+
+    Where the release has no kernel for the op on that platform at all (0.20.0's hc_head, 0.21's ROCm inline
+    torch), the torch path is the release's own design and counts as preferred.
+    """
+    if op == "hc_head" and rule_set.hc_head == "torch":
+        return "torch"
+    if platform == "rocm":
+        if rule_set.rocm_style == "torch-inline" and op != "mhc_fused_post_pre":
+            return "torch"
+        if op in ("mhc_pre", "mhc_post") and rule_set.aiter_arch != "none":
+            return "aiter"
+        if op == "mhc_fused_post_pre" and rule_set.aiter_fused != "none":
+            return "aiter"
+    return "tilelang"
+
+
+def _pick_rules(version: str | None) -> tuple[RuleSet | None, str, str | None]:
+    if version is None:
+        return NEWEST, "no-vllm", f"no vLLM installed: using the newest known rules ({NEWEST.id})"
+    try:
+        rule_set = rules_for_vllm(version)
+    except InvalidVersion:
+        return NEWEST, "no-vllm", f"vLLM version {version!r} is not a version: using the newest known rules ({NEWEST.id})"
+    if rule_set is None:
+        return None, "too-old", f"vLLM {version} predates DeepSeek-V4 support (0.20.0)"
+    if is_newer_than_known(version):
+        return rule_set, "newer", f"vLLM {version} is newer than the newest known rules; applying {NEWEST.id}"
+    return rule_set, "installed", None
+
+
+def _no_support_ops(version: str | None) -> dict[str, OpDecision]:
+    gate = Gate("dispatch", "vLLM has DeepSeek-V4", version, False, f"vLLM {version} has no DeepSeek-V4 model")
+    return {op: OpDecision("unavailable", [gate]) for op in OPS}
+
+
+def _verdict(findings: list[Any], rule_set: RuleSet | None, facts: Facts, result: Dispatch | None, used: list[str]) -> Verdict:
+    severities = {f.severity for f in findings}
+    if "fail" in severities or result is None or rule_set is None:
+        return "fail"
+    if any(result.ops[op].path == "unavailable" for op in used):
+        return "fail"
+    if "warn" in severities:
+        return "degraded"
+    if any(result.ops[op].path != preferred_path(rule_set, facts.platform, op) for op in used):
+        return "degraded"
+    return "ok"
+
+
+def _facts_summary(facts: Facts, vllm_version: str | None) -> dict[str, Any]:
+    """The facts the rules read, in the contract's shape plus the fields that decided a gate."""
+    a, tl = facts.aiter, facts.tilelang
+    return {
+        "platform": facts.platform,
+        "arch": facts.arch,
+        "rocm_version": facts.rocm_version,
+        "aiter": {
+            "version": a.version,
+            "sqrsum_fix": a.sqrsum_fix,
+            "present": a.present,
+            "genuine": a.genuine,
+            "imports": a.imports,
+            "mhc_pre_norm_args": a.mhc_pre_norm_args,
+            "has_fused_post_pre": a.has_fused_post_pre,
+        },
+        "tilelang": {"version": tl.version, "present": tl.present, "imports": tl.imports},
+        "vllm": {"version": vllm_version},
+        "compilers": {"nvcc": facts.nvcc.found, "hipcc": facts.hipcc.found},
+    }

@@ -1,0 +1,329 @@
+"""The interpreter: a rule set (releases.py), the facts and a model config → a path per op, with every gate.
+
+Pure: no I/O and no imports of GPU libraries. Each gate is one test vLLM makes (or, marked so in its text, a
+condition its kernels need without testing it), with what was observed. Gates of one candidate path are
+recorded up to the first that fails, as vLLM's `and` stops there. An unknown fact fails its gate ("not
+established") and raises no finding by itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+from mhcdoctor.decision import Gate, OpDecision
+from mhcdoctor.facts import Facts
+from mhcdoctor.models import ModelConfig
+from mhcdoctor.rules.releases import RuleSet
+
+# vLLM 0.29+ models/deepseek_v4/amd/model.py: _AITER_MHC_FUSED_RMSNORM_SIZES, where aiter folds the RMSNorm.
+AITER_FOLD_SIZES = frozenset({1280, 2560, 4096, 7168})
+# aiter versions that bring the API vLLM 0.29+ calls (KNOWLEDGE.md §4; aiter/ops/mhc.py at those tags).
+AITER_NORM_ARGS_SINCE = Version("0.1.15")
+AITER_FUSED_SINCE = Version("0.1.16")
+
+Candidate = tuple[str, list[Gate]]
+
+
+@dataclass
+class Dispatch:
+    ops: dict[str, OpDecision]
+    fused_post_pre: bool
+    fold_norm: bool  # vLLM folds the RMSNorm into mhc_pre / the fused op (ROCm, 0.29+)
+    tilelang_required: bool  # without tilelang the model cannot be built or its kernels cannot run
+    has_aiter_mhc: bool  # HAS_AITER_MHC as vLLM computes it
+
+
+def arch_has(facts: Facts, *names: str) -> bool | None:
+    """vLLM's own test: a substring of the GCN arch name (`"gfx942" in _GCN_ARCH`); None when the arch is unknown."""
+    if facts.arch is None:
+        return None
+    arch = facts.arch.lower()
+    return any(name in arch for name in names)
+
+
+def aiter_version(facts: Facts) -> Version | None:
+    try:
+        return Version(facts.aiter.version) if facts.aiter.version else None
+    except InvalidVersion:
+        return None
+
+
+def aiter_feature(facts: Facts, name: str) -> bool | None:
+    """An aiter API feature: the probe's answer, else what AMD's aiter has at that version; None when unknown."""
+    value = getattr(facts.aiter, name)
+    if value is not None:
+        return bool(value)
+    if facts.aiter.genuine is False or facts.aiter.present is False:
+        return False
+    since = AITER_NORM_ARGS_SINCE if name == "mhc_pre_norm_args" else AITER_FUSED_SINCE
+    version = aiter_version(facts)
+    if facts.aiter.genuine and version is not None:
+        return version >= since
+    return None
+
+
+def choose(lead: list[Gate], candidates: Iterable[Candidate]) -> OpDecision:
+    """The first candidate whose gates all pass wins; each candidate's gates are kept up to its first failure."""
+    why = list(lead)
+    for path, gates in candidates:
+        for gate in gates:
+            why.append(gate)
+            if not gate.passed:
+                break
+        else:
+            return OpDecision(path=path, why=why)  # type: ignore[arg-type]
+    return OpDecision(path="unavailable", why=why)
+
+
+def _fallback(path: str, text: str) -> Candidate:
+    return path, [Gate(path, "fallback", None, True, text)]
+
+
+def _unknown(what: str) -> str:
+    return f"{what} is unknown (not established), so this gate does not pass"
+
+
+# --- tilelang --------------------------------------------------------------------------------------------------
+
+
+def has_tilelang_gate(rs: RuleSet, f: Facts) -> Gate:
+    tl = f.tilelang
+    version = f" {tl.version}" if tl.version else ""
+    if rs.has_tilelang == "find_spec":
+        if tl.present is None:
+            return Gate("tilelang", "has_tilelang() [find_spec]", None, False, _unknown("tilelang's presence"))
+        text = (
+            f"find_spec('tilelang') finds tilelang{version}; vLLM does not import it to check"
+            if tl.present
+            else "tilelang is not installed"
+        )
+        return Gate("tilelang", "has_tilelang() [find_spec]", tl.present, bool(tl.present), text)
+    observed = {"present": tl.present, "imports": tl.imports}
+    if tl.present is None:
+        return Gate("tilelang", "has_tilelang() [trial import]", observed, False, _unknown("tilelang's presence"))
+    if not tl.present:
+        return Gate("tilelang", "has_tilelang() [trial import]", observed, False, "tilelang is not installed")
+    if tl.imports is False:
+        error = f" ({tl.import_error})" if tl.import_error else ""
+        text = f"tilelang{version} is installed but fails to import{error}: this release counts it as absent"
+        return Gate("tilelang", "has_tilelang() [trial import]", observed, False, text)
+    if tl.imports is None:
+        text = f"tilelang{version} is installed; its import was not tried (explain --deep tries it): assumed to import"
+        return Gate("tilelang", "has_tilelang() [trial import]", observed, True, text)
+    return Gate("tilelang", "has_tilelang() [trial import]", observed, True, f"tilelang{version} imports")
+
+
+def tilelang_gates(rs: RuleSet, f: Facts) -> list[Gate]:
+    """HAS_TILELANG (0.22–0.23) or HAS_TILELANG_MHC (0.24+) on ROCm."""
+    gates = [has_tilelang_gate(rs, f)]
+    if rs.tilelang_skips_gfx1250:
+        on = arch_has(f, "gfx1250")
+        text = _unknown("the arch") if on is None else f"arch {f.arch}: " + (
+            "tilelang is disabled on gfx1250" if on else "not gfx1250"
+        )
+        gates.append(Gate("tilelang", "not on_gfx1250()", f.arch, on is False, text))
+    if rs.tilelang_mhc_skips_gfx942:
+        on = arch_has(f, "gfx942")
+        text = _unknown("the arch") if on is None else f"arch {f.arch}: " + (
+            "tilelang mHC computes wrong results on gfx942, so HAS_TILELANG_MHC is False (vLLM #45931)"
+            if on
+            else "not gfx942"
+        )
+        gates.append(Gate("tilelang", "HAS_TILELANG_MHC: not on_gfx942()", f.arch, on is False, text))
+    return gates
+
+
+def tilelang_installed_gate(f: Facts, why: str) -> Gate:
+    """Not a vLLM test: the kernels import tilelang when first called, so without it the op cannot run."""
+    present = f.tilelang.present
+    if present is None:
+        return Gate("tilelang", "tilelang installed", None, False, _unknown("tilelang's presence"))
+    text = f"{why}; " + ("tilelang is installed" if present else "tilelang is not installed: the call fails")
+    return Gate("tilelang", "tilelang installed", present, bool(present), text)
+
+
+# --- aiter -----------------------------------------------------------------------------------------------------
+
+
+def has_aiter_mhc_gates(rs: RuleSet, f: Facts) -> list[Gate]:
+    """HAS_AITER_MHC = is_aiter_found_and_supported(): ROCm, find_spec('aiter'), and the arch test."""
+    a = f.aiter
+    if a.present is None:
+        found = Gate("aiter", "find_spec('aiter')", None, False, _unknown("aiter's presence"))
+    elif a.present:
+        who = "AMD's aiter" if a.genuine else ("a package named aiter that is not AMD's" if a.genuine is False else "a package named aiter")
+        version = f" {a.version}" if a.version else ""
+        found = Gate("aiter", "find_spec('aiter')", True, True, f"finds {who}{version} (vLLM checks neither its origin nor its version)")
+    else:
+        found = Gate("aiter", "find_spec('aiter')", False, False, "no package named aiter is installed")
+    if rs.aiter_arch == "mi3xx":
+        on = arch_has(f, "gfx942", "gfx950")
+        text = _unknown("the arch") if on is None else f"arch {f.arch} is " + ("MI3xx" if on else "not MI3xx (gfx942/gfx950)")
+        arch = Gate("aiter", "on_mi3xx()", f.arch, bool(on), text)
+    else:
+        on = arch_has(f, "gfx942", "gfx950", "gfx1250")
+        text = _unknown("the arch") if on is None else f"arch {f.arch} is " + (
+            "CDNA3 or newer" if on else "not CDNA3+ (gfx942, gfx950, gfx1250)"
+        )
+        arch = Gate("aiter", "get_cdna_version() > 2", f.arch, bool(on), text)
+    return [found, arch]
+
+
+def aiter_shape_gates(rs: RuleSet, model: ModelConfig) -> list[Gate]:
+    h, n = model.hidden_size, model.hc_mult
+    gates = [
+        Gate("aiter", "hidden_size % 256 == 0", h, h % 256 == 0, f"hidden size {h} is " + ("" if h % 256 == 0 else "not ") + "a multiple of 256"),
+    ]
+    if rs.aiter_hc4:
+        gates.append(Gate("aiter", "hc_mult == 4", n, n == 4, f"hc_mult is {n}"))
+    return gates
+
+
+def aiter_api_gate(f: Facts, feature: str, gate: str, what: str) -> Gate:
+    """vLLM 0.30+ imports aiter.ops.mhc at start-up and inspects it; an aiter that fails to import fails it."""
+    value = aiter_feature(f, feature)
+    if f.aiter.imports is False:
+        return Gate("aiter", gate, False, False, "aiter fails to import, so vLLM's probe of aiter.ops.mhc fails")
+    if value is None:
+        return Gate("aiter", gate, None, False, _unknown(what))
+    return Gate("aiter", gate, value, value, what + (" holds" if value else " does not hold (an older aiter)"))
+
+
+# --- the decision ------------------------------------------------------------------------------------------------
+
+
+def dispatch(rs: RuleSet, f: Facts, model: ModelConfig) -> Dispatch:
+    if f.platform == "cpu":
+        return _no_gpu()
+    if f.platform == "cuda":
+        return _cuda(rs, f)
+    if rs.rocm_style == "custom-op":
+        return _rocm_custom_op(rs, f, model)
+    return _rocm_module(rs, f)
+
+
+def _no_gpu() -> Dispatch:
+    gate = Gate("dispatch", "platform", "cpu", False, "no ROCm or CUDA GPU: vLLM's DeepSeek-V4 mHC kernels need one")
+    ops = {op: OpDecision("unavailable", [gate]) for op in ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")}
+    return Dispatch(ops, False, False, False, False)
+
+
+def _module_gate(rs: RuleSet, f: Facts) -> Gate:
+    """0.20–0.21: layers/mhc.py raises ImportError at import on any CUDA-alike platform without tilelang."""
+    gate = has_tilelang_gate(rs, f)
+    gate.gate = "has_tilelang() when layers/mhc.py is imported"
+    if not gate.passed:
+        gate.text += ": the module raises ImportError and the model is not built"
+    return gate
+
+
+def _cuda(rs: RuleSet, f: Facts) -> Dispatch:
+    lead = [Gate("dispatch", "platform", "cuda", True, "CUDA: vLLM calls the tilelang kernels with no other path")]
+    if rs.rocm_style != "custom-op":  # 0.20–0.21: tilelang is tested once, when the module is imported
+        lead.append(_module_gate(rs, f))
+        tilelang = ("tilelang", [Gate("tilelang", "tilelang kernels", True, True, "layers/mhc.py's tilelang kernels")])
+    else:
+        tilelang = ("tilelang", [tilelang_installed_gate(f, "not tested by vLLM: the kernels import it")])
+    ops = {
+        "mhc_pre": choose(lead, [tilelang]),
+        "mhc_post": choose(lead, [tilelang]),
+        "hc_head": choose(lead, [_hc_head_torch() if rs.hc_head == "torch" else tilelang]),
+    }
+    if rs.fused_op == "none":
+        ops["mhc_fused_post_pre"] = choose(lead, [("tilelang", [_no_fused_op()])])
+    else:
+        ops["mhc_fused_post_pre"] = choose(
+            [*lead, Gate("model", "model runs fused post+pre", True, True, "the CUDA model runs it between sublayers")],
+            [tilelang],
+        )
+    return Dispatch(ops, rs.fused_op != "none", False, True, False)
+
+
+def _hc_head_torch() -> Candidate:
+    return "torch", [Gate("torch", "hc_head in torch", True, True, "0.20.0 computes hc_head with a torch.compile function")]
+
+
+def _no_fused_op() -> Gate:
+    return Gate("model", "fused post+pre op exists", False, False, "this release has no fused post+pre op")
+
+
+def _rocm_module(rs: RuleSet, f: Facts) -> Dispatch:
+    """0.20–0.21 on ROCm: the CUDA module runs as is (0.20), or branches to inline torch (0.21)."""
+    lead = [Gate("dispatch", "platform", "rocm", True, "ROCm counts as CUDA-alike: layers/mhc.py needs tilelang"), _module_gate(rs, f)]
+    tilelang = ("tilelang", [Gate("tilelang", "tilelang kernels", True, True, "the CUDA tilelang kernels (and DeepGEMM) run on ROCm as is")])
+    if rs.rocm_style == "torch-inline":
+        torch = ("torch", [Gate("torch", "current_platform.is_rocm()", True, True, "ROCm branches to inline torch")])
+        ops = {"mhc_pre": choose(lead, [torch]), "mhc_post": choose(lead, [torch]), "hc_head": choose(lead, [torch])}
+    else:
+        ops = {
+            "mhc_pre": choose(lead, [tilelang]),
+            "mhc_post": choose(lead, [tilelang]),
+            "hc_head": choose(lead, [_hc_head_torch() if rs.hc_head == "torch" else tilelang]),
+        }
+    if rs.fused_op == "none":
+        ops["mhc_fused_post_pre"] = choose(lead, [("tilelang", [_no_fused_op()])])
+    else:
+        always = Gate("model", "model runs fused post+pre", True, True, "this release runs it between every pair of sublayers")
+        ops["mhc_fused_post_pre"] = choose([*lead, always], [tilelang])
+    return Dispatch(ops, rs.rocm_fused == "always", False, True, False)
+
+
+def _rocm_custom_op(rs: RuleSet, f: Facts, model: ModelConfig) -> Dispatch:
+    h = model.hidden_size
+    lead = [Gate("dispatch", "platform", "rocm", True, "ROCm: CustomOp.forward_hip chooses the kernel")]
+    tl = tilelang_gates(rs, f)
+    tl_ok = all(g.passed for g in tl)
+    has_aiter = rs.aiter_arch != "none"
+    aiter_base = has_aiter_mhc_gates(rs, f) + aiter_shape_gates(rs, model) if has_aiter else []
+    has_aiter_mhc = has_aiter and all(g.passed for g in aiter_base[:2])
+    use_aiter = has_aiter and all(g.passed for g in aiter_base)
+    fused, fused_why = _rocm_fused(rs, f, h, tl, has_aiter_mhc, use_aiter)
+    fold = rs.aiter_hc4 and (h in AITER_FOLD_SIZES if use_aiter else tl_ok and fused)
+
+    torch = _fallback("torch", "the torch reference (forward_native)")
+    pre_aiter = list(aiter_base)
+    if fold and rs.aiter_probes_norm:
+        pre_aiter.append(aiter_api_gate(f, "mhc_pre_norm_args", "mhc_pre accepts norm_weight/norm_eps", "the RMSNorm folds here and aiter's mhc_pre taking norm_weight/norm_eps"))
+    aiter = [("aiter", pre_aiter)] if has_aiter else []
+    ops = {
+        "mhc_pre": choose(lead, [*aiter, ("tilelang", tl), torch]),
+        "mhc_post": choose(lead, [*([("aiter", list(aiter_base))] if has_aiter else []), ("tilelang", tl), torch]),
+        "hc_head": choose(lead, [("tilelang", tl), _fallback("triton", "the triton hc_head kernel")]),
+    }
+    fused_candidates: list[Candidate] = []
+    if rs.aiter_fused != "none":
+        fused_aiter = list(aiter_base)
+        if rs.aiter_fused == "probed":
+            fused_aiter.append(aiter_api_gate(f, "has_fused_post_pre", "aiter.ops.mhc.mhc_fused_post_pre imports", "aiter having mhc_fused_post_pre (it takes norm_weight/norm_eps)"))
+        fused_candidates.append(("aiter", fused_aiter))
+    if rs.fused_op == "tilelang":
+        fused_candidates.append(("tilelang", [tilelang_installed_gate(f, "forward_hip calls tilelang without testing it")]))
+    else:
+        fused_candidates += [("tilelang", tl), torch]
+    ops["mhc_fused_post_pre"] = choose([*lead, fused_why], fused_candidates)
+    return Dispatch(ops, fused, fold, False, has_aiter_mhc)
+
+
+def _rocm_fused(rs: RuleSet, f: Facts, h: int, tl: list[Gate], has_aiter_mhc: bool, use_aiter: bool) -> tuple[bool, Gate]:
+    """Whether the AMD model runs the fused post+pre op between sublayers, and the gate that says why."""
+    tl_ok = all(g.passed for g in tl)
+    rule = rs.rocm_fused
+    if rule == "has_tilelang":
+        value, text = tl_ok, "the model fuses post+pre when has_tilelang()"
+    elif rule == "tilelang_mhc":
+        value, text = tl_ok, "the model fuses post+pre when HAS_TILELANG_MHC"
+    elif rule == "tilelang_not_aiter":
+        aiter_serves = has_aiter_mhc and h % 256 == 0
+        value = tl_ok and not aiter_serves
+        text = "HAS_TILELANG_MHC and not (HAS_AITER_MHC and hidden % 256 == 0)" + (
+            ": aiter serves pre/post separately" if aiter_serves else ""
+        )
+    elif rule == "aiter_or_tilelang":
+        value, text = use_aiter or tl_ok, "use_aiter_mhc or HAS_TILELANG_MHC"
+    else:
+        value, text = rule == "always", "fixed by this release"
+    observed = {"tilelang": tl_ok, "aiter": use_aiter} if rule != "has_tilelang" else {"tilelang": tl_ok}
+    return value, Gate("model", "model runs fused post+pre", observed, value, f"{text} → {'yes' if value else 'no: post and pre run separately'}")

@@ -1,0 +1,368 @@
+"""vLLM's DeepSeek-V4 mHC dispatch, one rule set per range of releases, as data.
+
+Each RuleSet says what one range of vLLM releases tests before it picks a path for the mHC ops; the single
+interpreter in `mhcdoctor.rules.dispatch` turns a rule set, the facts and a model config into a decision.
+Every entry was read from the released wheels (0.20.0 to 0.34.0; 0.21.0 from its sdist, as PyPI has no wheel
+for it): `vllm/model_executor/layers/mhc.py`, `vllm/models/deepseek_v4/{amd,nvidia}/model.py`,
+`vllm/utils/import_utils.py` (has_tilelang), `vllm/_aiter_ops.py` (is_aiter_found_and_supported) and
+`vllm/platforms/rocm.py` (on_mi3xx, get_cdna_version). Where this differs from shared/docs/KNOWLEDGE.md §3 the
+entry's `notes` say so. `python -m mhcdoctor.rules.docsgen` writes docs/rules.md from this table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from packaging.version import Version
+
+PR = "https://github.com/vllm-project/vllm/pull/"
+ISSUE = "https://github.com/vllm-project/vllm/issues/"
+
+HasTilelang = Literal["find_spec", "import"]
+# How the ROCm model reaches its mHC ops:
+#   tilelang-module: layers/mhc.py imports tilelang on any CUDA-alike platform (ImportError without it);
+#   torch-inline:    as tilelang-module, but mhc_pre/mhc_post/hc_head branch to inline torch on ROCm;
+#   custom-op:       MHCPreOp & co. (CustomOp.forward_hip) choose a kernel per op.
+RocmStyle = Literal["tilelang-module", "torch-inline", "custom-op"]
+AiterArch = Literal["none", "mi3xx", "cdna3+"]
+AiterFused = Literal["none", "unprobed", "probed"]
+# When the ROCm model runs the fused post+pre op between sublayers.
+RocmFused = Literal["never", "always", "has_tilelang", "tilelang_mhc", "tilelang_not_aiter", "aiter_or_tilelang"]
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    id: str
+    first: str  # first release the set covers
+    last: str  # last release it covers
+    summary: str
+    refs: tuple[str, ...]  # the PRs and issues this set follows
+    has_tilelang: HasTilelang  # `find_spec` only, or a trial import (a broken tilelang counts as absent)
+    tilelang_skips_gfx1250: bool  # has_tilelang() is False on ROCm gfx1250 (0.27+)
+    tilelang_mhc_skips_gfx942: bool  # HAS_TILELANG_MHC: no tilelang mHC on gfx942 (0.24+, vLLM #45931)
+    rocm_style: RocmStyle
+    aiter_arch: AiterArch  # HAS_AITER_MHC's arch test; "none": no aiter mHC path
+    aiter_hc4: bool  # the aiter gate also tests hc_mult == 4 (0.29+)
+    aiter_fused: AiterFused  # aiter's mhc_fused_post_pre: not used / used without a probe / probed first
+    aiter_probes_norm: bool  # aiter serves a folded RMSNorm only where its signature takes norm_weight (0.30+)
+    fused_op: Literal["none", "tilelang", "tilelang-or-torch"]  # the fused op's non-aiter dispatch on ROCm
+    rocm_fused: RocmFused
+    hc_head: Literal["torch", "tilelang"]  # 0.20.0 computes hc_head in torch; later releases call kernels
+    cuda_first_pre_deepgemm: bool  # CUDA's first-layer pre calls DeepGEMM with no tilelang fallback
+    deepgemm_sm120: bool  # DeepGEMM supported on sm_12x too (0.24+: support_deep_gemm)
+    inferred: bool = False  # read from code but never run on a GPU
+    notes: tuple[str, ...] = ()
+
+
+RULE_SETS: tuple[RuleSet, ...] = (
+    RuleSet(
+        id="vllm-0.20.0",
+        first="0.20.0",
+        last="0.20.0",
+        summary="DeepSeek-V4 arrives: tilelang mhc_pre/mhc_post on every CUDA-alike platform, hc_head in torch.",
+        refs=(),
+        has_tilelang="find_spec",
+        tilelang_skips_gfx1250=False,
+        tilelang_mhc_skips_gfx942=False,
+        rocm_style="tilelang-module",
+        aiter_arch="none",
+        aiter_hc4=False,
+        aiter_fused="none",
+        aiter_probes_norm=False,
+        fused_op="none",
+        rocm_fused="never",
+        hc_head="torch",
+        cuda_first_pre_deepgemm=True,
+        deepgemm_sm120=False,
+        inferred=True,
+        notes=(
+            "layers/mhc.py raises ImportError on CUDA and ROCm alike when find_spec('tilelang') is None.",
+            "mhc_pre always calls DeepGEMM's tf32_hc_prenorm_gemm, which has no ROCm build: ROCm cannot run it "
+            "(inferred from the code, as KNOWLEDGE.md says).",
+        ),
+    ),
+    RuleSet(
+        id="vllm-0.20.1-0.20.2",
+        first="0.20.1",
+        last="0.20.2",
+        summary="As 0.20.0, and hc_head becomes the tilelang hc_head_fuse kernel.",
+        refs=(),
+        has_tilelang="find_spec",
+        tilelang_skips_gfx1250=False,
+        tilelang_mhc_skips_gfx942=False,
+        rocm_style="tilelang-module",
+        aiter_arch="none",
+        aiter_hc4=False,
+        aiter_fused="none",
+        aiter_probes_norm=False,
+        fused_op="none",
+        rocm_fused="never",
+        hc_head="tilelang",
+        cuda_first_pre_deepgemm=True,
+        deepgemm_sm120=False,
+        inferred=True,
+        notes=("DeepGEMM is still called by mhc_pre on every platform: ROCm cannot run it (inferred).",),
+    ),
+    RuleSet(
+        id="vllm-0.21",
+        first="0.21.0",
+        last="0.21.0",
+        summary="The fused post+pre op appears and always runs; on ROCm mhc_pre, mhc_post and hc_head "
+        "switch to inline torch while the fused op stays tilelang.",
+        refs=(ISSUE + "42876",),
+        has_tilelang="find_spec",
+        tilelang_skips_gfx1250=False,
+        tilelang_mhc_skips_gfx942=False,
+        rocm_style="torch-inline",
+        aiter_arch="none",
+        aiter_hc4=False,
+        aiter_fused="none",
+        aiter_probes_norm=False,
+        fused_op="tilelang",
+        rocm_fused="always",
+        hc_head="tilelang",
+        cuda_first_pre_deepgemm=True,
+        deepgemm_sm120=False,
+        inferred=True,
+        notes=(
+            "KNOWLEDGE.md §3 has no row for 0.21.0 (PyPI has only its sdist). Read from the sdist: ROCm branches "
+            "to torch inside mhc_pre, mhc_post and hc_head, but the fused post+pre op (tilelang, DeepGEMM past 16 "
+            "tokens) runs between every pair of sublayers.",
+            "vLLM #42876: the v0.21.0 ROCm image fails on MI350X in mhc_post_tilelang ('PDL is not supported').",
+        ),
+    ),
+    RuleSet(
+        id="vllm-0.22",
+        first="0.22.0",
+        last="0.22.1",
+        summary="mHC ops become CustomOps: ROCm takes tilelang if has_tilelang() (find_spec) else torch; the "
+        "aiter branch is commented out (sqrsum race).",
+        refs=(PR + "41946", PR + "43679", PR + "43905"),
+        has_tilelang="find_spec",
+        tilelang_skips_gfx1250=False,
+        tilelang_mhc_skips_gfx942=False,
+        rocm_style="custom-op",
+        aiter_arch="none",
+        aiter_hc4=False,
+        aiter_fused="none",
+        aiter_probes_norm=False,
+        fused_op="tilelang",
+        rocm_fused="has_tilelang",
+        hc_head="tilelang",
+        cuda_first_pre_deepgemm=False,
+        deepgemm_sm120=False,
+        notes=("gfx942 is not excluded: tilelang mHC runs there and computes wrong results (vLLM #45698).",),
+    ),
+    RuleSet(
+        id="vllm-0.23",
+        first="0.23.0",
+        last="0.23.0",
+        summary="As 0.22, but has_tilelang() is a trial import: a tilelang that fails to import counts as absent.",
+        refs=(PR + "44035",),
+        has_tilelang="import",
+        tilelang_skips_gfx1250=False,
+        tilelang_mhc_skips_gfx942=False,
+        rocm_style="custom-op",
+        aiter_arch="none",
+        aiter_hc4=False,
+        aiter_fused="none",
+        aiter_probes_norm=False,
+        fused_op="tilelang",
+        rocm_fused="has_tilelang",
+        hc_head="tilelang",
+        cuda_first_pre_deepgemm=False,
+        deepgemm_sm120=False,
+    ),
+    RuleSet(
+        id="vllm-0.24",
+        first="0.24.0",
+        last="0.24.0",
+        summary="HAS_TILELANG_MHC: no tilelang mHC on gfx942; the fused op gains a torch fallback.",
+        refs=(PR + "45931", ISSUE + "45698"),
+        has_tilelang="import",
+        tilelang_skips_gfx1250=False,
+        tilelang_mhc_skips_gfx942=True,
+        rocm_style="custom-op",
+        aiter_arch="none",
+        aiter_hc4=False,
+        aiter_fused="none",
+        aiter_probes_norm=False,
+        fused_op="tilelang-or-torch",
+        rocm_fused="tilelang_mhc",
+        hc_head="tilelang",
+        cuda_first_pre_deepgemm=False,
+        deepgemm_sm120=True,
+        notes=("has_tilelang() is still a trial import here (KNOWLEDGE.md names only 0.23 and 0.27).",),
+    ),
+    RuleSet(
+        id="vllm-0.25",
+        first="0.25.0",
+        last="0.25.1",
+        summary="aiter mhc_pre/mhc_post become the ROCm default where HAS_AITER_MHC (find_spec + MI3xx) and "
+        "hidden_size % 256 == 0; the model then runs post and pre separately.",
+        refs=(PR + "43950",),
+        has_tilelang="import",
+        tilelang_skips_gfx1250=False,
+        tilelang_mhc_skips_gfx942=True,
+        rocm_style="custom-op",
+        aiter_arch="mi3xx",
+        aiter_hc4=False,
+        aiter_fused="none",
+        aiter_probes_norm=False,
+        fused_op="tilelang-or-torch",
+        rocm_fused="tilelang_not_aiter",
+        hc_head="tilelang",
+        cuda_first_pre_deepgemm=False,
+        deepgemm_sm120=True,
+        notes=(
+            "vLLM never checks aiter's version: an aiter without the sqrsum fix (aiter #3033) is selected.",
+            "hc_mult is not tested: a model with hc_mult != 4 reaches aiter's C++ check and fails.",
+        ),
+    ),
+    RuleSet(
+        id="vllm-0.26",
+        first="0.26.0",
+        last="0.26.0",
+        summary="As 0.25; on CUDA the first layer's broadcast pre calls DeepGEMM with no tilelang fallback.",
+        refs=(PR + "43950",),
+        has_tilelang="import",
+        tilelang_skips_gfx1250=False,
+        tilelang_mhc_skips_gfx942=True,
+        rocm_style="custom-op",
+        aiter_arch="mi3xx",
+        aiter_hc4=False,
+        aiter_fused="none",
+        aiter_probes_norm=False,
+        fused_op="tilelang-or-torch",
+        rocm_fused="tilelang_not_aiter",
+        hc_head="tilelang",
+        cuda_first_pre_deepgemm=True,
+        deepgemm_sm120=True,
+    ),
+    RuleSet(
+        id="vllm-0.27",
+        first="0.27.0",
+        last="0.27.1",
+        summary="HAS_AITER_MHC tests get_cdna_version() > 2 (gfx942, gfx950, gfx1250); has_tilelang() is "
+        "False on gfx1250.",
+        refs=(PR + "43950",),
+        has_tilelang="import",
+        tilelang_skips_gfx1250=True,
+        tilelang_mhc_skips_gfx942=True,
+        rocm_style="custom-op",
+        aiter_arch="cdna3+",
+        aiter_hc4=False,
+        aiter_fused="none",
+        aiter_probes_norm=False,
+        fused_op="tilelang-or-torch",
+        rocm_fused="tilelang_not_aiter",
+        hc_head="tilelang",
+        cuda_first_pre_deepgemm=True,
+        deepgemm_sm120=True,
+    ),
+    RuleSet(
+        id="vllm-0.28",
+        first="0.28.0",
+        last="0.28.0",
+        summary="As 0.27, but has_tilelang() is find_spec again: a broken tilelang is still selected.",
+        refs=(PR + "51159", ISSUE + "51162"),
+        has_tilelang="find_spec",
+        tilelang_skips_gfx1250=True,
+        tilelang_mhc_skips_gfx942=True,
+        rocm_style="custom-op",
+        aiter_arch="cdna3+",
+        aiter_hc4=False,
+        aiter_fused="none",
+        aiter_probes_norm=False,
+        fused_op="tilelang-or-torch",
+        rocm_fused="tilelang_not_aiter",
+        hc_head="tilelang",
+        cuda_first_pre_deepgemm=True,
+        deepgemm_sm120=True,
+    ),
+    RuleSet(
+        id="vllm-0.29",
+        first="0.29.0",
+        last="0.29.0",
+        summary="aiter also serves the fused post+pre op and the RMSNorm folds into mhc_pre (hidden 1280, 2560, "
+        "4096, 7168); every aiter gate adds hc_mult == 4. aiter's API is not probed.",
+        refs=(PR + "52737",),
+        has_tilelang="find_spec",
+        tilelang_skips_gfx1250=True,
+        tilelang_mhc_skips_gfx942=True,
+        rocm_style="custom-op",
+        aiter_arch="cdna3+",
+        aiter_hc4=True,
+        aiter_fused="unprobed",
+        aiter_probes_norm=False,
+        fused_op="tilelang-or-torch",
+        rocm_fused="aiter_or_tilelang",
+        hc_head="tilelang",
+        cuda_first_pre_deepgemm=True,
+        deepgemm_sm120=True,
+        notes=(
+            "rocm_aiter_ops.mhc_pre passes norm_weight and norm_eps positionally on every call, folded or not: an "
+            "aiter whose mhc_pre lacks them (before 0.1.15) raises TypeError at the first call, not only when the "
+            "norm folds (KNOWLEDGE.md ties it to folding).",
+        ),
+    ),
+    RuleSet(
+        id="vllm-0.30-0.34",
+        first="0.30.0",
+        last="0.34.0",
+        summary="aiter's API is probed at import: mhc_fused_post_pre must import, and a folded RMSNorm needs "
+        "norm_weight/norm_eps in aiter's signature; otherwise that op falls back to tilelang or torch.",
+        refs=(PR + "52737",),
+        has_tilelang="find_spec",
+        tilelang_skips_gfx1250=True,
+        tilelang_mhc_skips_gfx942=True,
+        rocm_style="custom-op",
+        aiter_arch="cdna3+",
+        aiter_hc4=True,
+        aiter_fused="probed",
+        aiter_probes_norm=True,
+        fused_op="tilelang-or-torch",
+        rocm_fused="aiter_or_tilelang",
+        hc_head="tilelang",
+        cuda_first_pre_deepgemm=True,
+        deepgemm_sm120=True,
+        notes=(
+            "The probes import aiter.ops.mhc: an aiter that does not import, or PyPI's unrelated `aiter`, fails "
+            "them, so mhc_pre (with a folded norm) and the fused op fall back while mhc_post still calls aiter.",
+            "mhc_post is gated with supports_norm=True: only HAS_AITER_MHC, hidden % 256 and hc_mult == 4 count.",
+            "The opt-in --monokernel decode layer (0.33+) and DeepSeek-V4.1's separate model (0.30+, "
+            "mhc_pre_delayed) are not modelled.",
+        ),
+    ),
+)
+
+FIRST_DSV4 = Version(RULE_SETS[0].first)
+NEWEST = RULE_SETS[-1]
+
+
+def parse_version(text: str) -> Version:
+    """A vLLM version such as "0.25.1", "0.30.0+rocm723" or "0.31.0rc1"; InvalidVersion when it is not one."""
+    return Version(text.strip().lstrip("v"))
+
+
+def release_key(text: str) -> Version:
+    """The release a version belongs to: local builds (+rocm723), dev and rc builds count as their release."""
+    v = parse_version(text)
+    return Version(".".join(str(p) for p in (list(v.release) + [0, 0])[:3]))
+
+
+def rules_for_vllm(version: str) -> RuleSet | None:
+    """The rule set for an installed vLLM version; None before 0.20.0 (no DeepSeek-V4). Newer: the newest set."""
+    key = release_key(version)
+    if key < FIRST_DSV4:
+        return None
+    for rule_set in RULE_SETS:
+        if key <= Version(rule_set.last):
+            return rule_set
+    return NEWEST
+
+
+def is_newer_than_known(version: str) -> bool:
+    return release_key(version) > Version(NEWEST.last)
+

@@ -1,0 +1,168 @@
+"""What-if facts: this machine's probed facts (or a saved report's), with single facts replaced by the user.
+
+The contract: `--from REPORT.json` takes all facts from a saved `check --json`; each what-if option then replaces
+one fact, recorded in `Facts.sources` as "user:--option". Facts neither given nor in a report are probed on this
+machine; when a what-if changes the platform, the facts that belong to the old platform (devices, arch, compilers,
+runtime versions) become unknown rather than describing the wrong machine. `--aiter VERSION` stands for AMD's
+aiter at that version: present, genuine, importable, with the sqrsum fix and the API that version has
+(norm_weight/norm_eps on mhc_pre from 0.1.15, mhc_fused_post_pre from 0.1.16) unless `--aiter-fix` says otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from mhcdoctor.errors import InputError
+from mhcdoctor.facts import FIX_STATES, PLATFORMS, AiterFacts, CompilerFacts, Facts, FactsError, PackageFacts
+from mhcdoctor.probes.aiter import sqrsum_fix_from_version
+from mhcdoctor.rules.dispatch import AITER_FUSED_SINCE, AITER_NORM_ARGS_SINCE
+
+# gfx942, gfx950, gfx90a, gfx1100, gfx1250 ...; sm_90, sm_100, sm_120a, sm90.
+_ARCH = re.compile(r"^(gfx[0-9]{2,4}[0-9a-f]?|sm_?[0-9]{2,3}a?)$")
+# Facts that describe the machine's platform: they do not survive a change of platform.
+_PLATFORM_BOUND = ("devices", "arch", "rocm_version", "cuda_driver_version", "nvidia_driver", "nvcc", "hipcc", "torch.cuda", "torch.hip")
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The what-if options as given on the command line; None means "not given"."""
+
+    platform: str | None = None
+    arch: str | None = None
+    aiter: str | None = None  # a version, or "none"
+    aiter_fix: str | None = None  # present | absent | unknown
+    tilelang: str | None = None  # a version, or "none"
+    vllm: str | None = None  # a version, or "none"
+    rocm: str | None = None
+
+    def any(self) -> bool:
+        return any(v is not None for v in vars(self).values())
+
+
+def build_facts(whatif: WhatIf, base: Callable[[], Facts]) -> Facts:
+    """`base()` (this machine's probes, or a report's facts) with the what-ifs applied on top."""
+    _validate(whatif)
+    facts = base()
+    platform = whatif.platform or _platform_of_arch(whatif.arch)
+    if platform is not None and platform != facts.platform:
+        _forget_platform(facts)
+        facts.set("platform", platform, "user:--platform" if whatif.platform else "user:--arch")
+    elif platform is not None:
+        facts.sources["platform"] = "user:--platform" if whatif.platform else facts.sources.get("platform", "")
+    if whatif.arch is not None:
+        facts.set("arch", whatif.arch.lower(), "user:--arch")
+    if whatif.rocm is not None:
+        facts.set("rocm_version", whatif.rocm, "user:--rocm")
+    if whatif.aiter is not None:
+        _set_aiter(facts, whatif.aiter)
+    if whatif.aiter_fix is not None:
+        facts.set("aiter.sqrsum_fix", whatif.aiter_fix, "user:--aiter-fix")
+    if whatif.tilelang is not None:
+        _set_package(facts, "tilelang", whatif.tilelang)
+    if whatif.vllm is not None:
+        _set_package(facts, "vllm", whatif.vllm)
+    return facts
+
+
+def report_facts(document: dict[str, Any], label: str, probe: Callable[[], Facts]) -> Facts:
+    """A saved report's facts, each source re-labelled "report:<label>"; facts the report lacks are probed here."""
+    data = document.get("facts")
+    try:
+        facts = Facts.from_dict(data)
+    except FactsError as exc:
+        raise InputError(f"report {label}: {exc}") from None
+    facts.sources = {key: f"report:{label}" for key in facts.sources}
+    missing = [f.name for f in fields(Facts) if f.name != "sources" and f.name not in data]
+    if missing:  # a report written by an older mhcdoctor: what it never recorded is probed on this machine
+        probed = probe()
+        for name in missing:
+            setattr(facts, name, getattr(probed, name))
+            facts.sources.update({k: v for k, v in probed.sources.items() if k.split(".")[0] == name})
+    return facts
+
+
+def _validate(w: WhatIf) -> None:
+    if w.platform is not None and w.platform not in PLATFORMS:
+        raise InputError(f"--platform must be one of {', '.join(PLATFORMS)}, not {w.platform!r}")
+    if w.aiter_fix is not None and w.aiter_fix not in FIX_STATES:
+        raise InputError(f"--aiter-fix must be one of {', '.join(FIX_STATES)}, not {w.aiter_fix!r}")
+    if w.arch is not None:
+        if not _ARCH.match(w.arch.lower()):
+            raise InputError(f"--arch {w.arch!r} is not a GPU arch such as gfx942, gfx950, gfx90a or sm_90")
+        implied = _platform_of_arch(w.arch)
+        if w.platform is not None and implied != w.platform:
+            raise InputError(f"--arch {w.arch} is a {implied} arch, but --platform is {w.platform}")
+    for option, value in (("--aiter", w.aiter), ("--tilelang", w.tilelang), ("--vllm", w.vllm), ("--rocm", w.rocm)):
+        if value is not None and not (value.lower() == "none" and option != "--rocm"):
+            _version(option, value)
+
+
+def _version(option: str, value: str) -> Version:
+    try:
+        return Version(value.strip().lstrip("v"))
+    except InvalidVersion:
+        allowed = " or 'none'" if option != "--rocm" else ""
+        raise InputError(f"{option} {value!r} is not a version (e.g. 0.1.16){allowed}") from None
+
+
+def _platform_of_arch(arch: str | None) -> str | None:
+    if arch is None:
+        return None
+    return "rocm" if arch.lower().startswith("gfx") else "cuda"
+
+
+def _forget_platform(facts: Facts) -> None:
+    """The probed machine's platform facts describe another machine now: make them unknown."""
+    facts.devices = None
+    facts.arch = None
+    facts.rocm_version = facts.cuda_driver_version = facts.nvidia_driver = None
+    facts.nvcc, facts.hipcc = CompilerFacts(), CompilerFacts()
+    facts.torch.cuda = facts.torch.hip = None
+    for key in list(facts.sources):
+        if key.startswith(_PLATFORM_BOUND):
+            del facts.sources[key]
+
+
+def _set_aiter(facts: Facts, value: str) -> None:
+    source = "user:--aiter"
+    if value.lower() == "none":
+        facts.aiter = AiterFacts(present=False, imports=False)
+    else:
+        version = _version("--aiter", value)
+        fix, _ = sqrsum_fix_from_version(str(version))
+        facts.aiter = AiterFacts(
+            present=True,
+            version=str(version),
+            imports=True,
+            genuine=True,
+            distribution="amd-aiter",
+            sqrsum_fix=fix,
+            sqrsum_fix_evidence=f"from --aiter {version}",
+            has_mhc_ops=True,
+            mhc_pre_norm_args=version >= AITER_NORM_ARGS_SINCE,
+            has_fused_post_pre=version >= AITER_FUSED_SINCE,
+        )
+    for key in list(facts.sources):
+        if key.startswith("aiter."):
+            del facts.sources[key]
+    for key in ("present", "version", "genuine", "imports", "sqrsum_fix", "mhc_pre_norm_args", "has_fused_post_pre"):
+        facts.sources[f"aiter.{key}"] = source
+
+
+def _set_package(facts: Facts, name: str, value: str) -> None:
+    source = f"user:--{name}"
+    if value.lower() == "none":
+        package = PackageFacts(present=False, imports=False)
+    else:
+        package = PackageFacts(present=True, version=str(_version(f"--{name}", value)), imports=True)
+    setattr(facts, name, package)
+    for key in list(facts.sources):
+        if key.startswith(f"{name}."):
+            del facts.sources[key]
+    for key in ("present", "version", "imports"):
+        facts.sources[f"{name}.{key}"] = source
