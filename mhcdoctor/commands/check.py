@@ -1,9 +1,79 @@
-"""`mhcdoctor check` (placeholder until the probes land)."""
+"""`mhcdoctor check`: probe this machine and say which mHC path each op takes for each DeepSeek-V4 model."""
+
+from __future__ import annotations
+
+import json
+import sys
 
 import click
 
+from mhcdoctor.checkreport import build_check
+from mhcdoctor.commands.options import (
+    exit_code,
+    fail_on_option,
+    json_option,
+    model_from_options,
+    model_options,
+    timeout_option,
+)
+from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
+from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.render.check_text import render_check
+from mhcdoctor.render.term import Style
+
 
 @click.command("check")
-def command() -> int:
-    """Not built yet."""
-    raise click.ClickException("'check' is not built yet")
+@click.option("--fast", is_flag=True, help="Read only files and metadata: no imports, no GPU initialisation.")
+@click.option("--verify", "run_verify", is_flag=True, help="Also run `verify` and fold its results into the report.")
+@click.option("-v", "--verbose", is_flag=True, help="Show every probe's evidence and timing.")
+@model_options
+@timeout_option
+@json_option
+@fail_on_option
+def command(
+    fast: bool,
+    run_verify: bool,
+    verbose: bool,
+    model: str | None,
+    config_path: str | None,
+    hidden: int | None,
+    hc_mult: int | None,
+    timeout: float,
+    as_json: bool,
+    fail_on: str | None,
+) -> int:
+    """Probe GPUs, runtimes, torch, aiter, tilelang, triton and vLLM; show the mHC path per op for each model."""
+    models = selected_models(model, config_path, hidden, hc_mult)
+    if run_verify and fast:
+        raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
+    ctx = ProbeContext(fast=fast, timeout=timeout)
+    _progress("probing this machine" + ("" if fast else " (imports run in child processes)"))
+    verify_doc = None
+    if run_verify:
+        from mhcdoctor.verify import run_verify as verify_all  # kernels: imported only when asked for
+
+        verify_doc = verify_all(model=models[0], timeout=timeout, progress=_progress)
+    doc = build_check(ctx, models, verify_doc=verify_doc)
+    _progress(None)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2, default=str))
+    else:
+        click.echo(render_check(doc, Style.for_stream(sys.stdout), verbose=verbose), nl=False)
+    return exit_code(doc["verdict"], fail_on)
+
+
+def selected_models(
+    model: str | None, config_path: str | None, hidden: int | None, hc_mult: int | None
+) -> list[ModelConfig]:
+    """The one model the options name, or every built-in when none is named."""
+    if model or config_path or hidden is not None or hc_mult is not None:
+        return [model_from_options(model, config_path, hidden, hc_mult)]
+    return list(BUILTIN_MODELS.values())
+
+
+def _progress(text: str | None) -> None:
+    """A transient status line on stderr, only on a terminal (never in pipes or CI logs)."""
+    if not sys.stderr.isatty():
+        return
+    sys.stderr.write("\r\033[K" + (f"mhcdoctor: {text}…" if text else ""))
+    sys.stderr.flush()

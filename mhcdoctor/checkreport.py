@@ -1,0 +1,94 @@
+"""The check report: probe the machine once, decide for each model, and gather it all into one check/1 document.
+
+`check`, `report` and the bundle all start from this document, so what a user sees on screen, what they paste and
+what support replays are the same data.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import getpass
+import os
+import platform
+import socket
+import sys
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from mhcdoctor import __version__
+from mhcdoctor.decision import SEVERITY_RANK
+from mhcdoctor.facts import Facts
+from mhcdoctor.models import ModelConfig
+from mhcdoctor.probes import facts_from_probes, run_probes
+from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.redact import relevant_env
+from mhcdoctor.rules import decide, to_document
+
+SCHEMA = "mhcdoctor.check/1"
+_VERDICT_RANK = {"ok": 0, "degraded": 1, "fail": 2}
+
+
+def build_check(
+    ctx: ProbeContext, models: Iterable[ModelConfig], verify_doc: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Probe this machine (as `ctx` says), decide for each model, and return the check/1 document."""
+    start = time.perf_counter()
+    results = run_probes(ctx)
+    facts = facts_from_probes(results)
+    model_docs = [to_document(decide(facts, model)) for model in models]
+    for doc in model_docs:
+        doc.pop("schema", None)
+    findings = merge_findings(doc["findings"] for doc in model_docs)
+    verdict = worst_verdict(doc["verdict"] for doc in model_docs)
+    if verify_doc is not None:
+        verdict = worst_verdict([verdict, verify_doc.get("verdict", "ok")])
+    return {
+        "schema": SCHEMA,
+        "mhcdoctor_version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "mode": "fast" if ctx.fast else "full",
+        "seconds": round(time.perf_counter() - start, 3),
+        "host": _host(),
+        "env": relevant_env(ctx.env),
+        "facts": facts.to_dict(),
+        "probes": [r.to_dict() for r in results],
+        "models": model_docs,
+        "findings": findings,
+        "verdict": verdict,
+        "verify": verify_doc,
+    }
+
+
+def facts_of(document: dict[str, Any]) -> Facts:
+    return Facts.from_dict(document.get("facts"))
+
+
+def merge_findings(per_model: Iterable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Findings of all models, once per id (the first wording kept), most severe first."""
+    seen: dict[str, dict[str, Any]] = {}
+    for findings in per_model:
+        for finding in findings:
+            seen.setdefault(finding["id"], finding)
+    return sorted(seen.values(), key=lambda f: -SEVERITY_RANK.get(f["severity"], 0))
+
+
+def worst_verdict(verdicts: Iterable[str]) -> str:
+    return max(verdicts, key=lambda v: _VERDICT_RANK.get(v, 0), default="ok")
+
+
+def _host() -> dict[str, str]:
+    def safe(fn: Any) -> str:
+        try:
+            return str(fn())
+        except Exception:  # getpass.getuser() raises when no user name can be found (containers)
+            return "unknown"
+
+    return {
+        "hostname": safe(socket.gethostname),
+        "user": safe(getpass.getuser),
+        "python": sys.executable,
+        "python_version": platform.python_version(),
+        "os": safe(platform.platform),
+        "cwd": safe(os.getcwd),
+    }

@@ -1,0 +1,177 @@
+"""The human view of a check/1 document: the machine, the path per op for each model, the findings, the verdict."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
+
+_GIB = 1 << 30
+_OP_COLUMNS = {
+    "mhc_pre": "mhc_pre",
+    "mhc_post": "mhc_post",
+    "mhc_fused_post_pre": "fused post+pre",
+    "hc_head": "hc_head",
+}
+_STATUS_LEVEL = {"ok": "ok", "missing": "info", "skipped": "info", "error": "fail", "timeout": "fail", "crash": "fail"}
+
+
+def render_check(doc: dict[str, Any], style: Style, verbose: bool = False) -> str:
+    facts = doc["facts"]
+    lines: list[str] = []
+    mode = doc.get("mode", "full")
+    head = f"mhcdoctor {doc.get('mhcdoctor_version', '')} {style.dash()} check ({mode}, {doc.get('seconds', 0):.2f} s)"
+    lines += [style.bold(head), ""]
+    lines += _machine(facts, style)
+    lines += [""] + _models(doc.get("models", []), style)
+    findings = doc.get("findings", [])
+    if findings:
+        lines += [""] + render_findings(findings, style)
+    if doc.get("verify"):
+        verdict = doc["verify"].get("verdict")
+        lines += ["", style.bold("Verify"), f"  verdict {verdict} (`mhcdoctor verify` shows the table)"]
+    if verbose:
+        lines += [""] + _probes(doc.get("probes", []), style)
+    lines += [""] + _footer(doc, style)
+    return "\n".join(lines) + "\n"
+
+
+def _machine(facts: dict[str, Any], style: Style) -> list[str]:
+    rows: list[tuple[str, str, str]] = []
+    devices = facts.get("devices")
+    if devices:
+        for dev in devices:
+            parts = [dev.get("name") or dev.get("vendor", "GPU"), dev.get("arch") or "arch unknown"]
+            if dev.get("memory_bytes"):
+                parts.append(f"{dev['memory_bytes'] / _GIB:.0f} GiB")
+            if dev.get("driver"):
+                parts.append(f"driver {dev['driver']}")
+            rows.append(("ok", f"GPU {dev.get('index', '?')}", " · ".join(str(p) for p in parts)))
+    elif devices is None:
+        rows.append(("info", "GPU", "unknown (not probed)"))
+    else:
+        rows.append(("fail", "GPU", "no ROCm or CUDA GPU visible"))
+    rows.append(("info", "platform", _runtime_line(facts)))
+    rows.append(_torch_row(facts.get("torch", {})))
+    for key in ("nvcc", "hipcc"):
+        comp = facts.get(key) or {}
+        if comp.get("found"):
+            rows.append(("ok", key, " ".join(x for x in (comp.get("version"), comp.get("path")) if x)))
+    rows.append(_aiter_row(facts.get("aiter", {})))
+    for key in ("tilelang", "triton", "vllm"):
+        rows.append(_package_row(key if key != "vllm" else "vLLM", facts.get(key, {})))
+    width = max(len(label) for _, label, _ in rows)
+    out = [style.bold("Machine")]
+    for level, label, text in rows:
+        out.append(f"  {style.mark(level)} {label.ljust(width)}  {text}")
+    return out
+
+
+def _runtime_line(facts: dict[str, Any]) -> str:
+    parts = [facts.get("platform", "cpu")]
+    if facts.get("rocm_version"):
+        parts.append(f"ROCm {facts['rocm_version']}")
+    if facts.get("cuda_driver_version"):
+        parts.append(f"CUDA driver {facts['cuda_driver_version']}")
+    if facts.get("nvidia_driver"):
+        parts.append(f"NVIDIA driver {facts['nvidia_driver']}")
+    return " · ".join(parts)
+
+
+def _torch_row(torch: dict[str, Any]) -> tuple[str, str, str]:
+    if not torch.get("version"):
+        return ("info", "torch", "not installed")
+    build = f"CUDA {torch['cuda']}" if torch.get("cuda") else f"HIP {torch['hip']}" if torch.get("hip") else "CPU build"
+    return _with_import("torch", f"{torch['version']} ({build})", torch)
+
+
+def _aiter_row(aiter: dict[str, Any]) -> tuple[str, str, str]:
+    if not aiter.get("present"):
+        return ("info", "aiter", "not installed")
+    if aiter.get("genuine") is False:
+        who = aiter.get("distribution") or "another package"
+        return ("fail", "aiter", f"not AMD's aiter: `aiter` belongs to {who} {aiter.get('version') or ''}".rstrip())
+    text = f"{aiter.get('version') or 'version unknown'}, sqrsum race fix {aiter.get('sqrsum_fix', 'unknown')}"
+    row = _with_import("aiter", text, aiter)
+    if row[0] == "ok" and aiter.get("sqrsum_fix") == "absent":
+        return ("warn", row[1], row[2])
+    return row
+
+
+def _package_row(label: str, pkg: dict[str, Any]) -> tuple[str, str, str]:
+    if not pkg.get("present") and not pkg.get("version"):
+        return ("info", label, "not installed")
+    return _with_import(label, pkg.get("version") or "version unknown", pkg)
+
+
+def _with_import(label: str, text: str, pkg: dict[str, Any]) -> tuple[str, str, str]:
+    if pkg.get("imports") is False:
+        error = (pkg.get("import_error") or "").strip().splitlines()
+        return ("fail", label, f"{text}; import fails: {error[-1] if error else 'no error text'}")
+    if pkg.get("imports") is None:
+        return ("ok", label, f"{text} (import not tried)")
+    return ("ok", label, text)
+
+
+def _models(models: list[dict[str, Any]], style: Style) -> list[str]:
+    if not models:
+        return []
+    rules = sorted({m["rules"] for m in models if m.get("rules")})
+    out = [style.bold("Paths per model") + style.dim(f"  (vLLM rules {', '.join(rules)})")]
+    header = ["", *_OP_COLUMNS.values(), "verdict"]
+    rows = []
+    for m in models:
+        cells = [f"{m['model'].get('name') or 'custom'} (hidden {m['model']['hidden_size']})"]
+        for op in _OP_COLUMNS:
+            path = m["ops"].get(op, {}).get("path", "-")
+            cells.append(path if op != "mhc_fused_post_pre" or m.get("fused_post_pre") else "not used")
+        cells.append(m["verdict"])
+        rows.append(cells)
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    out.append("    " + style.dim("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()))
+    for m, cells in zip(models, rows, strict=True):
+        line = "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+        out.append(f"  {style.mark(VERDICT_LEVEL[m['verdict']])} {line}")
+    notes = {m.get("rules_note") for m in models if m.get("rules_note")}
+    out += [f"    {style.dim(note)}" for note in sorted(notes)]
+    return out
+
+
+def render_findings(findings: list[dict[str, Any]], style: Style) -> list[str]:
+    out = [style.bold("Findings")]
+    for f in findings:
+        out.append(f"  {style.mark(SEVERITY_LEVEL[f['severity']])} {f['id']}: {f['title']}")
+        if f.get("detail"):
+            out.append(f"      why: {f['detail']}")
+        if f.get("fix"):
+            out.append(f"      fix: {f['fix']}")
+    return out
+
+
+def _probes(probes: list[dict[str, Any]], style: Style) -> list[str]:
+    out = [style.bold("Probes")]
+    width = max((len(p["name"]) for p in probes), default=0)
+    for p in probes:
+        level = _STATUS_LEVEL.get(p["status"], "info")
+        source = f" [{p['source']}]" if p.get("source") else ""
+        line = f"  {style.mark(level)} {p['name'].ljust(width)}  {p['status']:<7} {p.get('seconds', 0):6.3f} s{source}"
+        out.append(line)
+        if p.get("error"):
+            out.append(f"      error: {p['error']}")
+        for ev in p.get("evidence", []):
+            for i, text in enumerate(str(ev).splitlines()[:12]):
+                out.append(f"      {'' if i == 0 else '  '}{text}")
+    return out
+
+
+def _footer(doc: dict[str, Any], style: Style) -> list[str]:
+    verdict = doc["verdict"]
+    text = {
+        "ok": "ok: the preferred path is selected and nothing is wrong",
+        "degraded": "degraded: it will run correctly, but on a fallback path or with a warning",
+        "fail": "fail: a selected path will crash or compute wrong results, or no GPU path can run",
+    }[verdict]
+    out = [f"{style.mark(VERDICT_LEVEL[verdict])} {style.bold('Verdict')}: {text}"]
+    if doc.get("mode") == "fast":
+        out.append(style.dim("  --fast: nothing was imported, no GPU initialised; plain `check` imports too."))
+    return out
