@@ -1,9 +1,93 @@
-"""`mhcdoctor report` (placeholder until its issue lands)."""
+"""`mhcdoctor report`: the check, redacted, as Markdown to paste into a GitHub issue, and optionally a bundle.
+
+Redaction is on unless --no-redact: only allowlisted environment variables, secrets masked, the home folder as
+`~`, user and host names as stable hashes (mhcdoctor.redact). --preview prints exactly what would be shared
+and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
 
 import click
 
+from mhcdoctor.bundle import build_files, write_bundle
+from mhcdoctor.checkreport import build_check
+from mhcdoctor.commands.options import json_option, model_from_options, model_options, timeout_option
+from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
+from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.redact import Identity, not_redacted, redact
+from mhcdoctor.render.markdown import render_markdown
+
 
 @click.command("report")
-def command() -> int:
-    """Not built yet."""
-    raise click.ClickException("'report' is not built yet")
+@model_options
+@click.option("--fast", is_flag=True, help="Read files only: no imports, no GPU initialisation.")
+@timeout_option
+@click.option("--bundle", "bundle_path", default=None, metavar="FILE.tar.gz", help="Also write a support bundle.")
+@click.option("--no-redact", is_flag=True, help="Share home paths, user and host names as they are.")
+@click.option("--preview", is_flag=True, help="Print exactly what would be shared; write nothing.")
+@json_option
+def command(
+    model: str | None,
+    config_path: str | None,
+    hidden: int | None,
+    hc_mult: int | None,
+    fast: bool,
+    timeout: float,
+    bundle_path: str | None,
+    no_redact: bool,
+    preview: bool,
+    as_json: bool,
+) -> int:
+    """A redacted report of this machine: Markdown for a GitHub issue (or --json), and with --bundle a tar.gz
+    holding the report, every probe's raw output and timing, a manifest of sha256 sums and what was redacted."""
+    models = _models(model, config_path, hidden, hc_mult)
+    doc = build_check(ProbeContext(timeout=timeout, fast=fast), models)
+    if no_redact:
+        shared, redactions, summary = doc, not_redacted(), "NOT redacted (--no-redact)"
+    else:
+        shared, record = redact(doc, Identity.of_this_machine(doc))
+        redactions, summary = record.to_dict(), record.summary()
+    markdown = render_markdown(shared, note=_note(redactions, bundle_path))
+    main = json.dumps(shared, indent=2) + "\n" if as_json else markdown
+    files = build_files(shared, markdown, redactions) if bundle_path else {}
+    if preview:
+        _preview(main, files, redactions, as_json)
+        return 0
+    if bundle_path:
+        size = write_bundle(bundle_path, files)
+        click.echo(f"mhcdoctor: wrote {bundle_path} ({size / 1024:.0f} KiB, {len(files)} files)", err=True)
+    click.echo(f"mhcdoctor: {summary}; --preview shows everything that would be shared", err=True)
+    click.echo(main, nl=False)
+    return 0
+
+
+def _models(model: str | None, config_path: str | None, hidden: int | None, hc_mult: int | None) -> list[ModelConfig]:
+    """The model asked for, or every built-in one (as `check` does)."""
+    if model is None and config_path is None and hidden is None and hc_mult is None:
+        return list(BUILTIN_MODELS.values())
+    return [model_from_options(model, config_path, hidden, hc_mult)]
+
+
+def _note(redactions: dict[str, Any], bundle_path: str | None) -> str:
+    redacted = (
+        "redacted (home as ~, user and host hashed, env allowlisted)" if redactions["redacted"] else "NOT redacted"
+    )
+    replay = "replay: `mhcdoctor explain --from " + ("BUNDLE.tar.gz`" if bundle_path else "report.json`")
+    return f"{redacted} · {replay}"
+
+
+def _preview(main: str, files: dict[str, bytes], redactions: dict[str, Any], as_json: bool) -> None:
+    """Every file that would be shared, each under a header, then the record of what was redacted."""
+    if files:
+        for name, data in sorted(files.items()):
+            click.echo(f"==> {name} <==")
+            click.echo(data.decode("utf-8", errors="replace"))
+    else:
+        click.echo("==> " + ("report.json" if as_json else "report.md") + " (stdout) <==")
+        click.echo(main)
+        click.echo("==> what was redacted <==")
+        click.echo(json.dumps(redactions, indent=2))
+    click.echo("mhcdoctor: preview only; nothing was written", err=True)

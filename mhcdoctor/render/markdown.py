@@ -27,6 +27,7 @@ _OP_SHORT = {"mhc_pre": "pre", "mhc_post": "post", "mhc_fused_post_pre": "fused"
 _SEVERITY_ICON = {"fail": "❌", "warn": "⚠️", "info": "ℹ️"}
 _VERDICT_ICON = {"ok": "✅", "degraded": "⚠️", "fail": "❌"}
 _PLAIN = Style(colour=False, unicode=True)
+REPLAY_TITLE = "report.json (save this block as report.json, then: mhcdoctor explain --from report.json)"
 
 # A renderer for one model's decision trace (the rules package's text view), plugged in by the caller.
 TraceRenderer = Callable[[dict[str, Any]], str]
@@ -38,22 +39,42 @@ def render_markdown(
     note: str | None = None,
     limit: int = GITHUB_LIMIT,
 ) -> str:
-    """The report: `trace` renders each model's explain trace for the folded part; `note` ends the report."""
+    """The report: `trace` renders each model's explain trace for the folded part; `note` ends the report.
+
+    The folded replay block (a compact report.json) is never cut; the other folded blocks share what room is
+    left, short ones whole, so only the longest text is cut.
+    """
     head = [summary_line(doc), ""] + _fingerprint(doc) + [""]
     head += _findings(doc.get("findings") or [])
     head += _paths(doc.get("models") or [])
     head += _devices((doc.get("facts") or {}).get("devices"))
-    tail = [_footer(doc, note)]
+    replay = _details(REPLAY_TITLE, json.dumps(compact_report(doc), separators=(",", ":")), "json")
+    tail = [replay, _footer(doc, note)]
     folded = [("Full check", render_check(doc, _PLAIN, verbose=True))]
     if trace is not None:
         for model in doc.get("models") or []:
             folded.append((f"Decision trace: {_model_label(model)}", trace(model)))
     if doc.get("verify"):
         folded.append(("Verify", render_verify(doc["verify"])))
-    fixed = len("\n".join(head + tail)) + sum(len(_details(title, "")) + 2 for title, _ in folded)
-    room = max(0, limit - fixed) // max(1, len(folded))
-    details = [_details(title, _cut(text, room)) for title, text in folded]
+    room = limit - len("\n".join(head + tail)) - sum(len(_details(title, "")) + 2 for title, _ in folded)
+    rooms: dict[int, int] = {}
+    for left, i in enumerate(sorted(range(len(folded)), key=lambda i: len(folded[i][1]))):
+        rooms[i] = min(len(folded[i][1]), max(0, room) // (len(folded) - left))
+        room -= rooms[i]
+    details = [_details(title, _cut(text, rooms[i])) for i, (title, text) in enumerate(folded)]
     return "\n".join(head + details + tail) + "\n"
+
+
+def compact_report(doc: dict[str, Any]) -> dict[str, Any]:
+    """The report without what the other blocks show in full (probe evidence, gate traces): enough to replay
+    (`explain --from`) and compare (`diff`); the bundle's report.json has everything."""
+    probes = [{**p, "data": {}, "evidence": []} for p in doc.get("probes") or [] if isinstance(p, dict)]
+    models = [
+        {**m, "ops": {op: {**entry, "why": []} for op, entry in (m.get("ops") or {}).items()}}
+        for m in doc.get("models") or []
+        if isinstance(m, dict)
+    ]
+    return {**doc, "probes": probes, "models": models}
 
 
 def summary_line(doc: dict[str, Any]) -> str:
@@ -162,9 +183,9 @@ def _footer(doc: dict[str, Any], note: str | None) -> str:
     return "<sub>" + _md(" · ".join(parts)) + "</sub>"
 
 
-def _details(title: str, text: str) -> str:
+def _details(title: str, text: str, lang: str = "text") -> str:
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
-    return f"<details><summary>{_md(title)}</summary>\n\n{fence}text\n{text.rstrip()}\n{fence}\n\n</details>\n"
+    return f"<details><summary>{_md(title)}</summary>\n\n{fence}{lang}\n{text.rstrip()}\n{fence}\n\n</details>\n"
 
 
 def _cut(text: str, room: int) -> str:
