@@ -53,7 +53,10 @@ def probe_hipcc(ctx: ProbeContext) -> ProbeResult:
 
 
 def _probe(name: str, candidates: Callable[[ProbeContext], list[tuple[str, Path]]], ctx: ProbeContext) -> ProbeResult:
-    searched = candidates(ctx)
+    searched: list[tuple[str, Path]] = []
+    for via, path in candidates(ctx):  # CUDA_HOME and PATH often name the same nvcc: list it once
+        if all(path != seen for _, seen in searched):
+            searched.append((via, path))
     evidence = [f"looked in: {', '.join(f'{path} ({via})' for via, path in searched)}"]
     usable = [(via, path) for via, path in searched if path.is_file() and os.access(path, os.X_OK)]
     if not usable:
