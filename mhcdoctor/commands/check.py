@@ -14,10 +14,11 @@ from mhcdoctor.commands.options import (
     json_option,
     model_from_options,
     model_options,
+    python_option,
     timeout_option,
 )
 from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
-from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.probes.target import probe_context
 from mhcdoctor.render.check_text import render_check
 from mhcdoctor.render.term import Style
 
@@ -28,6 +29,7 @@ from mhcdoctor.render.term import Style
 @click.option("-v", "--verbose", is_flag=True, help="Show every probe's evidence and timing.")
 @model_options
 @timeout_option
+@python_option
 @json_option
 @fail_on_option
 def command(
@@ -39,6 +41,7 @@ def command(
     hidden: int | None,
     hc_mult: int | None,
     timeout: float,
+    python: str | None,
     as_json: bool,
     fail_on: str | None,
 ) -> int:
@@ -46,7 +49,7 @@ def command(
     models = selected_models(model, config_path, hidden, hc_mult)
     if run_verify and fast:
         raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
-    ctx = ProbeContext(fast=fast, timeout=timeout)
+    ctx = probe_context(fast=fast, timeout=timeout, python=python)
     _progress("probing this machine" + ("" if fast else " (imports run in child processes)"))
     verify_doc = None
     if run_verify:

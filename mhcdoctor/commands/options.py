@@ -51,6 +51,17 @@ def timeout_option(fn: F) -> F:
     )(fn)
 
 
+def python_option(fn: F) -> F:
+    return click.option(
+        "--python",
+        "python",
+        type=str,
+        default=None,
+        metavar="PATH",
+        help="Probe the environment of this Python interpreter (where vLLM runs) instead of mhcdoctor's own.",
+    )(fn)
+
+
 def fail_on_option(fn: F) -> F:
     return click.option(
         "--fail-on",

@@ -1,0 +1,44 @@
+"""Which Python environment and which machine tree the probes look at.
+
+By default: the interpreter running mhcdoctor and the real `/`. `--python PATH` probes another environment (the
+one vLLM runs in, when mhcdoctor is installed elsewhere): its `sys.path` is asked for once, and every child runs in
+it. `MHCDOCTOR_SYSROOT` prefixes /sys, /proc and /opt (for tests, or for reading a copied tree).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from mhcdoctor.errors import InputError
+from mhcdoctor.probes.base import ProbeContext
+
+SYSROOT_ENV = "MHCDOCTOR_SYSROOT"
+_ASK_PATH = "import json, sys; print(json.dumps(sys.path))"
+
+
+def probe_context(fast: bool = False, timeout: float = 20.0, python: str | None = None) -> ProbeContext:
+    root = Path(os.environ.get(SYSROOT_ENV) or "/")
+    if python is None:
+        return ProbeContext(root=root, fast=fast, timeout=timeout)
+    return ProbeContext(root=root, fast=fast, timeout=timeout, python=python, search_path=interpreter_path(python))
+
+
+def interpreter_path(python: str) -> list[str]:
+    """`sys.path` of another interpreter; one InputError line when it cannot be run."""
+    try:
+        proc = subprocess.run(
+            [python, "-c", _ASK_PATH], capture_output=True, text=True, timeout=15, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise InputError(f"cannot run --python {python}: {exc}") from None
+    try:
+        paths = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else None
+    except (ValueError, IndexError):
+        paths = None
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise InputError(f"--python {python} is not a working Python interpreter: {last}")
+    return [p for p in paths if p]
