@@ -130,9 +130,10 @@ def _aiter_api_too_old(ctx: FindingContext) -> bool:
     if ctx.rules is None or ctx.rules.aiter_fused != "unprobed" or ctx.facts.aiter.genuine is False:
         return False
     on_aiter = ctx.ops_on("aiter")
-    pre_old = any(op in on_aiter for op in ("mhc_pre", "mhc_fused_post_pre")) and aiter_feature(
-        ctx.facts, "mhc_pre_norm_args"
-    ) is False
+    pre_old = (
+        any(op in on_aiter for op in ("mhc_pre", "mhc_fused_post_pre"))
+        and aiter_feature(ctx.facts, "mhc_pre_norm_args") is False
+    )
     fused_old = "mhc_fused_post_pre" in on_aiter and aiter_feature(ctx.facts, "has_fused_post_pre") is False
     return pre_old or fused_old
 
@@ -147,6 +148,12 @@ def _aiter_fallback_for_api(ctx: FindingContext) -> bool:
         if decision.path != "aiter" and failed and failed[0].gate.startswith(("mhc_pre accepts", "aiter.ops.mhc")):
             return True
     return False
+
+
+def _torch_fallbacks(ctx: FindingContext) -> list[str]:
+    """Ops on the torch reference, except 0.20.0's hc_head, which is a torch.compile function by design."""
+    designed = ctx.rules is not None and ctx.rules.hc_head == "torch"
+    return [op for op in ctx.ops_on("torch") if not (op == "hc_head" and designed)]
 
 
 def _tilelang_unusable(ctx: FindingContext) -> bool:
@@ -216,8 +223,10 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         title="This vLLM has no DeepSeek-V4 support",
         summary="The installed (or `--vllm`) release is older than 0.20.0.",
         when=lambda c: c.rules_reason == "too-old",
-        detail=lambda c: f"vLLM {c.vllm_version} predates DeepSeek-V4 (first supported in 0.20.0); the model "
-        "cannot be loaded at all.",
+        detail=lambda c: (
+            f"vLLM {c.vllm_version} predates DeepSeek-V4 (first supported in 0.20.0); the model "
+            "cannot be loaded at all."
+        ),
         fix=f"pip install -U 'vllm>={NEWEST.first}'",
         refs=("https://github.com/vllm-project/vllm/releases/tag/v0.20.0",),
     ),
@@ -227,8 +236,10 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         title="vLLM is newer than the newest rules mhcdoctor knows",
         summary=f"The vLLM release is newer than {NEWEST.last}: the newest rule set is applied.",
         when=lambda c: c.rules_reason == "newer",
-        detail=lambda c: f"vLLM {c.vllm_version} is newer than {NEWEST.last}; the {NEWEST.id} rules are applied "
-        "and may miss a change in its dispatch.",
+        detail=lambda c: (
+            f"vLLM {c.vllm_version} is newer than {NEWEST.last}; the {NEWEST.id} rules are applied "
+            "and may miss a change in its dispatch."
+        ),
         fix="pip install -U mhcdoctor",
         refs=(PR + "52737",),
     ),
@@ -238,8 +249,10 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         title="vLLM is not installed here",
         summary="No vLLM was found (or `--vllm none`): the newest rule set is applied.",
         when=lambda c: c.rules_reason == "no-vllm",
-        detail=lambda c: f"No vLLM was found, so this is what the newest known release ({NEWEST.first}–"
-        f"{NEWEST.last}) would run; ask about another with --vllm VERSION.",
+        detail=lambda c: (
+            f"No vLLM was found, so this is what the newest known release ({NEWEST.first}–"
+            f"{NEWEST.last}) would run; ask about another with --vllm VERSION."
+        ),
         fix="pip install vllm (or: mhcdoctor explain --vllm 0.25.1)",
         refs=(PR + "52737",),
     ),
@@ -249,9 +262,11 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         title="DeepSeek-V4 does not run on ROCm in this vLLM release",
         summary="vLLM 0.20–0.21 on ROCm: the mHC ops run CUDA-only code (DeepGEMM, tilelang PDL).",
         when=lambda c: c.facts.platform == "rocm" and c.rules is not None and c.rules.rocm_style != "custom-op",
-        detail=lambda c: "vLLM 0.20–0.21 treat ROCm as CUDA: the mHC pre kernels call DeepGEMM's "
-        "tf32_hc_prenorm_gemm (no ROCm build) and the tilelang kernels ask for PDL, which ROCm lacks "
-        "(vLLM #42876). Read from the code; the DeepGEMM failure is inferred, not run.",
+        detail=lambda c: (
+            "vLLM 0.20–0.21 treat ROCm as CUDA: the mHC pre kernels call DeepGEMM's "
+            "tf32_hc_prenorm_gemm (no ROCm build) and the tilelang kernels ask for PDL, which ROCm lacks "
+            "(vLLM #42876). Read from the code; the DeepGEMM failure is inferred, not run."
+        ),
         fix="pip install -U 'vllm>=0.25' (ROCm gets aiter mHC from 0.25.0)",
         refs=("https://github.com/vllm-project/vllm/issues/42876", PR + "41946"),
     ),
@@ -262,9 +277,11 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         summary="A package importable as `aiter` is installed but is not AMD's (PyPI's async-iterator `aiter`); "
         "fail when vLLM selects the aiter path (its find_spec accepts any `aiter`), warn on ROCm otherwise.",
         when=_impostor,
-        detail=lambda c: f"`aiter` comes from {c.facts.aiter.distribution or 'another distribution'} "
-        f"{c.facts.aiter.version or ''}, not amd-aiter. vLLM tests only find_spec('aiter'), so it "
-        + (f"calls aiter for {c.ops_text('aiter')} and fails there." if c.ops_on("aiter") else "may select it."),
+        detail=lambda c: (
+            f"`aiter` comes from {c.facts.aiter.distribution or 'another distribution'} "
+            f"{c.facts.aiter.version or ''}, not amd-aiter. vLLM tests only find_spec('aiter'), so it "
+            + (f"calls aiter for {c.ops_text('aiter')} and fails there." if c.ops_on("aiter") else "may select it.")
+        ),
         fix=AITER_BUILD,
         refs=("https://pypi.org/project/aiter/", AITER, PR + "43950"),
     ),
@@ -273,9 +290,13 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         severity="fail",
         title="aiter is selected but does not import",
         summary="vLLM selects aiter (find_spec) but importing AMD's aiter fails.",
-        when=lambda c: bool(c.ops_on("aiter")) and c.facts.aiter.genuine is not False and c.facts.aiter.imports is False,
-        detail=lambda c: f"vLLM calls aiter for {c.ops_text('aiter')}, but `import aiter` fails: "
-        f"{c.facts.aiter.import_error or 'see the aiter.import probe'}.",
+        when=lambda c: (
+            bool(c.ops_on("aiter")) and c.facts.aiter.genuine is not False and c.facts.aiter.imports is False
+        ),
+        detail=lambda c: (
+            f"vLLM calls aiter for {c.ops_text('aiter')}, but `import aiter` fails: "
+            f"{c.facts.aiter.import_error or 'see the aiter.import probe'}."
+        ),
         fix="python -c 'import aiter'  # read the error; then rebuild: " + AITER_BUILD,
         refs=(AITER, PR + "43950"),
     ),
@@ -285,9 +306,11 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         title="aiter's mhc_pre_gemm_sqrsum race corrupts rows past 16 tokens",
         summary="The aiter path runs mhc_pre and the installed aiter lacks the race fix (aiter #3033).",
         when=lambda c: _genuine_on_aiter(c) and c.facts.aiter.sqrsum_fix == "absent",
-        detail=lambda c: f"aiter {c.facts.aiter.version or ''} stores row sums from lanes 16–63 into other warps' "
-        f"rows, so the RMS factor is wrong once more than 16 tokens run ({c.ops_text('aiter')} on aiter). "
-        "Fixed by aiter #3033 (commit b639cb6), in v0.1.14-rc0 and later; vLLM never checks the version.",
+        detail=lambda c: (
+            f"aiter {c.facts.aiter.version or ''} stores row sums from lanes 16–63 into other warps' "
+            f"rows, so the RMS factor is wrong once more than 16 tokens run ({c.ops_text('aiter')} on aiter). "
+            "Fixed by aiter #3033 (commit b639cb6), in v0.1.14-rc0 and later; vLLM never checks the version."
+        ),
         fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
         refs=(AITER + "pull/3033", AITER + "commit/b639cb63bcac4672dce33a731fad042a65cb3649", PR + "43950"),
     ),
@@ -297,9 +320,11 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         title="Can't tell whether aiter has the sqrsum race fix",
         summary="The aiter path runs mhc_pre and the fix can be established neither way.",
         when=lambda c: _genuine_on_aiter(c) and c.facts.aiter.sqrsum_fix == "unknown",
-        detail=lambda c: f"aiter {c.facts.aiter.version or '(version unknown)'} serves {c.ops_text('aiter')}, but "
-        "its mhc_kernels.cu was not found to read, and source builds carry versions that do not say. "
-        "`mhcdoctor verify --stress` runs > 16 rows and shows the race if it is there.",
+        detail=lambda c: (
+            f"aiter {c.facts.aiter.version or '(version unknown)'} serves {c.ops_text('aiter')}, but "
+            "its mhc_kernels.cu was not found to read, and source builds carry versions that do not say. "
+            "`mhcdoctor verify --stress` runs > 16 rows and shows the race if it is there."
+        ),
         fix="mhcdoctor verify --stress",
         refs=(AITER + "pull/3033", AITER + "commit/b639cb63bcac4672dce33a731fad042a65cb3649"),
     ),
@@ -322,9 +347,11 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         summary="vLLM 0.29 calls aiter's mhc_pre with norm_weight/norm_eps (aiter 0.1.15+) and "
         "mhc_fused_post_pre (0.1.16+) without probing for them.",
         when=_aiter_api_too_old,
-        detail=lambda c: f"vLLM {c.vllm_version or '0.29'} passes norm_weight/norm_eps to aiter.ops.mhc.mhc_pre "
-        f"(aiter {AITER_NORM_ARGS_SINCE}+) and imports mhc_fused_post_pre (0.1.16+); aiter "
-        f"{c.facts.aiter.version or ''} lacks them, so {c.ops_text('aiter')} raise at the first call.",
+        detail=lambda c: (
+            f"vLLM {c.vllm_version or '0.29'} passes norm_weight/norm_eps to aiter.ops.mhc.mhc_pre "
+            f"(aiter {AITER_NORM_ARGS_SINCE}+) and imports mhc_fused_post_pre (0.1.16+); aiter "
+            f"{c.facts.aiter.version or ''} lacks them, so {c.ops_text('aiter')} raise at the first call."
+        ),
         fix="Build aiter 0.1.16 or later: " + AITER_BUILD + "  (or pip install 'vllm>=0.30', which falls back)",
         refs=(PR + "52737", AITER),
     ),
@@ -334,8 +361,10 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         title="vLLM moved ops off aiter: the installed aiter lacks an API it probes for",
         summary="vLLM 0.30+ found no mhc_fused_post_pre, or no norm_weight/norm_eps on mhc_pre, and fell back.",
         when=_aiter_fallback_for_api,
-        detail=lambda c: f"aiter {c.facts.aiter.version or ''} lacks mhc_fused_post_pre (0.1.16+) or the norm "
-        "arguments of mhc_pre (0.1.15+), so those ops run on tilelang or torch while the rest stays on aiter.",
+        detail=lambda c: (
+            f"aiter {c.facts.aiter.version or ''} lacks mhc_fused_post_pre (0.1.16+) or the norm "
+            "arguments of mhc_pre (0.1.15+), so those ops run on tilelang or torch while the rest stays on aiter."
+        ),
         fix="Build aiter 0.1.16 or later: " + AITER_BUILD,
         refs=(PR + "52737", AITER),
     ),
@@ -345,8 +374,10 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         title="aiter 0.1.15.x built with ROCm 7.2.3: mhc_pre_big_fuse accuracy bug",
         summary="The aiter path runs mhc_pre, aiter is 0.1.15.x and ROCm is 7.2.3 (aiter #3417).",
         when=lambda c: _genuine_on_aiter(c) and _aiter_in_15x(c) and _rocm_723(c),
-        detail=lambda c: f"aiter {c.facts.aiter.version} compiled by ROCm {c.facts.rocm_version}'s compiler "
-        "miscomputes mhc_pre_big_fuse (aiter #3417, fixed in 0.1.16).",
+        detail=lambda c: (
+            f"aiter {c.facts.aiter.version} compiled by ROCm {c.facts.rocm_version}'s compiler "
+            "miscomputes mhc_pre_big_fuse (aiter #3417, fixed in 0.1.16)."
+        ),
         fix="Build aiter 0.1.16 or later, or build 0.1.15 with another ROCm: " + AITER_BUILD,
         refs=(AITER + "issues/3417",),
     ),
@@ -356,11 +387,13 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         title="tilelang is required and cannot be imported",
         summary="The rules require tilelang (CUDA; ROCm in 0.20–0.21) and it is not installed or fails to import.",
         when=_tilelang_missing,
-        detail=lambda c: "vLLM's DeepSeek-V4 mHC ops on this platform have no path but tilelang, and tilelang is "
-        + (
-            "not installed."
-            if c.facts.tilelang.present is False
-            else f"installed but fails to import: {c.facts.tilelang.import_error or 'see the tilelang.import probe'}."
+        detail=lambda c: (
+            "vLLM's DeepSeek-V4 mHC ops on this platform have no path but tilelang, and tilelang is "
+            + (
+                "not installed."
+                if c.facts.tilelang.present is False
+                else f"installed but fails to import: {c.facts.tilelang.import_error or 'see the tilelang.import probe'}."
+            )
         ),
         fix="pip install tilelang  # vLLM pins 0.1.12 from 0.27 (0.1.9 before)",
         refs=(PR + "43905", "https://github.com/tile-ai/tilelang"),
@@ -371,9 +404,11 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         title="tilelang is selected but does not import",
         summary="A find_spec-only release (0.20–0.22, 0.28+) selects tilelang that fails to import.",
         when=_tilelang_selected_broken,
-        detail=lambda c: f"has_tilelang() only asks find_spec, so vLLM {c.vllm_version or ''} sends "
-        f"{c.ops_text('tilelang')} to tilelang, whose import fails: "
-        f"{c.facts.tilelang.import_error or 'see the tilelang.import probe'}.",
+        detail=lambda c: (
+            f"has_tilelang() only asks find_spec, so vLLM {c.vllm_version or ''} sends "
+            f"{c.ops_text('tilelang')} to tilelang, whose import fails: "
+            f"{c.facts.tilelang.import_error or 'see the tilelang.import probe'}."
+        ),
         fix="python -c 'import tilelang'  # read the error; then: pip install --force-reinstall tilelang",
         refs=(PR + "51159", "https://github.com/vllm-project/vllm/issues/51162"),
     ),
@@ -383,8 +418,10 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         title="tilelang is installed but fails to import, so vLLM ignores it",
         summary="A trial-import release (0.23–0.27) counts a broken tilelang as absent and falls back.",
         when=_tilelang_ignored_broken,
-        detail=lambda c: "has_tilelang() imports tilelang in this release; the import fails "
-        f"({c.facts.tilelang.import_error or 'see the tilelang.import probe'}), so the mHC ops fall back.",
+        detail=lambda c: (
+            "has_tilelang() imports tilelang in this release; the import fails "
+            f"({c.facts.tilelang.import_error or 'see the tilelang.import probe'}), so the mHC ops fall back."
+        ),
         fix="python -c 'import tilelang'  # read the error; then: pip install --force-reinstall tilelang",
         refs=(PR + "44035",),
     ),
@@ -393,9 +430,13 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         severity="fail",
         title="tilelang mHC kernels are selected on gfx942, where they compute wrong results",
         summary="A tilelang mHC kernel runs on gfx942 (releases before 0.24 do not exclude it).",
-        when=lambda c: c.facts.platform == "rocm" and bool(c.ops_on("tilelang")) and arch_has(c.facts, "gfx942") is True,
-        detail=lambda c: f"On gfx942 the tilelang mHC path produces incorrect output (vLLM #45698); this release "
-        f"still sends {c.ops_text('tilelang')} there. vLLM 0.24 stopped doing so (#45931).",
+        when=lambda c: (
+            c.facts.platform == "rocm" and bool(c.ops_on("tilelang")) and arch_has(c.facts, "gfx942") is True
+        ),
+        detail=lambda c: (
+            f"On gfx942 the tilelang mHC path produces incorrect output (vLLM #45698); this release "
+            f"still sends {c.ops_text('tilelang')} there. vLLM 0.24 stopped doing so (#45931)."
+        ),
         fix="pip install -U 'vllm>=0.25'  # or remove tilelang: pip uninstall -y tilelang",
         refs=("https://github.com/vllm-project/vllm/issues/45698", PR + "45931"),
     ),
@@ -405,9 +446,11 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         title="tilelang is selected but no compiler is found for its JIT",
         summary="A tilelang kernel runs and nvcc (CUDA) or hipcc (ROCm) is not found.",
         when=_compiler_missing,
-        detail=lambda c: f"tilelang compiles {c.ops_text('tilelang')} at first call with "
-        f"{'nvcc' if c.facts.platform == 'cuda' else 'hipcc'}, which was not found (PATH, CUDA_HOME/ROCM_PATH, "
-        "/usr/local/cuda, /opt/rocm).",
+        detail=lambda c: (
+            f"tilelang compiles {c.ops_text('tilelang')} at first call with "
+            f"{'nvcc' if c.facts.platform == 'cuda' else 'hipcc'}, which was not found (PATH, CUDA_HOME/ROCM_PATH, "
+            "/usr/local/cuda, /opt/rocm)."
+        ),
         fix="pip install nvidia-cuda-nvcc-cu12  # or set CUDA_HOME; on ROCm: export ROCM_PATH=/opt/rocm",
         refs=("https://github.com/tile-ai/tilelang",),
     ),
@@ -418,8 +461,10 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         summary="CUDA archs outside DeepGEMM's (sm_90, sm_10x, sm_12x from 0.24) where the first-layer mhc_pre "
         "calls it with no tilelang fallback (0.20–0.21, 0.26+). Inferred from the code.",
         when=_deepgemm_arch,
-        detail=lambda c: f"On {c.facts.arch} the first-layer mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm with no "
-        "tilelang fallback; DeepGEMM supports Hopper and Blackwell only. Inferred from the code, not run.",
+        detail=lambda c: (
+            f"On {c.facts.arch} the first-layer mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm with no "
+            "tilelang fallback; DeepGEMM supports Hopper and Blackwell only. Inferred from the code, not run."
+        ),
         fix="Run on sm_90/sm_100 (H100/H200/B200), or: mhcdoctor explain --vllm 0.25.1 to compare",
         refs=(PR + "43905",),
     ),
@@ -428,9 +473,11 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         severity="warn",
         title="The slow torch reference path is selected",
         summary="An op the model runs falls back to the torch reference (about 15x slower than tilelang).",
-        when=lambda c: bool(c.ops_on("torch")) and c.facts.platform != "cpu",
-        detail=lambda c: f"{c.ops_text('torch')} run as eager torch: correct, but about 15x slower than the "
-        "kernels (1.4 ms vs 0.12 ms per pre+post at one token, H=7168).",
+        when=lambda c: bool(_torch_fallbacks(c)),
+        detail=lambda c: (
+            f"{', '.join(_torch_fallbacks(c))} run as eager torch: correct, but about 15x slower than the "
+            "kernels (1.4 ms vs 0.12 ms per pre+post at one token, H=7168)."
+        ),
         fix="Install AMD's aiter (ROCm, MI3xx) or tilelang: pip install tilelang",
         refs=(PR + "43679", PR + "43950"),
     ),
@@ -440,8 +487,10 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         title="DeepSeek-V4.1 runs through a different model in vLLM",
         summary="The model is DeepSeek-V4.1: vLLM 0.30+ serves it with its own model (mhc_pre_delayed, no hc_head).",
         when=lambda c: "v4.1" in (c.model.name or "").lower(),
-        detail=lambda c: "vLLM serves DeepSeek-V4.1 with models/deepseek_v41 (0.30+), whose delayed pre op "
-        "follows the same aiter/tilelang/torch gates without the RMSNorm fold; this trace follows the V4 model.",
+        detail=lambda c: (
+            "vLLM serves DeepSeek-V4.1 with models/deepseek_v41 (0.30+), whose delayed pre op "
+            "follows the same aiter/tilelang/torch gates without the RMSNorm fold; this trace follows the V4 model."
+        ),
         fix="Compare with the V4 model of the same hidden size: mhcdoctor explain --hidden 5120",
         refs=(PR + "56503", PR + "56513"),
     ),

@@ -6,14 +6,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mhcdoctor.bundle import is_bundle, read_bundle
 from mhcdoctor.errors import InputError
+from mhcdoctor.render.markdown import report_from_markdown
 
 CHECK_SCHEMA = "mhcdoctor.check/1"
 
 
 def load_report(path: str | Path) -> dict[str, Any]:
-    """The check/1 document saved at `path`; InputError (exit 2, one line) when it is anything else."""
+    """The check/1 document saved at `path`; InputError (exit 2, one line) when it is anything else.
+
+    `path` may also be a `report --bundle` tar.gz (its report.json), or a saved `report` Markdown (its replay block).
+    """
     p = Path(path)
+    if is_bundle(p):
+        return _check_document(read_bundle(p).report, p)
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -25,7 +32,13 @@ def load_report(path: str | Path) -> dict[str, Any]:
     try:
         document = json.loads(text)
     except ValueError as exc:
-        raise InputError(f"report {p} is not valid JSON: {exc}") from None
+        document = report_from_markdown(text)
+        if document is None:
+            raise InputError(f"report {p} is not valid JSON: {exc}") from None
+    return _check_document(document, p)
+
+
+def _check_document(document: Any, p: Path) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise InputError(f"report {p} must hold a JSON object")
     schema = document.get("schema")

@@ -25,7 +25,17 @@ from mhcdoctor.rules.dispatch import AITER_FUSED_SINCE, AITER_NORM_ARGS_SINCE
 # gfx942, gfx950, gfx90a, gfx1100, gfx1250 ...; sm_90, sm_100, sm_120a, sm90.
 _ARCH = re.compile(r"^(gfx[0-9]{2,4}[0-9a-f]?|sm_?[0-9]{2,3}a?)$")
 # Facts that describe the machine's platform: they do not survive a change of platform.
-_PLATFORM_BOUND = ("devices", "arch", "rocm_version", "cuda_driver_version", "nvidia_driver", "nvcc", "hipcc", "torch.cuda", "torch.hip")
+_PLATFORM_BOUND = (
+    "devices",
+    "arch",
+    "rocm_version",
+    "cuda_driver_version",
+    "nvidia_driver",
+    "nvcc",
+    "hipcc",
+    "torch.cuda",
+    "torch.hip",
+)
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,12 @@ from mhcdoctor.commands.options import (
     json_option,
     model_from_options,
     model_options,
+    python_option,
     timeout_option,
 )
 from mhcdoctor.facts import Facts
-from mhcdoctor.probes import ProbeContext, facts_from_probes, run_probes
+from mhcdoctor.probes import facts_from_probes, run_probes
+from mhcdoctor.probes.target import probe_context
 from mhcdoctor.render.decision_text import render_decision
 from mhcdoctor.render.term import Style
 from mhcdoctor.reportfile import load_report
@@ -30,23 +32,34 @@ from mhcdoctor.rules import decide, to_document
 from mhcdoctor.whatif import WhatIf, build_facts, report_facts
 
 
-def probe_facts(deep: bool, timeout: float) -> Callable[[], Facts]:
-    return lambda: facts_from_probes(run_probes(ProbeContext(fast=not deep, timeout=timeout)))
+def probe_facts(deep: bool, timeout: float, python: str | None) -> Callable[[], Facts]:
+    """This machine's facts, probed only when called (not at all when every fact comes from a report)."""
+    return lambda: facts_from_probes(run_probes(probe_context(fast=not deep, timeout=timeout, python=python)))
 
 
 @click.command("explain")
 @model_options
 @click.option("--platform", default=None, metavar="rocm|cuda|cpu", help="What if the platform were this.")
-@click.option("--arch", default=None, metavar="ARCH", help="What if the GPU arch were this (gfx942, gfx950, sm_90, ...).")
-@click.option("--aiter", default=None, metavar="VERSION|none", help="What if AMD's aiter at this version were installed.")
 @click.option(
-    "--aiter-fix", default=None, metavar="present|absent|unknown", help="What if aiter had (or lacked) the sqrsum race fix."
+    "--arch", default=None, metavar="ARCH", help="What if the GPU arch were this (gfx942, gfx950, sm_90, ...)."
+)
+@click.option(
+    "--aiter", default=None, metavar="VERSION|none", help="What if AMD's aiter at this version were installed."
+)
+@click.option(
+    "--aiter-fix",
+    default=None,
+    metavar="present|absent|unknown",
+    help="What if aiter had (or lacked) the sqrsum race fix.",
 )
 @click.option("--tilelang", default=None, metavar="VERSION|none", help="What if this tilelang were installed.")
 @click.option("--vllm", default=None, metavar="VERSION|none", help="Apply the rules of this vLLM release.")
 @click.option("--rocm", default=None, metavar="VERSION", help="What if the ROCm version were this.")
-@click.option("--from", "from_path", default=None, metavar="REPORT.json", help="Take the facts from a saved check --json.")
+@click.option(
+    "--from", "from_path", default=None, metavar="REPORT.json", help="Take the facts from a saved check --json."
+)
 @click.option("--deep", is_flag=True, help="Also import tilelang and aiter (child processes) to see whether they load.")
+@python_option
 @json_option
 @timeout_option
 @fail_on_option
@@ -64,6 +77,7 @@ def command(
     rocm: str | None,
     from_path: str | None,
     deep: bool,
+    python: str | None,
     as_json: bool,
     timeout: float,
     fail_on: str | None,
@@ -71,7 +85,7 @@ def command(
     """Which path vLLM takes for each mHC op, every gate on the way, and what will go wrong."""
     config = model_from_options(model, config_path, hidden, hc_mult)
     whatif = WhatIf(platform, arch, aiter, aiter_fix, tilelang, vllm, rocm)
-    probe = probe_facts(deep, timeout)
+    probe = probe_facts(deep, timeout, python)
     if from_path is not None:
         document = load_report(from_path)
         facts = build_facts(whatif, lambda: report_facts(document, from_path, probe))

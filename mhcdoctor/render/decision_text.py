@@ -63,7 +63,7 @@ def _header(doc: dict[str, Any], style: Style) -> list[str]:
         lines.append(f"  {style.mark('warn')} {doc['rules_note']}")
     given = sorted({v for v in doc.get("sources", {}).values() if v.startswith(("user:", "report:"))})
     if given:
-        lines.append(style.dim(f"  facts given by {', '.join(given)}; the rest probed on this machine"))
+        lines.append(style.dim(f"  facts given by {', '.join(given)}"))
     return lines
 
 
@@ -71,7 +71,16 @@ def _trace_table(doc: dict[str, Any], style: Style) -> list[str]:
     rows = [("op", "path", "gate", "observed", "", "why")]
     for op, decision in doc["ops"].items():
         for i, g in enumerate(decision["why"]):
-            rows.append((op if i == 0 else "", g["path"], g["gate"], observed(g["observed"]), "ok" if g["passed"] else "no", g["text"]))
+            rows.append(
+                (
+                    op if i == 0 else "",
+                    g["path"],
+                    g["gate"],
+                    observed(g["observed"]),
+                    "ok" if g["passed"] else "no",
+                    g["text"],
+                )
+            )
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     out = []
     for n, row in enumerate(rows):

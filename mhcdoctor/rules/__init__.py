@@ -15,7 +15,7 @@ from mhcdoctor.decision import OPS, Decision, Gate, OpDecision, Verdict
 from mhcdoctor.facts import Facts
 from mhcdoctor.findings import FindingContext, evaluate
 from mhcdoctor.models import ModelConfig
-from mhcdoctor.rules.dispatch import Dispatch, dispatch
+from mhcdoctor.rules.dispatch import Dispatch, dispatch, preferred_path
 from mhcdoctor.rules.releases import NEWEST, RULE_SETS, RuleSet, is_newer_than_known, rules_for_vllm
 
 SCHEMA = "mhcdoctor.explain/1"
@@ -51,31 +51,17 @@ def to_document(decision: Decision) -> dict[str, Any]:
     return {"schema": SCHEMA, **decision.to_dict()}
 
 
-def preferred_path(rule_set: RuleSet, platform: str, op: str) -> str:
-    """The best path a release offers an op on a platform: aiter on ROCm where it has one, else tilelang.
-
-    Where the release has no kernel for the op on that platform at all (0.20.0's hc_head, 0.21's ROCm inline
-    torch), the torch path is the release's own design and counts as preferred.
-    """
-    if op == "hc_head" and rule_set.hc_head == "torch":
-        return "torch"
-    if platform == "rocm":
-        if rule_set.rocm_style == "torch-inline" and op != "mhc_fused_post_pre":
-            return "torch"
-        if op in ("mhc_pre", "mhc_post") and rule_set.aiter_arch != "none":
-            return "aiter"
-        if op == "mhc_fused_post_pre" and rule_set.aiter_fused != "none":
-            return "aiter"
-    return "tilelang"
-
-
 def _pick_rules(version: str | None) -> tuple[RuleSet | None, str, str | None]:
     if version is None:
         return NEWEST, "no-vllm", f"no vLLM installed: using the newest known rules ({NEWEST.id})"
     try:
         rule_set = rules_for_vllm(version)
     except InvalidVersion:
-        return NEWEST, "no-vllm", f"vLLM version {version!r} is not a version: using the newest known rules ({NEWEST.id})"
+        return (
+            NEWEST,
+            "no-vllm",
+            f"vLLM version {version!r} is not a version: using the newest known rules ({NEWEST.id})",
+        )
     if rule_set is None:
         return None, "too-old", f"vLLM {version} predates DeepSeek-V4 support (0.20.0)"
     if is_newer_than_known(version):
@@ -88,7 +74,9 @@ def _no_support_ops(version: str | None) -> dict[str, OpDecision]:
     return {op: OpDecision("unavailable", [gate]) for op in OPS}
 
 
-def _verdict(findings: list[Any], rule_set: RuleSet | None, facts: Facts, result: Dispatch | None, used: list[str]) -> Verdict:
+def _verdict(
+    findings: list[Any], rule_set: RuleSet | None, facts: Facts, result: Dispatch | None, used: list[str]
+) -> Verdict:
     severities = {f.severity for f in findings}
     if "fail" in severities or result is None or rule_set is None:
         return "fail"
@@ -96,7 +84,7 @@ def _verdict(findings: list[Any], rule_set: RuleSet | None, facts: Facts, result
         return "fail"
     if "warn" in severities:
         return "degraded"
-    if any(result.ops[op].path != preferred_path(rule_set, facts.platform, op) for op in used):
+    if any(result.ops[op].path != preferred_path(rule_set, facts, op) for op in used):
         return "degraded"
     return "ok"
 

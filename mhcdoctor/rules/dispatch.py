@@ -86,6 +86,32 @@ def _unknown(what: str) -> str:
     return f"{what} is unknown (not established), so this gate does not pass"
 
 
+def preferred_path(rule_set: RuleSet, facts: Facts, op: str) -> str:
+    """The best path a release offers an op on this machine: on ROCm aiter where it has an aiter path, else
+    tilelang; on CUDA tilelang.
+
+    Where the release itself rules a kernel out, the next path is the best on offer and counts as preferred:
+    0.20.0 computes hc_head in torch, 0.21 runs ROCm's pre/post/hc_head in inline torch, and from 0.24 tilelang
+    mHC is off on gfx942 (from 0.27 on gfx1250 too), where hc_head's best is triton and the others' is torch.
+    """
+    if op == "hc_head" and rule_set.hc_head == "torch":
+        return "torch"
+    if facts.platform != "rocm":
+        return "tilelang"
+    if rule_set.rocm_style == "torch-inline" and op != "mhc_fused_post_pre":
+        return "torch"
+    if op in ("mhc_pre", "mhc_post") and rule_set.aiter_arch != "none":
+        return "aiter"
+    if op == "mhc_fused_post_pre" and rule_set.aiter_fused != "none":
+        return "aiter"
+    no_tilelang = (rule_set.tilelang_mhc_skips_gfx942 and arch_has(facts, "gfx942")) or (
+        rule_set.tilelang_skips_gfx1250 and arch_has(facts, "gfx1250")
+    )
+    if no_tilelang:
+        return "triton" if op == "hc_head" else "torch"
+    return "tilelang"
+
+
 # --- tilelang --------------------------------------------------------------------------------------------------
 
 
@@ -121,16 +147,23 @@ def tilelang_gates(rs: RuleSet, f: Facts) -> list[Gate]:
     gates = [has_tilelang_gate(rs, f)]
     if rs.tilelang_skips_gfx1250:
         on = arch_has(f, "gfx1250")
-        text = _unknown("the arch") if on is None else f"arch {f.arch}: " + (
-            "tilelang is disabled on gfx1250" if on else "not gfx1250"
+        text = (
+            _unknown("the arch")
+            if on is None
+            else f"arch {f.arch}: " + ("tilelang is disabled on gfx1250" if on else "not gfx1250")
         )
         gates.append(Gate("tilelang", "not on_gfx1250()", f.arch, on is False, text))
     if rs.tilelang_mhc_skips_gfx942:
         on = arch_has(f, "gfx942")
-        text = _unknown("the arch") if on is None else f"arch {f.arch}: " + (
-            "tilelang mHC computes wrong results on gfx942, so HAS_TILELANG_MHC is False (vLLM #45931)"
-            if on
-            else "not gfx942"
+        text = (
+            _unknown("the arch")
+            if on is None
+            else f"arch {f.arch}: "
+            + (
+                "tilelang mHC computes wrong results on gfx942, so HAS_TILELANG_MHC is False (vLLM #45931)"
+                if on
+                else "not gfx942"
+            )
         )
         gates.append(Gate("tilelang", "HAS_TILELANG_MHC: not on_gfx942()", f.arch, on is False, text))
     return gates
@@ -154,19 +187,35 @@ def has_aiter_mhc_gates(rs: RuleSet, f: Facts) -> list[Gate]:
     if a.present is None:
         found = Gate("aiter", "find_spec('aiter')", None, False, _unknown("aiter's presence"))
     elif a.present:
-        who = "AMD's aiter" if a.genuine else ("a package named aiter that is not AMD's" if a.genuine is False else "a package named aiter")
+        who = (
+            "AMD's aiter"
+            if a.genuine
+            else ("a package named aiter that is not AMD's" if a.genuine is False else "a package named aiter")
+        )
         version = f" {a.version}" if a.version else ""
-        found = Gate("aiter", "find_spec('aiter')", True, True, f"finds {who}{version} (vLLM checks neither its origin nor its version)")
+        found = Gate(
+            "aiter",
+            "find_spec('aiter')",
+            True,
+            True,
+            f"finds {who}{version} (vLLM checks neither its origin nor its version)",
+        )
     else:
         found = Gate("aiter", "find_spec('aiter')", False, False, "no package named aiter is installed")
     if rs.aiter_arch == "mi3xx":
         on = arch_has(f, "gfx942", "gfx950")
-        text = _unknown("the arch") if on is None else f"arch {f.arch} is " + ("MI3xx" if on else "not MI3xx (gfx942/gfx950)")
+        text = (
+            _unknown("the arch")
+            if on is None
+            else f"arch {f.arch} is " + ("MI3xx" if on else "not MI3xx (gfx942/gfx950)")
+        )
         arch = Gate("aiter", "on_mi3xx()", f.arch, bool(on), text)
     else:
         on = arch_has(f, "gfx942", "gfx950", "gfx1250")
-        text = _unknown("the arch") if on is None else f"arch {f.arch} is " + (
-            "CDNA3 or newer" if on else "not CDNA3+ (gfx942, gfx950, gfx1250)"
+        text = (
+            _unknown("the arch")
+            if on is None
+            else f"arch {f.arch} is " + ("CDNA3 or newer" if on else "not CDNA3+ (gfx942, gfx950, gfx1250)")
         )
         arch = Gate("aiter", "get_cdna_version() > 2", f.arch, bool(on), text)
     return [found, arch]
@@ -175,7 +224,13 @@ def has_aiter_mhc_gates(rs: RuleSet, f: Facts) -> list[Gate]:
 def aiter_shape_gates(rs: RuleSet, model: ModelConfig) -> list[Gate]:
     h, n = model.hidden_size, model.hc_mult
     gates = [
-        Gate("aiter", "hidden_size % 256 == 0", h, h % 256 == 0, f"hidden size {h} is " + ("" if h % 256 == 0 else "not ") + "a multiple of 256"),
+        Gate(
+            "aiter",
+            "hidden_size % 256 == 0",
+            h,
+            h % 256 == 0,
+            f"hidden size {h} is " + ("" if h % 256 == 0 else "not ") + "a multiple of 256",
+        ),
     ]
     if rs.aiter_hc4:
         gates.append(Gate("aiter", "hc_mult == 4", n, n == 4, f"hc_mult is {n}"))
@@ -243,7 +298,9 @@ def _cuda(rs: RuleSet, f: Facts) -> Dispatch:
 
 
 def _hc_head_torch() -> Candidate:
-    return "torch", [Gate("torch", "hc_head in torch", True, True, "0.20.0 computes hc_head with a torch.compile function")]
+    return "torch", [
+        Gate("torch", "hc_head in torch", True, True, "0.20.0 computes hc_head with a torch.compile function")
+    ]
 
 
 def _no_fused_op() -> Gate:
@@ -252,8 +309,18 @@ def _no_fused_op() -> Gate:
 
 def _rocm_module(rs: RuleSet, f: Facts) -> Dispatch:
     """0.20–0.21 on ROCm: the CUDA module runs as is (0.20), or branches to inline torch (0.21)."""
-    lead = [Gate("dispatch", "platform", "rocm", True, "ROCm counts as CUDA-alike: layers/mhc.py needs tilelang"), _module_gate(rs, f)]
-    tilelang = ("tilelang", [Gate("tilelang", "tilelang kernels", True, True, "the CUDA tilelang kernels (and DeepGEMM) run on ROCm as is")])
+    lead = [
+        Gate("dispatch", "platform", "rocm", True, "ROCm counts as CUDA-alike: layers/mhc.py needs tilelang"),
+        _module_gate(rs, f),
+    ]
+    tilelang = (
+        "tilelang",
+        [
+            Gate(
+                "tilelang", "tilelang kernels", True, True, "the CUDA tilelang kernels (and DeepGEMM) run on ROCm as is"
+            )
+        ],
+    )
     if rs.rocm_style == "torch-inline":
         torch = ("torch", [Gate("torch", "current_platform.is_rocm()", True, True, "ROCm branches to inline torch")])
         ops = {"mhc_pre": choose(lead, [torch]), "mhc_post": choose(lead, [torch]), "hc_head": choose(lead, [torch])}
@@ -266,7 +333,9 @@ def _rocm_module(rs: RuleSet, f: Facts) -> Dispatch:
     if rs.fused_op == "none":
         ops["mhc_fused_post_pre"] = choose(lead, [("tilelang", [_no_fused_op()])])
     else:
-        always = Gate("model", "model runs fused post+pre", True, True, "this release runs it between every pair of sublayers")
+        always = Gate(
+            "model", "model runs fused post+pre", True, True, "this release runs it between every pair of sublayers"
+        )
         ops["mhc_fused_post_pre"] = choose([*lead, always], [tilelang])
     return Dispatch(ops, rs.rocm_fused == "always", False, True, False)
 
@@ -286,7 +355,14 @@ def _rocm_custom_op(rs: RuleSet, f: Facts, model: ModelConfig) -> Dispatch:
     torch = _fallback("torch", "the torch reference (forward_native)")
     pre_aiter = list(aiter_base)
     if fold and rs.aiter_probes_norm:
-        pre_aiter.append(aiter_api_gate(f, "mhc_pre_norm_args", "mhc_pre accepts norm_weight/norm_eps", "the RMSNorm folds here and aiter's mhc_pre taking norm_weight/norm_eps"))
+        pre_aiter.append(
+            aiter_api_gate(
+                f,
+                "mhc_pre_norm_args",
+                "mhc_pre accepts norm_weight/norm_eps",
+                "the RMSNorm folds here and aiter's mhc_pre taking norm_weight/norm_eps",
+            )
+        )
     aiter = [("aiter", pre_aiter)] if has_aiter else []
     ops = {
         "mhc_pre": choose(lead, [*aiter, ("tilelang", tl), torch]),
@@ -297,17 +373,28 @@ def _rocm_custom_op(rs: RuleSet, f: Facts, model: ModelConfig) -> Dispatch:
     if rs.aiter_fused != "none":
         fused_aiter = list(aiter_base)
         if rs.aiter_fused == "probed":
-            fused_aiter.append(aiter_api_gate(f, "has_fused_post_pre", "aiter.ops.mhc.mhc_fused_post_pre imports", "aiter having mhc_fused_post_pre (it takes norm_weight/norm_eps)"))
+            fused_aiter.append(
+                aiter_api_gate(
+                    f,
+                    "has_fused_post_pre",
+                    "aiter.ops.mhc.mhc_fused_post_pre imports",
+                    "aiter having mhc_fused_post_pre (it takes norm_weight/norm_eps)",
+                )
+            )
         fused_candidates.append(("aiter", fused_aiter))
     if rs.fused_op == "tilelang":
-        fused_candidates.append(("tilelang", [tilelang_installed_gate(f, "forward_hip calls tilelang without testing it")]))
+        fused_candidates.append(
+            ("tilelang", [tilelang_installed_gate(f, "forward_hip calls tilelang without testing it")])
+        )
     else:
         fused_candidates += [("tilelang", tl), torch]
     ops["mhc_fused_post_pre"] = choose([*lead, fused_why], fused_candidates)
     return Dispatch(ops, fused, fold, False, has_aiter_mhc)
 
 
-def _rocm_fused(rs: RuleSet, f: Facts, h: int, tl: list[Gate], has_aiter_mhc: bool, use_aiter: bool) -> tuple[bool, Gate]:
+def _rocm_fused(
+    rs: RuleSet, f: Facts, h: int, tl: list[Gate], has_aiter_mhc: bool, use_aiter: bool
+) -> tuple[bool, Gate]:
     """Whether the AMD model runs the fused post+pre op between sublayers, and the gate that says why."""
     tl_ok = all(g.passed for g in tl)
     rule = rs.rocm_fused
@@ -326,4 +413,10 @@ def _rocm_fused(rs: RuleSet, f: Facts, h: int, tl: list[Gate], has_aiter_mhc: bo
     else:
         value, text = rule == "always", "fixed by this release"
     observed = {"tilelang": tl_ok, "aiter": use_aiter} if rule != "has_tilelang" else {"tilelang": tl_ok}
-    return value, Gate("model", "model runs fused post+pre", observed, value, f"{text} → {'yes' if value else 'no: post and pre run separately'}")
+    return value, Gate(
+        "model",
+        "model runs fused post+pre",
+        observed,
+        value,
+        f"{text} → {'yes' if value else 'no: post and pre run separately'}",
+    )

@@ -365,4 +365,3 @@ def rules_for_vllm(version: str) -> RuleSet | None:
 
 def is_newer_than_known(version: str) -> bool:
     return release_key(version) > Version(NEWEST.last)
-
