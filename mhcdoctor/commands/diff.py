@@ -1,9 +1,30 @@
-"""`mhcdoctor diff` (placeholder until its issue lands)."""
+"""`mhcdoctor diff A B`: what differs between two saved reports (check --json, report --json, or bundles)."""
+
+from __future__ import annotations
+
+import json
 
 import click
 
+from mhcdoctor.commands.options import json_option
+from mhcdoctor.diffing import diff_reports, render_text, to_document
+from mhcdoctor.reportfile import load_report
+
 
 @click.command("diff")
-def command() -> int:
-    """Not built yet."""
-    raise click.ClickException("'diff' is not built yet")
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@json_option
+def command(a: str, b: str, as_json: bool) -> int:
+    """Show the facts and decisions that differ between reports A and B, most important first.
+
+    A and B are saved `check --json` / `report --json` documents or `report --bundle` files. Exit 0 when they
+    are the same, 1 when they differ, 2 when one cannot be read.
+    """
+    doc_a, doc_b = load_report(a), load_report(b)
+    differences = diff_reports(doc_a, doc_b)
+    if as_json:
+        click.echo(json.dumps(to_document(differences, doc_a, doc_b, (a, b)), indent=2))
+    else:
+        click.echo(render_text(differences, doc_a, doc_b, (a, b)), nl=False)
+    return 1 if differences else 0

@@ -18,7 +18,9 @@ from mhcdoctor.commands.options import json_option, model_from_options, model_op
 from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.redact import Identity, not_redacted, redact
+from mhcdoctor.render.decision_text import render_decision
 from mhcdoctor.render.markdown import render_markdown
+from mhcdoctor.render.term import Style
 
 
 @click.command("report")
@@ -50,7 +52,7 @@ def command(
     else:
         shared, record = redact(doc, Identity.of_this_machine(doc))
         redactions, summary = record.to_dict(), record.summary()
-    markdown = render_markdown(shared, note=_note(redactions, bundle_path))
+    markdown = render_markdown(shared, trace=lambda m: render_decision(m, Style()), note=_note(redactions, bundle_path))
     main = json.dumps(shared, indent=2) + "\n" if as_json else markdown
     files = build_files(shared, markdown, redactions) if bundle_path else {}
     if preview:

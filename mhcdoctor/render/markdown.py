@@ -77,6 +77,18 @@ def compact_report(doc: dict[str, Any]) -> dict[str, Any]:
     return {**doc, "probes": probes, "models": models}
 
 
+def report_from_markdown(text: str) -> dict[str, Any] | None:
+    """The compact report.json folded into a `report` Markdown (an issue body saved to a file), or None."""
+    match = re.search(r"<summary>report\.json[^<]*</summary>\s*(`{3,})json\r?\n(.*?)\r?\n\1", text, re.DOTALL)
+    if match is None:
+        return None
+    try:
+        document = json.loads(match.group(2))
+    except ValueError:
+        return None
+    return document if isinstance(document, dict) else None
+
+
 def summary_line(doc: dict[str, Any]) -> str:
     """One line: verdict, platform and GPUs, runtime, torch, aiter and its sqrsum fix, tilelang, vLLM, paths."""
     facts = doc.get("facts") or {}

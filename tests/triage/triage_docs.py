@@ -31,7 +31,13 @@ def _model(name: str, hidden: int, paths: dict[str, str], findings: list[dict[st
     }
     return {
         "model": {"name": name, "hidden_size": hidden, "hc_mult": 4},
-        "facts": {},
+        "facts": {
+            "platform": "rocm",
+            "arch": "gfx942",
+            "aiter": {"version": "0.1.13", "sqrsum_fix": "absent"},
+            "tilelang": {"version": "0.1.9"},
+            "vllm": {"version": "0.25.0"},
+        },
         "rules": "vllm-0.25-0.28",
         "rules_note": None,
         "ops": ops,
