@@ -1,0 +1,170 @@
+"""`mhcdoctor check` end to end: a real subprocess, a fake machine tree and a Python environment that holds only fakes.
+
+The environment under test is a wrapper interpreter (`python -S` with only the fake site on its path), passed with
+--python exactly as a user points mhcdoctor at vLLM's venv; the machine is a fake / given by MHCDOCTOR_SYSROOT.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import fakes
+import jsonschema
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CHECK_SCHEMA = json.loads((REPO / "mhcdoctor/schemas/check.schema.json").read_text())
+
+
+class Machine:
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp = tmp_path
+        self.root = tmp_path / "root"
+        self.root.mkdir()
+        self.site = fakes.site(tmp_path)
+        self.python = fakes.write(
+            tmp_path / "bin" / "python",
+            f'#!/bin/sh\nPYTHONPATH="{self.site}" exec "{sys.executable}" -S "$@"\n',
+        )
+        self.python.chmod(0o755)
+
+    def check(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PYTHONPATH")}
+        env.update({"MHCDOCTOR_SYSROOT": str(self.root), "PATH": str(self.tmp / "no-bin"), "HOME": str(self.tmp)})
+        env["PYTHONPATH"] = str(REPO)
+        return subprocess.run(
+            [sys.executable, "-m", "mhcdoctor", "check", "--python", str(self.python), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+            cwd=self.tmp,
+        )
+
+    def check_json(self, *args: str) -> tuple[dict, subprocess.CompletedProcess[str]]:
+        proc = self.check("--json", *args)
+        doc = json.loads(proc.stdout)  # the whole stdout is one JSON document
+        jsonschema.validate(doc, CHECK_SCHEMA)
+        return doc, proc
+
+
+def model(doc: dict, name: str) -> dict:
+    return next(m for m in doc["models"] if m["model"]["name"] == name)
+
+
+def finding_ids(doc: dict) -> set[str]:
+    return {f["id"] for f in doc["findings"]}
+
+
+@pytest.fixture
+def machine(tmp_path: Path) -> Machine:
+    return Machine(tmp_path)
+
+
+def test_a_machine_without_a_gpu_fails_with_no_gpu(machine):
+    doc, proc = machine.check_json("--fast")
+    assert proc.returncode == 3
+    assert doc["verdict"] == "fail" and "no-gpu" in finding_ids(doc)
+    assert doc["facts"]["platform"] == "cpu"
+    assert {m["model"]["name"] for m in doc["models"]} >= {"deepseek-v4-pro", "deepseek-v4-flash"}
+    assert proc.stderr == ""
+
+
+def test_mi300x_with_a_racy_aiter_selects_aiter_and_fails_on_the_race(machine):
+    fakes.kfd(machine.root, [0, 90402, 90402])
+    fakes.rocm(machine.root, "6.4.1-120")
+    fakes.aiter(machine.site, version="0.1.13", kernel="racy")
+    fakes.library(machine.site, "vllm", "0.25.0")
+    doc, proc = machine.check_json("--fast")
+    assert doc["facts"]["platform"] == "rocm" and doc["facts"]["arch"] == "gfx942"
+    assert [d["arch"] for d in doc["facts"]["devices"]] == ["gfx942", "gfx942"]
+    pro = model(doc, "deepseek-v4-pro")
+    assert pro["ops"]["mhc_pre"]["path"] == "aiter"
+    assert "aiter-sqrsum-race" in finding_ids(doc)
+    assert proc.returncode == 3
+
+
+def test_the_impostor_aiter_is_named_in_text_output(machine):
+    fakes.kfd(machine.root, [0, 90402])
+    fakes.impostor_aiter(machine.site)
+    fakes.library(machine.site, "vllm", "0.25.0")
+    proc = machine.check("--fast")
+    assert "aiter-impostor" in proc.stdout
+    assert "not AMD's aiter" in proc.stdout
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_cuda_without_tilelang_is_a_fail_with_the_fix(machine):
+    fakes.nvidia_proc(machine.root, gpus=[("0000:18:00.0", "NVIDIA H200")])
+    fakes.torch(machine.site)
+    fakes.library(machine.site, "vllm", "0.30.0")
+    doc, proc = machine.check_json("--fast")
+    assert doc["facts"]["platform"] == "cuda"
+    assert "tilelang-missing" in finding_ids(doc)
+    assert proc.returncode == 3
+    text = machine.check("--fast").stdout
+    assert "tilelang-missing" in text and "fix:" in text
+
+
+def test_hanging_and_crashing_imports_still_give_a_complete_report(machine):
+    fakes.nvidia_proc(machine.root)
+    fakes.library(machine.site, "tilelang", "0.1.12", init=fakes.HANG)
+    fakes.library(machine.site, "triton", "3.6.0", init=fakes.SEGFAULT)
+    fakes.library(machine.site, "vllm", "0.30.0")
+    start = time.perf_counter()
+    doc, proc = machine.check_json("--timeout", "2")
+    assert time.perf_counter() - start < 30
+    status = {p["name"]: p["status"] for p in doc["probes"]}
+    assert status["tilelang.import"] == "timeout"
+    assert status["triton.import"] == "crash"
+    assert doc["facts"]["tilelang"]["imports"] is False
+    assert doc["models"] and doc["verdict"] in ("degraded", "fail")
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_library_printing_on_import_cannot_corrupt_the_json(machine):
+    fakes.nvidia_proc(machine.root)
+    fakes.library(
+        machine.site,
+        "amdsmi",
+        "26.0.0",
+        init="print('amdsmi banner: libamd_smi.so not found')\nraise KeyError('ROCM_PATH')\n",
+    )
+    doc, proc = machine.check_json("--timeout", "10")
+    amdsmi = next(p for p in doc["probes"] if p["name"] == "gpu.amdsmi")
+    assert amdsmi["status"] == "missing", "amdsmi without libamd_smi.so is a missing library"
+    assert any("amdsmi banner" in line for line in amdsmi["evidence"]), "what it printed is kept as evidence"
+
+
+def test_text_has_no_colour_codes_in_a_pipe_and_verbose_shows_probe_evidence(machine):
+    fakes.nvidia_proc(machine.root, driver="580.95.05")
+    proc = machine.check("--fast", "-v")
+    assert "\033[" not in proc.stdout
+    assert "Probes" in proc.stdout and "gpu.nvidia-proc" in proc.stdout
+    assert "580.95.05" in proc.stdout
+
+
+def test_fail_on_never_exits_zero_even_when_failing(machine):
+    assert machine.check("--fast", "--fail-on", "never").returncode == 0
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--model", "deepseek-v9"], "unknown model"),
+        (["--hidden", "0"], "--hidden must be a positive integer"),
+        (["--config", "/nonexistent/config.json"], "config not found"),
+        (["--timeout", "-1"], "--timeout"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(machine, args, message):
+    proc = machine.check("--fast", *args)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stdout == ""
