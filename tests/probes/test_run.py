@@ -103,3 +103,20 @@ def test_the_doctor_process_never_imports_what_it_diagnoses_and_stays_small():
     assert seen["imported"] == []
     assert seen["children"]["torch.import"] == "ok", "the children did import torch: the check above is real"
     assert seen["peak_mib"] < 80
+
+
+def test_every_known_fact_names_the_probe_it_came_from(tmp_path):
+    root, site = broken_machine(tmp_path)
+    fakes.torch(site, "2.9.1+rocm7.2", cuda=None, hip="7.2.26015")
+    facts = facts_from_probes(run_probes(fakes.context(tmp_path, site, root=root, timeout=1.5)))
+    known = {
+        f"{group}.{key}" if isinstance(values, dict) else group
+        for group, values in facts.to_dict().items()
+        if group != "sources"
+        for key, value in (values.items() if isinstance(values, dict) else [(None, values)])
+        if value is not None
+    }
+    known -= {"aiter.sqrsum_fix"} if facts.aiter.sqrsum_fix == "unknown" else set()
+    assert known - set(facts.sources) == set()
+    assert all(source.startswith("probe:") for source in facts.sources.values())
+    assert facts.sources["aiter.imports"] == "probe:aiter.import"
