@@ -2,7 +2,7 @@
 
 Redaction is on unless --no-redact: only allowlisted environment variables, secrets masked, the home folder as
 `~`, user and host names as stable hashes (mhcdoctor.redact). --preview prints exactly what would be shared
-and writes nothing.
+and writes nothing. A report never fails for a broken probe: hangs and crashes are in it as findings and evidence.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import click
 
 from mhcdoctor.bundle import build_files, write_bundle
 from mhcdoctor.checkreport import build_check
-from mhcdoctor.commands.options import json_option, model_from_options, model_options, timeout_option
-from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
-from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.commands.check import selected_models
+from mhcdoctor.commands.options import json_option, model_options, python_option, timeout_option
+from mhcdoctor.probes.target import probe_context
 from mhcdoctor.redact import Identity, not_redacted, redact
 from mhcdoctor.render.decision_text import render_decision
 from mhcdoctor.render.markdown import render_markdown
@@ -26,7 +26,9 @@ from mhcdoctor.render.term import Style
 @click.command("report")
 @model_options
 @click.option("--fast", is_flag=True, help="Read files only: no imports, no GPU initialisation.")
+@click.option("--verify", "run_verify", is_flag=True, help="Also run `verify` and include its results.")
 @timeout_option
+@python_option
 @click.option("--bundle", "bundle_path", default=None, metavar="FILE.tar.gz", help="Also write a support bundle.")
 @click.option("--no-redact", is_flag=True, help="Share home paths, user and host names as they are.")
 @click.option("--preview", is_flag=True, help="Print exactly what would be shared; write nothing.")
@@ -37,7 +39,9 @@ def command(
     hidden: int | None,
     hc_mult: int | None,
     fast: bool,
+    run_verify: bool,
     timeout: float,
+    python: str | None,
     bundle_path: str | None,
     no_redact: bool,
     preview: bool,
@@ -45,14 +49,22 @@ def command(
 ) -> int:
     """A redacted report of this machine: Markdown for a GitHub issue (or --json), and with --bundle a tar.gz
     holding the report, every probe's raw output and timing, a manifest of sha256 sums and what was redacted."""
-    models = _models(model, config_path, hidden, hc_mult)
-    doc = build_check(ProbeContext(timeout=timeout, fast=fast), models)
+    models = selected_models(model, config_path, hidden, hc_mult)
+    if run_verify and fast:
+        raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
+    ctx = probe_context(fast=fast, timeout=timeout, python=python)
+    verify_doc = None
+    if run_verify:
+        from mhcdoctor.verify import run_verify as verify_all  # kernels: imported only when asked for
+
+        verify_doc = verify_all(model=models[0], timeout=timeout, ctx=ctx)
+    doc = build_check(ctx, models, verify_doc=verify_doc)
     if no_redact:
         shared, redactions, summary = doc, not_redacted(), "NOT redacted (--no-redact)"
     else:
         shared, record = redact(doc, Identity.of_this_machine(doc))
         redactions, summary = record.to_dict(), record.summary()
-    markdown = render_markdown(shared, trace=lambda m: render_decision(m, Style()), note=_note(redactions, bundle_path))
+    markdown = render_markdown(shared, trace=_trace, note=_note(redactions, bundle_path))
     main = json.dumps(shared, indent=2) + "\n" if as_json else markdown
     files = build_files(shared, markdown, redactions) if bundle_path else {}
     if preview:
@@ -66,11 +78,8 @@ def command(
     return 0
 
 
-def _models(model: str | None, config_path: str | None, hidden: int | None, hc_mult: int | None) -> list[ModelConfig]:
-    """The model asked for, or every built-in one (as `check` does)."""
-    if model is None and config_path is None and hidden is None and hc_mult is None:
-        return list(BUILTIN_MODELS.values())
-    return [model_from_options(model, config_path, hidden, hc_mult)]
+def _trace(model_doc: dict[str, Any]) -> str:
+    return render_decision(model_doc, Style())
 
 
 def _note(redactions: dict[str, Any], bundle_path: str | None) -> str:
