@@ -46,7 +46,11 @@ def from_outcome(name: str, outcome: ChildOutcome, source: str, seconds: float) 
         evidence.append("traceback (last lines):\n" + "\n".join(trace[-_TRACEBACK_LINES:]))
     evidence.extend(outcome.evidence())
     if outcome.status != "ok":
-        return ProbeResult(name, outcome.status, data, evidence, source, seconds, outcome.error)
+        error = outcome.error
+        last = outcome.stderr.strip().splitlines()[-1:] if outcome.status == "error" else []
+        if last:  # an exception the child code did not catch: its last line says what it was
+            error = f"{error}: {last[0].strip()}"
+        return ProbeResult(name, outcome.status, data, evidence, source, seconds, error)
     error = data.pop("error", None)
     if error is None:
         return ProbeResult(name, "ok", data, evidence, source, seconds)

@@ -31,18 +31,28 @@ try:
     data["cuda_driver_version"] = f"{cuda // 1000}.{cuda % 1000 // 10}"
 except Exception as exc:
     data["cuda_driver_version_error"] = failure(exc)["error"]
+
+def ask(fn, *args):
+    # One unsupported query (a MIG slice, an old GPU) must not lose the device's other facts.
+    try:
+        return fn(*args)
+    except Exception:
+        return None
+
 for i in range(nvml.nvmlDeviceGetCount()):
     handle = nvml.nvmlDeviceGetHandleByIndex(i)
-    major, minor = nvml.nvmlDeviceGetCudaComputeCapability(handle)
+    capability = ask(nvml.nvmlDeviceGetCudaComputeCapability, handle)
+    name, memory, pci = (ask(f, handle) for f in (nvml.nvmlDeviceGetName, nvml.nvmlDeviceGetMemoryInfo,
+                                                   nvml.nvmlDeviceGetPciInfo))
     data["devices"].append({
         "vendor": "nvidia",
-        "arch": f"sm_{major}{minor}",
-        "name": text(nvml.nvmlDeviceGetName(handle)),
-        "memory_bytes": int(nvml.nvmlDeviceGetMemoryInfo(handle).total),
+        "arch": f"sm_{capability[0]}{capability[1]}" if capability else None,
+        "name": text(name) if name is not None else None,
+        "memory_bytes": int(memory.total) if memory is not None else None,
         "driver": data["driver"],
-        "bdf": text(nvml.nvmlDeviceGetPciInfo(handle).busId),
+        "bdf": text(pci.busId) if pci is not None else None,
     })
-nvml.nvmlShutdown()
+ask(nvml.nvmlShutdown)
 report(data)
 """
 

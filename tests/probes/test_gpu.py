@@ -182,3 +182,12 @@ def test_a_mixed_host_keeps_every_device_and_follows_the_torch_build(tmp_path):
 def test_child_gpu_probes_are_skipped_in_fast_mode(tmp_path, probe):
     result = probe(fakes.context(tmp_path, fast=True))
     assert result.status == "skipped"
+
+
+def test_a_gpu_query_that_raises_in_the_child_is_an_error_naming_the_exception(tmp_path):
+    site = fakes.site(tmp_path)
+    init = fakes.fake_torch_gpus([H200]).replace("is_available=lambda: bool(_DEVICES)", "is_available=lambda: 1 / 0")
+    fakes.torch(site, init=init)
+    result = gpu_torch.probe(fakes.context(tmp_path, site))
+    assert result.status == "error"
+    assert result.error == "child: torch.cuda device properties exited with code 1: ZeroDivisionError: division by zero"
