@@ -150,6 +150,10 @@ def _aiter_fallback_for_api(ctx: FindingContext) -> bool:
     return False
 
 
+def _import_error(error: str | None) -> str:
+    return error or "see the import probe's evidence"
+
+
 def _torch_fallbacks(ctx: FindingContext) -> list[str]:
     """Ops on the torch reference, except 0.20.0's hc_head, which is a torch.compile function by design."""
     designed = ctx.rules is not None and ctx.rules.hc_head == "torch"
@@ -392,7 +396,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
             + (
                 "not installed."
                 if c.facts.tilelang.present is False
-                else f"installed but fails to import: {c.facts.tilelang.import_error or 'see the tilelang.import probe'}."
+                else f"installed but fails to import: {_import_error(c.facts.tilelang.import_error)}."
             )
         ),
         fix="pip install tilelang  # vLLM pins 0.1.12 from 0.27 (0.1.9 before)",

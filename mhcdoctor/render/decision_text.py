@@ -55,8 +55,7 @@ def _header(doc: dict[str, Any], style: Style) -> list[str]:
     lines = [
         style.bold(f"mHC paths for {name} (hidden {m['hidden_size']}, hc_mult {m['hc_mult']})"),
         f"  platform {f['platform']}, arch {f['arch'] or 'unknown'}; vLLM {f['vllm']['version'] or 'not installed'}; "
-        f"aiter {f['aiter']['version'] or ('not installed' if f['aiter'].get('present') is False else 'unknown')}; "
-        f"tilelang {f['tilelang']['version'] or ('not installed' if f['tilelang'].get('present') is False else 'unknown')}",
+        f"aiter {_package(f['aiter'])}; tilelang {_package(f['tilelang'])}",
         f"  rules: {doc['rules']}",
     ]
     if doc.get("rules_note"):
@@ -65,6 +64,12 @@ def _header(doc: dict[str, Any], style: Style) -> list[str]:
     if given:
         lines.append(style.dim(f"  facts given by {', '.join(given)}"))
     return lines
+
+
+def _package(facts: dict[str, Any]) -> str:
+    if facts["version"]:
+        return facts["version"]
+    return "not installed" if facts.get("present") is False else "unknown"
 
 
 def _trace_table(doc: dict[str, Any], style: Style) -> list[str]:

@@ -146,27 +146,25 @@ def tilelang_gates(rs: RuleSet, f: Facts) -> list[Gate]:
     """HAS_TILELANG (0.22–0.23) or HAS_TILELANG_MHC (0.24+) on ROCm."""
     gates = [has_tilelang_gate(rs, f)]
     if rs.tilelang_skips_gfx1250:
-        on = arch_has(f, "gfx1250")
-        text = (
-            _unknown("the arch")
-            if on is None
-            else f"arch {f.arch}: " + ("tilelang is disabled on gfx1250" if on else "not gfx1250")
-        )
-        gates.append(Gate("tilelang", "not on_gfx1250()", f.arch, on is False, text))
+        gates.append(_not_arch_gate(f, "gfx1250", "not on_gfx1250()", "tilelang is disabled on gfx1250"))
     if rs.tilelang_mhc_skips_gfx942:
-        on = arch_has(f, "gfx942")
-        text = (
-            _unknown("the arch")
-            if on is None
-            else f"arch {f.arch}: "
-            + (
-                "tilelang mHC computes wrong results on gfx942, so HAS_TILELANG_MHC is False (vLLM #45931)"
-                if on
-                else "not gfx942"
+        gates.append(
+            _not_arch_gate(
+                f,
+                "gfx942",
+                "HAS_TILELANG_MHC: not on_gfx942()",
+                "tilelang mHC computes wrong results on gfx942, so HAS_TILELANG_MHC is False (vLLM #45931)",
             )
         )
-        gates.append(Gate("tilelang", "HAS_TILELANG_MHC: not on_gfx942()", f.arch, on is False, text))
     return gates
+
+
+def _not_arch_gate(f: Facts, arch: str, gate: str, why_not: str) -> Gate:
+    """An exclusion: an unknown arch is assumed not to be the excluded one (and the text says so)."""
+    on = arch_has(f, arch)
+    if on is None:
+        return Gate("tilelang", gate, None, True, f"the arch is unknown: assumed not {arch}")
+    return Gate("tilelang", gate, f.arch, not on, f"arch {f.arch}: " + (why_not if on else f"not {arch}"))
 
 
 def tilelang_installed_gate(f: Facts, why: str) -> Gate:
@@ -278,14 +276,16 @@ def _module_gate(rs: RuleSet, f: Facts) -> Gate:
 def _cuda(rs: RuleSet, f: Facts) -> Dispatch:
     lead = [Gate("dispatch", "platform", "cuda", True, "CUDA: vLLM calls the tilelang kernels with no other path")]
     if rs.rocm_style != "custom-op":  # 0.20–0.21: tilelang is tested once, when the module is imported
-        lead.append(_module_gate(rs, f))
-        tilelang = ("tilelang", [Gate("tilelang", "tilelang kernels", True, True, "layers/mhc.py's tilelang kernels")])
+        module = [_module_gate(rs, f)]
+        tilelang = ("tilelang", [*module, Gate("tilelang", "tilelang kernels", True, True, "layers/mhc.py's kernels")])
     else:
+        module = []
         tilelang = ("tilelang", [tilelang_installed_gate(f, "not tested by vLLM: the kernels import it")])
+    head_torch = ("torch", [*module, *_hc_head_torch()[1]])
     ops = {
         "mhc_pre": choose(lead, [tilelang]),
         "mhc_post": choose(lead, [tilelang]),
-        "hc_head": choose(lead, [_hc_head_torch() if rs.hc_head == "torch" else tilelang]),
+        "hc_head": choose(lead, [head_torch if rs.hc_head == "torch" else tilelang]),
     }
     if rs.fused_op == "none":
         ops["mhc_fused_post_pre"] = choose(lead, [("tilelang", [_no_fused_op()])])
@@ -309,33 +309,24 @@ def _no_fused_op() -> Gate:
 
 def _rocm_module(rs: RuleSet, f: Facts) -> Dispatch:
     """0.20–0.21 on ROCm: the CUDA module runs as is (0.20), or branches to inline torch (0.21)."""
-    lead = [
-        Gate("dispatch", "platform", "rocm", True, "ROCm counts as CUDA-alike: layers/mhc.py needs tilelang"),
-        _module_gate(rs, f),
-    ]
-    tilelang = (
-        "tilelang",
-        [
-            Gate(
-                "tilelang", "tilelang kernels", True, True, "the CUDA tilelang kernels (and DeepGEMM) run on ROCm as is"
-            )
-        ],
-    )
+    lead = [Gate("dispatch", "platform", "rocm", True, "ROCm counts as CUDA-alike: layers/mhc.py needs tilelang")]
+    module = _module_gate(rs, f)
+    kernels = Gate("tilelang", "tilelang kernels", True, True, "the CUDA tilelang kernels (and DeepGEMM) run as is")
+    tilelang = ("tilelang", [module, kernels])
     if rs.rocm_style == "torch-inline":
-        torch = ("torch", [Gate("torch", "current_platform.is_rocm()", True, True, "ROCm branches to inline torch")])
+        torch = ("torch", [module, Gate("torch", "current_platform.is_rocm()", True, True, "ROCm branches to torch")])
         ops = {"mhc_pre": choose(lead, [torch]), "mhc_post": choose(lead, [torch]), "hc_head": choose(lead, [torch])}
     else:
+        head_torch = ("torch", [module, *_hc_head_torch()[1]])
         ops = {
             "mhc_pre": choose(lead, [tilelang]),
             "mhc_post": choose(lead, [tilelang]),
-            "hc_head": choose(lead, [_hc_head_torch() if rs.hc_head == "torch" else tilelang]),
+            "hc_head": choose(lead, [head_torch if rs.hc_head == "torch" else tilelang]),
         }
     if rs.fused_op == "none":
         ops["mhc_fused_post_pre"] = choose(lead, [("tilelang", [_no_fused_op()])])
     else:
-        always = Gate(
-            "model", "model runs fused post+pre", True, True, "this release runs it between every pair of sublayers"
-        )
+        always = Gate("model", "model runs fused post+pre", True, True, "this release runs it between all sublayers")
         ops["mhc_fused_post_pre"] = choose([*lead, always], [tilelang])
     return Dispatch(ops, rs.rocm_fused == "always", False, True, False)
 
