@@ -207,6 +207,30 @@ def _deepgemm_arch(ctx: FindingContext) -> bool:
     return not supported
 
 
+def _archs(ctx: FindingContext) -> list[str]:
+    """Each GPU architecture on the host with its count, e.g. ["gfx942 x2", "gfx90a x1"], in device order."""
+    archs = [d.arch or "unknown" for d in ctx.facts.devices or []]
+    return [f"{arch} x{archs.count(arch)}" for arch in dict.fromkeys(archs)]
+
+
+def _mixed_arch(ctx: FindingContext) -> bool:
+    known = {d.arch for d in ctx.facts.devices or [] if d.arch}
+    return len(known) > 1
+
+
+def _driver_mismatch(ctx: FindingContext) -> list[str]:
+    """Per vendor, the drivers its GPUs report when they are not all the same: ["amd: 6.12.12 (GPU 0, 1), ..."]."""
+    out = []
+    for vendor in dict.fromkeys(d.vendor for d in ctx.facts.devices or []):
+        by_driver: dict[str, list[str]] = {}
+        for d in ctx.facts.devices or []:
+            if d.vendor == vendor and d.driver:
+                by_driver.setdefault(d.driver, []).append(str(d.index))
+        if len(by_driver) > 1:
+            out += [f"{vendor} {driver} (GPU {', '.join(gpus)})" for driver, gpus in by_driver.items()]
+    return out
+
+
 # --- the catalogue -------------------------------------------------------------------------------------------------
 
 CATALOGUE: tuple[FindingSpec, ...] = (
@@ -497,6 +521,35 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         ),
         fix="Compare with the V4 model of the same hidden size: mhcdoctor explain --hidden 5120",
         refs=(PR + "56503", PR + "56513"),
+    ),
+    FindingSpec(
+        id="multi-gpu-mixed-arch",
+        severity="warn",
+        title="GPUs of different architectures on one host",
+        summary="The host's GPUs are not all one architecture (e.g. gfx942 with gfx90a, or AMD with NVIDIA).",
+        when=_mixed_arch,
+        detail=lambda c: (
+            f"This host has {', '.join(_archs(c))}. vLLM picks each mHC path once, from one GPU's arch (on ROCm "
+            "amdsmi's first GPU, whatever HIP_VISIBLE_DEVICES says), and runs it on every rank: a tensor-parallel "
+            f"group that spans archs runs kernels chosen for {c.facts.arch or 'GPU 0'} on the others."
+        ),
+        fix="Give vLLM GPUs of one arch only: HIP_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES, or a container given "
+        "only those devices (so amdsmi's first GPU is one of them too)",
+        refs=("https://github.com/vllm-project/vllm/blob/main/vllm/platforms/rocm.py",),  # _get_gcn_arch: handles[0]
+    ),
+    FindingSpec(
+        id="multi-gpu-driver-mismatch",
+        severity="warn",
+        title="GPUs of one vendor report different driver versions",
+        summary="Two GPUs of the same vendor report different driver versions (a half-finished driver update).",
+        when=lambda c: bool(_driver_mismatch(c)),
+        detail=lambda c: (
+            f"Drivers: {'; '.join(_driver_mismatch(c))}. One host loads one kernel driver per vendor; differing "
+            "versions mean the sources disagree, typically a driver update without a reboot (the loaded module and "
+            "the user-space libraries differ), which breaks GPU initialisation or makes ranks behave differently."
+        ),
+        fix="Finish the driver update and reboot, so every GPU reports the same driver; then run mhcdoctor check again",
+        refs=("https://github.com/wookayin/gpustat/issues/147",),  # NVML's LibRmVersionMismatch after an update
     ),
 )
 

@@ -208,3 +208,9 @@ def test_report_json_is_one_document_that_explain_reads(tmp_path):
     (tmp_path / "r.json").write_text(proc.stdout)
     replay = machine.run("explain", "--from", "r.json", "--model", "deepseek-v4-flash", "--json")
     assert json.loads(replay.stdout)["facts"]["aiter"]["version"] == "0.1.13"
+
+
+def test_a_host_with_mixed_architectures_is_a_finding_with_every_device_listed(user_report):
+    _, proc, _ = user_report
+    assert "**`multi-gpu-mixed-arch`** (warn)" in proc.stdout
+    assert "| 2 | amd | gfx90a |" in proc.stdout
