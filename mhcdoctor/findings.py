@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from packaging.version import Version
+
 from mhcdoctor.decision import Finding, Severity
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
@@ -17,6 +19,7 @@ from mhcdoctor.rules.dispatch import AITER_NORM_ARGS_SINCE, Dispatch, aiter_feat
 from mhcdoctor.rules.releases import NEWEST, PR, RuleSet
 
 AITER = "https://github.com/ROCm/aiter/"
+V41_SINCE = Version("0.30.0")  # models/deepseek_v41 and DeepseekV41ForCausalLM first ship in vLLM 0.30.0
 AITER_BUILD = (
     "pip uninstall -y aiter amd-aiter && git clone --recursive https://github.com/ROCm/aiter && "
     "cd aiter && pip install --no-build-isolation ."
@@ -152,6 +155,12 @@ def _aiter_fallback_for_api(ctx: FindingContext) -> bool:
 
 def _import_error(error: str | None) -> str:
     return error or "see the import probe's evidence"
+
+
+def _is_v41(model: ModelConfig) -> bool:
+    """DeepSeek-V4.1 by name: the built-in, or a config.json whose name or model_type says v4.1 / deepseek_v41."""
+    name = (model.name or "").lower().replace("_", "-")
+    return "v4.1" in name or "v41" in name
 
 
 def _torch_fallbacks(ctx: FindingContext) -> list[str]:
@@ -510,16 +519,31 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         refs=(PR + "43679", PR + "43950"),
     ),
     FindingSpec(
+        id="model-v41-unsupported",
+        severity="fail",
+        title="This vLLM has no DeepSeek-V4.1 model",
+        summary="The model is DeepSeek-V4.1 and the vLLM release is older than 0.30.0, where deepseek_v41 arrives.",
+        when=lambda c: _is_v41(c.model) and c.rules is not None and Version(c.rules.first) < V41_SINCE,
+        detail=lambda c: (
+            f"vLLM {c.vllm_version} registers no DeepseekV41ForCausalLM (models/deepseek_v41 first "
+            "ships in 0.30.0), so the checkpoint does not load."
+        ),
+        fix="pip install -U 'vllm>=0.30'",
+        refs=(PR + "56503",),
+    ),
+    FindingSpec(
         id="model-v41-approximate",
         severity="info",
-        title="DeepSeek-V4.1 runs through a different model in vLLM",
-        summary="The model is DeepSeek-V4.1: vLLM 0.30+ serves it with its own model (mhc_pre_delayed, no hc_head).",
-        when=lambda c: "v4.1" in (c.model.name or "").lower(),
+        title="DeepSeek-V4.1 runs through its own model in vLLM",
+        summary="The model is DeepSeek-V4.1: vLLM 0.30+ serves it with models/deepseek_v41 (mhc_pre_delayed, no "
+        "learned hc_head); the trace follows the V4 model's gates.",
+        when=lambda c: _is_v41(c.model) and c.rules is not None and Version(c.rules.first) >= V41_SINCE,
         detail=lambda c: (
-            "vLLM serves DeepSeek-V4.1 with models/deepseek_v41 (0.30+), whose delayed pre op "
-            "follows the same aiter/tilelang/torch gates without the RMSNorm fold; this trace follows the V4 model."
+            "vLLM serves DeepSeek-V4.1 with models/deepseek_v41, whose delayed pre op tests the same "
+            "HAS_AITER_MHC / HAS_TILELANG_MHC gates but folds no RMSNorm and folds mhc_post into the next pre; this "
+            "trace follows the V4 model with the same hidden size."
         ),
-        fix="Compare with the V4 model of the same hidden size: mhcdoctor explain --hidden 5120",
+        fix="mhcdoctor explain --hidden 5120  # the V4 model at V4.1-Flash's hidden size",
         refs=(PR + "56503", PR + "56513"),
     ),
     FindingSpec(

@@ -148,7 +148,9 @@ def findings_page() -> str:
         "A finding is data: an id, a severity, a predicate over the facts and the decision, a fix and references.",
         "The verdict is `fail` with any fail finding, `degraded` with a warn finding or when an op the model runs",
         "is not on the platform's preferred path (ROCm: aiter where the release has an aiter path, else tilelang;",
-        "CUDA: tilelang), and `ok` otherwise. Exit codes: 0 ok, 1 degraded, 3 fail (`--fail-on` narrows them).",
+        "CUDA: tilelang; where the release itself rules tilelang out, as on gfx942 from 0.24, the next path), and",
+        "`ok` otherwise. Exit codes: 0 ok, 1 degraded, 3 fail (`--fail-on` narrows them). An unknown fact raises",
+        "no finding by itself.",
         "",
         "| id | severity | when |",
         "| --- | --- | --- |",
@@ -158,7 +160,8 @@ def findings_page() -> str:
         out.append(f"| `{spec.id}` | {severity} | {spec.summary} |")
     out.append("")
     for spec in CATALOGUE:
-        out += [f"## `{spec.id}`: {spec.title}", "", spec.summary, "", f"Fix: `{spec.fix}`", ""]
+        fix = spec.fix if "`" in spec.fix else f"`{spec.fix}`"
+        out += [f"## `{spec.id}`: {spec.title}", "", spec.summary, "", f"Fix: {fix}", ""]
         out += ["References: " + ", ".join(spec.refs), ""]
     return "\n".join(out).rstrip() + "\n"
 

@@ -1,0 +1,68 @@
+"""The findings catalogue is complete, the explain/1 documents match their schema, and the docs match the data."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import jsonschema
+import pytest
+
+from mhcdoctor.findings import CATALOGUE, IDS, FindingContext
+from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
+from mhcdoctor.rules import RULE_SETS, decide, to_document
+from mhcdoctor.rules.docsgen import SCENARIOS, scenario_facts, stale_pages
+from mhcdoctor.rules.dispatch import dispatch
+
+CONTRACT_IDS = {
+    "aiter-impostor",
+    "aiter-sqrsum-race",
+    "aiter-sqrsum-unknown",
+    "aiter-hidden-unsupported",
+    "aiter-rocm-compiler",
+    "tilelang-missing",
+    "tilelang-wrong-arch",
+    "tilelang-no-compiler",
+    "torch-fallback",
+    "no-gpu",
+}
+
+
+@pytest.fixture(scope="module")
+def validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads(resources.files("mhcdoctor").joinpath("schemas/explain.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def test_catalogue_has_every_contract_id_once():
+    assert CONTRACT_IDS <= set(IDS)
+    assert len(IDS) == len(set(IDS))
+
+
+@pytest.mark.parametrize("spec", CATALOGUE, ids=lambda s: s.id)
+def test_every_finding_has_text_fix_and_refs(spec):
+    facts = scenario_facts("rocm", "gfx942", "0.1.13", True)
+    model = ModelConfig("m", 7168)
+    ctx = FindingContext(facts, model, RULE_SETS[-1], dispatch(RULE_SETS[-1], facts, model), "0.30.0", "installed")
+    finding = spec.build(ctx)
+    assert finding.title and finding.detail and finding.fix and spec.summary
+    assert finding.refs and all(ref.startswith("https://") for ref in finding.refs)
+
+
+@pytest.mark.parametrize("rule_set", RULE_SETS, ids=lambda r: r.id)
+def test_every_rule_set_cites_its_sources(rule_set):
+    assert rule_set.summary
+    assert rule_set.refs or rule_set.inferred  # the earliest releases predate a PR we could cite
+
+
+@pytest.mark.parametrize("label, platform, arch, aiter, tilelang", SCENARIOS)
+@pytest.mark.parametrize("rule_set", RULE_SETS, ids=lambda r: r.id)
+def test_explain_documents_match_the_schema(validator, rule_set, label, platform, arch, aiter, tilelang):
+    for model in BUILTIN_MODELS.values():
+        document = to_document(decide(scenario_facts(platform, arch, aiter, tilelang), model, rule_set.first))
+        validator.validate(document)
+
+
+def test_generated_docs_are_up_to_date():
+    assert stale_pages() == [], "run: python -m mhcdoctor.rules.docsgen"
