@@ -66,7 +66,7 @@ def compare(name: str, out: np.ndarray, ref: np.ndarray, row_ids: list[int] | No
     bad = ~np.isfinite(got) & np.isfinite(rows)
     err = np.abs(got - rows)
     scale = np.abs(rows).max(axis=1, keepdims=True) if rows.size else rows
-    allowed = tol.abs + tol.rel * scale
+    allowed = np.broadcast_to(tol.abs + tol.rel * scale, err.shape)
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(scale > 0, err / scale, np.where(err > 0, np.inf, 0.0))
     finite_err = np.where(bad, 0.0, err)

@@ -1,0 +1,60 @@
+"""Time `mhcdoctor verify` end to end, cold (fresh tilelang and triton JIT caches) and warm, and print medians.
+
+Bars (issue 4): full default verify at most 20 s cold and 5 s warm on an H200; --stress adds at most 10 s.
+Run on the GPU machine: `python3 bench/verify_bench.py --model deepseek-v4-pro` (scripts/gpu-tests does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def run_once(args: list[str], cache: str) -> tuple[float, int]:
+    env = dict(
+        os.environ, TILELANG_CACHE_DIR=os.path.join(cache, "tilelang"), TRITON_CACHE_DIR=os.path.join(cache, "triton")
+    )
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "mhcdoctor", "verify", *args], env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        print(proc.stdout[-3000:], proc.stderr[-2000:], sep="\n", file=sys.stderr)
+    return seconds, proc.returncode
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--model", default="deepseek-v4-pro")
+    parser.add_argument("--cold", type=int, default=2, help="cold runs (each with fresh JIT caches)")
+    parser.add_argument("--warm", type=int, default=3, help="warm runs of default and of --stress")
+    opts = parser.parse_args()
+    base = ["--model", opts.model]
+    rows = []
+    cold = []
+    for _ in range(opts.cold):
+        with tempfile.TemporaryDirectory(prefix="verify-bench-") as cache:
+            cold.append(run_once(base, cache))
+    with tempfile.TemporaryDirectory(prefix="verify-bench-") as cache:
+        run_once(base, cache)  # fill the caches
+        warm = [run_once(base, cache) for _ in range(opts.warm)]
+        stress = [run_once([*base, "--stress"], cache) for _ in range(opts.warm)]
+    for name, runs in (("default, cold", cold), ("default, warm", warm), ("--stress, warm", stress)):
+        times = [s for s, _ in runs]
+        codes = sorted({c for _, c in runs})
+        rows.append((name, statistics.median(times), min(times), max(times), codes))
+    print(f"verify benchmark, {opts.model} ({len(cold)} cold, {opts.warm} warm runs each)")
+    print(f"{'run':<18}{'median s':>10}{'min s':>8}{'max s':>8}  exit codes")
+    for name, med, lo, hi, codes in rows:
+        print(f"{name:<18}{med:>10.2f}{lo:>8.2f}{hi:>8.2f}  {codes}")
+    added = rows[2][1] - rows[1][1]
+    print(f"--stress adds {added:.2f} s (median warm)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
