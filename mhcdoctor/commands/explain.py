@@ -9,6 +9,7 @@ installed tilelang is assumed to import, and the trace says so.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 
 import click
@@ -98,6 +99,5 @@ def command(
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     else:
-        stream = click.get_text_stream("stdout")
-        click.echo(render_decision(doc, Style.for_stream(stream)), nl=False)
+        click.echo(render_decision(doc, Style.for_stream(sys.stdout)), nl=False)
     return exit_code(decision.verdict, fail_on)

@@ -11,8 +11,8 @@ import pytest
 from mhcdoctor.findings import CATALOGUE, IDS, FindingContext
 from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
 from mhcdoctor.rules import RULE_SETS, decide, to_document
-from mhcdoctor.rules.docsgen import SCENARIOS, scenario_facts, stale_pages
 from mhcdoctor.rules.dispatch import dispatch
+from mhcdoctor.rules.docsgen import SCENARIOS, scenario_facts, stale_pages
 
 CONTRACT_IDS = {
     "aiter-impostor",

@@ -1,0 +1,179 @@
+"""`mhcdoctor explain` and `mhcdoctor models` as a user runs them: real subprocesses, real probes, real files."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+import jsonschema
+import pytest
+
+ROCM_030 = ["--platform", "rocm", "--arch", "gfx950", "--tilelang", "0.1.12", "--vllm", "0.30.0"]
+
+
+def schema() -> dict:
+    return json.loads(resources.files("mhcdoctor").joinpath("schemas/explain.schema.json").read_text())
+
+
+def test_explain_on_a_machine_without_gpu_says_no_gpu(run_cli):
+    result = run_cli("explain", "--hidden", "7168")
+    assert result.returncode == 3
+    assert "no-gpu" in result.stdout
+    assert "verdict: fail" in result.stdout
+
+
+def test_text_gives_the_answer_first_then_the_trace_then_findings(run_cli):
+    result = run_cli("explain", "--model", "deepseek-v4-pro", *ROCM_030, "--aiter", "0.1.14")
+    lines = result.stdout.splitlines()
+    answer = next(i for i, line in enumerate(lines) if line.strip().split()[1:2] == ["mhc_pre"])
+    trace = lines.index("Trace (every gate, in vLLM's order)")
+    findings = next(i for i, line in enumerate(lines) if line.startswith("Findings"))
+    assert answer < trace < findings
+    assert lines[answer].split()[2] == "tilelang"  # aiter 0.1.14 lacks the norm arguments 0.30 probes for
+    assert "aiter-api-fallback" in result.stdout
+    assert result.returncode == 1
+
+
+def test_json_is_one_document_that_matches_the_schema(run_cli):
+    result = run_cli("explain", "--json", *ROCM_030, "--aiter", "0.1.16")
+    document = result.json()
+    jsonschema.validate(document, schema())
+    assert document["schema"] == "mhcdoctor.explain/1"
+    assert {op: d["path"] for op, d in document["ops"].items()} == {
+        "mhc_pre": "aiter",
+        "mhc_post": "aiter",
+        "mhc_fused_post_pre": "aiter",
+        "hc_head": "tilelang",
+    }
+    assert (document["fused_post_pre"], document["verdict"], result.returncode) == (True, "ok", 0)
+
+
+def test_what_ifs_are_recorded_as_the_source_of_their_facts(run_cli):
+    document = run_cli("explain", "--json", *ROCM_030, "--aiter", "0.1.16").json()
+    assert document["sources"]["aiter.version"] == "user:--aiter"
+    assert document["sources"]["arch"] == "user:--arch"
+
+
+def test_changing_the_platform_forgets_this_machines_compilers(run_cli):
+    document = run_cli("explain", "--json", *ROCM_030, "--aiter", "0.1.16").json()
+    assert document["facts"]["compilers"] == {"nvcc": None, "hipcc": None}
+
+
+def test_probed_amd_machine_is_used_when_nothing_is_given(run_cli, amd_machine):
+    machine = amd_machine("mi300x")
+    document = run_cli("explain", "--json", "--vllm", "0.23.0", "--tilelang", "0.1.12", root=machine).json()
+    assert (document["facts"]["platform"], document["facts"]["arch"]) == ("rocm", "gfx942")
+    assert "tilelang-wrong-arch" in {f["id"] for f in document["findings"]}
+
+
+@pytest.fixture
+def user_report(run_cli, amd_machine, tmp_path):
+    """A user's saved `check --json` from an MI300X with the racy aiter 0.1.13 and vLLM 0.25.0."""
+    machine = amd_machine("user-mi300x")
+    report = run_cli("check", "--fast", "--json", root=machine).json()
+    aiter = report["facts"]["aiter"]
+    aiter.update(present=True, genuine=True, version="0.1.13", sqrsum_fix="absent", distribution="amd-aiter")
+    report["facts"]["vllm"].update(present=True, version="0.25.0")
+    path = tmp_path / "user-report.json"
+    path.write_text(json.dumps(report))
+    return path
+
+
+def test_replaying_a_report_finds_the_race_and_an_aiter_upgrade_clears_it(run_cli, user_report):
+    before = run_cli("explain", "--json", "--from", str(user_report))
+    assert before.returncode == 3
+    assert "aiter-sqrsum-race" in {f["id"] for f in before.json()["findings"]}
+    after = run_cli("explain", "--json", "--from", str(user_report), "--aiter", "0.1.16")
+    assert after.json()["ops"]["mhc_pre"]["path"] == "aiter"
+    assert "aiter-sqrsum-race" not in {f["id"] for f in after.json()["findings"]}
+    assert after.json()["sources"]["arch"] == f"report:{user_report}"
+
+
+def test_check_json_replayed_by_explain_gives_the_same_decision_as_a_live_explain(run_cli, amd_machine, tmp_path):
+    machine = amd_machine("mi355x", 90500)
+    check = run_cli("check", "--fast", "--json", root=machine)
+    report = tmp_path / "check.json"
+    report.write_text(check.stdout)
+    replay = run_cli("explain", "--json", "--model", "deepseek-v4-flash", "--from", str(report), root=machine).json()
+    live = run_cli("explain", "--json", "--model", "deepseek-v4-flash", root=machine).json()
+    in_check = next(m for m in check.json()["models"] if m["model"]["name"] == "deepseek-v4-flash")
+    keys = ("rules", "ops", "fused_post_pre", "findings", "verdict")
+    assert {k: replay[k] for k in keys} == {k: live[k] for k in keys} == {k: in_check[k] for k in keys}
+
+
+def test_config_folder_sets_the_hidden_size_and_hidden_overrides_it(run_cli, tmp_path):
+    folder = tmp_path / "DeepSeek-V4-Flash"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"model_type": "deepseek_v4", "hidden_size": 4096, "hc_mult": 4}))
+    assert run_cli("explain", "--json", "--config", str(folder)).json()["model"]["hidden_size"] == 4096
+    overridden = run_cli("explain", "--json", "--config", str(folder), "--hidden", "2048").json()
+    assert overridden["model"]["hidden_size"] == 2048
+
+
+def test_fail_on_never_keeps_ci_green(run_cli):
+    assert run_cli("explain", "--hidden", "7168", "--fail-on", "never").returncode == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--hidden", "0"],
+        ["--hc-mult", "-1"],
+        ["--model", "deepseek-v9"],
+        ["--vllm", "banana"],
+        ["--aiter", "new"],
+        ["--tilelang", "1..2"],
+        ["--rocm", "seven"],
+        ["--arch", "pentium"],
+        ["--platform", "tpu"],
+        ["--aiter-fix", "maybe"],
+        ["--platform", "cuda", "--arch", "gfx942"],
+        ["--model", "deepseek-v4-pro", "--config", "config.json"],
+    ],
+)
+def test_bad_option_is_one_line_and_exit_2(run_cli, args):
+    result = run_cli("explain", *args)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stderr.startswith("mhcdoctor: error: ")
+
+
+@pytest.mark.parametrize(
+    "name, content",
+    [
+        ("missing.json", None),
+        ("garbage.json", "{not json"),
+        ("list.json", "[1, 2]"),
+        ("explain.json", json.dumps({"schema": "mhcdoctor.explain/1", "facts": {}})),
+        ("bad-facts.json", json.dumps({"schema": "mhcdoctor.check/1", "facts": {"platform": "tpu"}})),
+        ("no-facts.json", json.dumps({"schema": "mhcdoctor.check/1"})),
+    ],
+)
+def test_bad_report_is_one_line_and_exit_2(run_cli, tmp_path, name, content):
+    path = tmp_path / name
+    if content is not None:
+        path.write_text(content)
+    result = run_cli("explain", "--from", str(path))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
+
+
+def test_malformed_config_is_one_line_and_exit_2(run_cli, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"hidden_size": "big"}))
+    result = run_cli("explain", "--config", str(path))
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_models_lists_the_builtins(run_cli):
+    result = run_cli("models")
+    rows = {line.split()[0]: line.split()[1] for line in result.stdout.splitlines()[1:]}
+    assert rows == {"deepseek-v4-pro": "7168", "deepseek-v4-flash": "4096", "deepseek-v4.1-flash": "5120"}
+    assert "less certain" in result.stdout
+
+
+def test_models_json(run_cli):
+    document = run_cli("models", "--json").json()
+    assert {m["name"]: m["hidden_size"] for m in document["models"]}["deepseek-v4-flash"] == 4096
