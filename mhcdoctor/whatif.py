@@ -86,14 +86,25 @@ def report_facts(document: dict[str, Any], label: str, probe: Callable[[], Facts
         facts = Facts.from_dict(data)
     except FactsError as exc:
         raise InputError(f"report {label}: {exc}") from None
-    facts.sources = {key: f"report:{label}" for key in facts.sources}
-    missing = [f.name for f in fields(Facts) if f.name != "sources" and f.name not in data]
+    recorded = data if isinstance(data, dict) else {}
+    facts.sources = {key: f"report:{label}" for key in [*facts.sources, *_keys(recorded)]}
+    missing = [f.name for f in fields(Facts) if f.name != "sources" and f.name not in recorded]
     if missing:  # a report written by an older mhcdoctor: what it never recorded is probed on this machine
         probed = probe()
         for name in missing:
             setattr(facts, name, getattr(probed, name))
             facts.sources.update({k: v for k, v in probed.sources.items() if k.split(".")[0] == name})
     return facts
+
+
+def _keys(recorded: dict[str, Any]) -> list[str]:
+    """The dotted names of the facts a report holds ("arch", "aiter.version"), its own `sources` aside."""
+    keys = []
+    for key, value in recorded.items():
+        if key == "sources":
+            continue
+        keys += [f"{key}.{sub}" for sub in value] if isinstance(value, dict) else [key]
+    return keys
 
 
 def _validate(w: WhatIf) -> None:
