@@ -1,0 +1,84 @@
+"""--fail-on never|degraded|fail on check, explain and verify: the exit code a CI gate sees, per verdict."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import fakes
+import pytest
+
+from mhcdoctor.cli import main
+
+# verdict -> exit code, for each --fail-on (None: the contract's codes).
+EXPECTED = {
+    None: {"ok": 0, "degraded": 1, "fail": 3},
+    "degraded": {"ok": 0, "degraded": 1, "fail": 3},
+    "fail": {"ok": 0, "degraded": 0, "fail": 3},
+    "never": {"ok": 0, "degraded": 0, "fail": 0},
+}
+FAIL_ON = [None, "degraded", "fail", "never"]
+
+
+def run(*args: str, env: dict[str, str] | None = None, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The exit code of `mhcdoctor ARGS`, run in this process (exactly what the console script runs)."""
+    for name, value in (env or {}).items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SystemExit) as exit_:
+        main(list(args))
+    return int(exit_.value.code or 0)
+
+
+def _fail_on(value: str | None) -> list[str]:
+    return [] if value is None else ["--fail-on", value]
+
+
+def mi300x(tmp: Path, racy_aiter: bool) -> tuple[list[str], dict[str, str]]:
+    """A two-MI300X machine with vLLM 0.25.0: with a racy aiter (fail), or with neither aiter nor tilelang (the
+    torch fallback: degraded). Returns the check arguments and environment that probe it."""
+    root, site = tmp / "root", fakes.site(tmp)
+    fakes.kfd(root, [0, 90402, 90402])
+    fakes.library(site, "vllm", "0.25.0")
+    if racy_aiter:
+        fakes.aiter(site, version="0.1.13", kernel="racy")
+    python = fakes.write(tmp / "bin/python", f'#!/bin/sh\nPYTHONPATH="{site}" exec "{sys.executable}" -S "$@"\n')
+    python.chmod(0o755)
+    args = ["check", "--fast", "--model", "deepseek-v4-pro", "--python", str(python)]
+    return args, {"MHCDOCTOR_SYSROOT": str(root), "PATH": str(tmp / "no-bin")}
+
+
+@pytest.mark.parametrize("fail_on", FAIL_ON)
+@pytest.mark.parametrize("verdict", ["degraded", "fail"])
+def test_check(tmp_path, monkeypatch, verdict, fail_on):
+    args, env = mi300x(tmp_path, racy_aiter=verdict == "fail")
+    assert run(*args, *_fail_on(fail_on), env=env, monkeypatch=monkeypatch) == EXPECTED[fail_on][verdict]
+
+
+_WHAT_IF = {
+    "ok": ["--aiter", "0.1.16"],
+    "degraded": ["--aiter", "none", "--tilelang", "none"],
+    "fail": ["--aiter", "0.1.13"],
+}
+
+
+@pytest.mark.parametrize("fail_on", FAIL_ON)
+@pytest.mark.parametrize("verdict", ["ok", "degraded", "fail"])
+def test_explain(monkeypatch, verdict, fail_on):
+    machine = ["--platform", "rocm", "--arch", "gfx950", "--vllm", "0.25.0", "--model", "deepseek-v4-pro"]
+    code = run("explain", *machine, *_WHAT_IF[verdict], *_fail_on(fail_on), monkeypatch=monkeypatch)
+    assert code == EXPECTED[fail_on][verdict]
+
+
+@pytest.mark.parametrize("fail_on", FAIL_ON)
+def test_verify_of_a_path_that_is_not_installed(monkeypatch, fail_on):
+    """No aiter here: every aiter case is skipped, nothing passes, and verify's verdict is fail."""
+    code = run(
+        "verify", "--path", "aiter", "--device", "cpu", "--tokens", "1", *_fail_on(fail_on), monkeypatch=monkeypatch
+    )
+    assert code == EXPECTED[fail_on]["fail"]
+
+
+@pytest.mark.parametrize("command", ["check", "explain", "verify"])
+def test_bad_fail_on_is_exit_2_in_every_command(monkeypatch, capsys, command):
+    assert run(command, "--fail-on", "sometimes", monkeypatch=monkeypatch) == 2
+    assert "--fail-on" in capsys.readouterr().err
