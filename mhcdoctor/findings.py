@@ -7,6 +7,7 @@ this list; a test checks that every entry has a title, detail, fix and reference
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -208,12 +209,22 @@ def _compiler_missing(ctx: FindingContext) -> bool:
 
 def _deepgemm_arch(ctx: FindingContext) -> bool:
     """CUDA archs outside DeepGEMM's support (vLLM CudaPlatform.support_deep_gemm) where vLLM calls it anyway."""
-    rs, arch = ctx.rules, (ctx.facts.arch or "").lower().replace("sm_", "").replace("sm", "")
-    if rs is None or ctx.facts.platform != "cuda" or not rs.cuda_first_pre_deepgemm or not arch[:2].isdigit():
+    rs, capability = ctx.rules, cuda_capability(ctx.facts.arch)
+    if rs is None or ctx.facts.platform != "cuda" or not rs.cuda_first_pre_deepgemm or capability is None:
         return False
-    major = int(arch[:-1]) if len(arch) > 1 else int(arch)
-    supported = arch.startswith("90") or major == 10 or (rs.deepgemm_sm120 and major == 12)
+    major, minor = capability
+    # is_device_capability(90) or is_device_capability_family(100) [or family(120), 0.24+]
+    supported = (major, minor) == (9, 0) or major == 10 or (rs.deepgemm_sm120 and major == 12)
     return not supported
+
+
+def cuda_capability(arch: str | None) -> tuple[int, int] | None:
+    """ "sm_90" → (9, 0), "sm_100a" → (10, 0), "sm_86" → (8, 6); None for anything else."""
+    digits = re.match(r"^sm_?(\d{2,3})a?$", (arch or "").lower())
+    if digits is None:
+        return None
+    text = digits.group(1)
+    return int(text[:-1]), int(text[-1])
 
 
 def _archs(ctx: FindingContext) -> list[str]:

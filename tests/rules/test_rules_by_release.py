@@ -359,6 +359,16 @@ def test_old_aiter_on_030_is_explained_as_an_api_fallback():
     assert {f.id: f.severity for f in decision.findings} == {"aiter-api-fallback": "info"}
 
 
+@pytest.mark.parametrize(
+    "vllm, arch, warned",
+    [("0.30.0", "sm_100a", False), ("0.30.0", "sm_120", False), ("0.20.2", "sm_120", True), ("0.21.0", "sm_86", True),
+     ("0.24.0", "sm_86", False), ("0.26.0", "sm_89", True), ("0.29.0", "sm_90a", False)],
+)  # fmt: skip
+def test_deepgemm_warning_follows_supported_archs_and_releases(vllm, arch, warned):
+    decision = decide(machine("cuda", arch), ModelConfig("m", PRO), vllm)
+    assert ("deepgemm-arch" in {f.id for f in decision.findings}) is warned
+
+
 def test_rule_set_follows_the_release():
     facts = machine("cuda", "sm_90")
     ids = {
