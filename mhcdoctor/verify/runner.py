@@ -41,6 +41,7 @@ class Job:
     offset: int = 0
     events: list[dict[str, Any]] = field(default_factory=list)
     ended: str | None = None  # None while running; "exit", "timeout"
+    seconds: float = 0.0
 
 
 def package_present(package: str, ctx: ProbeContext) -> bool:
@@ -90,6 +91,7 @@ def _start(job: Job, params: Params, ctx: ProbeContext, cwd: str, seed: int) -> 
         "tokens": job.tokens,
         "params": params.to_dict(),
         "seed": seed,
+        "spawned_at": time.time(),  # the child reports how long its imports and compiles took
     }
     env = dict(ctx.env)
     env["PYTHONPATH"] = os.pathsep.join(p for p in ctx.search_path if p)
@@ -119,6 +121,7 @@ def _poll(job: Job, timeout: float, progress: Progress) -> None:
     if job.proc.poll() is not None:
         _read_events(job, progress)
         job.ended = "exit"
+        job.seconds = time.perf_counter() - job.started
     elif time.perf_counter() - job.started > timeout:
         try:
             os.killpg(job.proc.pid, signal.SIGKILL)
@@ -127,6 +130,7 @@ def _poll(job: Job, timeout: float, progress: Progress) -> None:
         job.proc.wait()
         _read_events(job, progress)
         job.ended = "timeout"
+        job.seconds = time.perf_counter() - job.started
 
 
 def _read_events(job: Job, progress: Progress) -> None:
@@ -149,7 +153,7 @@ def _read_events(job: Job, progress: Progress) -> None:
 
 def _outcome(job: Job, timeout: float) -> dict[str, Any]:
     """What happened to one child: its status, version, rows, and evidence for anything that went wrong."""
-    seconds = round(time.perf_counter() - job.started, 3)
+    seconds = round(job.seconds, 3)
     code = job.proc.returncode if job.proc is not None else None
     stderr = _read(job.err_file)
     stdout = _read(job.out_file)
@@ -181,6 +185,7 @@ def _outcome(job: Job, timeout: float) -> dict[str, Any]:
             outcome["version"] = event.get("version")
             outcome["device_name"] = event.get("device_name")
             outcome["notes"] = event.get("notes") or []
+            outcome["load_seconds"] = event.get("load_seconds")
         elif kind in ("unavailable", "spawn-failed"):
             outcome.update(status="unavailable" if kind == "unavailable" else "error", reason=event["reason"])
         elif kind == "start":

@@ -49,7 +49,7 @@ def check_case(impl: PathImpl, op: str, tokens: int, p: cases.Params, device: st
         scalars = cases.scalar_args(op, p)
         _sync(device)
         start = time.perf_counter()
-        result = impl.ops[op](*inputs.values(), **scalars)
+        result = impl.ops[op](*inputs.values(), *scalars.values())  # positional, in the reference's order
         _sync(device)
         kernel_seconds += time.perf_counter() - start
         got = result if isinstance(result, tuple) else (result,)
@@ -155,7 +155,15 @@ def _serve(request: dict[str, Any], emit: Emit) -> int:
     if impl is None:
         emit({"event": "unavailable", "reason": reason})
         return 0
-    emit({"event": "loaded", "version": impl.version, "notes": impl.notes, "device_name": _device_name(device)})
+    emit(
+        {
+            "event": "loaded",
+            "version": impl.version,
+            "notes": impl.notes,
+            "device_name": _device_name(device),
+            "load_seconds": round(time.time() - request.get("spawned_at", time.time()), 3),
+        }
+    )
     for op in request["ops"]:
         if op not in impl.ops:
             continue

@@ -1,0 +1,112 @@
+"""`mhcdoctor verify` as a user runs it: real child processes, a stand-in aiter installed in a temporary folder.
+
+No AMD GPU exists here: the aiter path is exercised only through the stand-in (tests/verify/aiter_standin),
+installed as the distribution amd-aiter, on the CPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+HERE = Path(__file__).parent
+SCHEMA = json.loads((HERE.parents[1] / "mhcdoctor" / "schemas" / "verify.schema.json").read_text())
+SMALL = ["--hidden", "256", "--device", "cpu"]
+
+
+@pytest.fixture
+def aiter_site(tmp_path: Path) -> Path:
+    """The stand-in installed as amd-aiter 0.1.13: the package and its dist-info in a site folder."""
+    site = tmp_path / "site"
+    shutil.copytree(HERE / "aiter_standin" / "aiter", site / "aiter")
+    info = site / "amd_aiter-0.1.13.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: amd-aiter\nVersion: 0.1.13\n")
+    (info / "top_level.txt").write_text("aiter\n")
+    return site
+
+
+def verify(*args: str, site: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    environ = dict(os.environ, **env)
+    if site is not None:
+        environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), environ.get("PYTHONPATH")]))
+    return subprocess.run(
+        [sys.executable, "-m", "mhcdoctor", "verify", *args], capture_output=True, text=True, env=environ, timeout=300
+    )
+
+
+def results(proc: subprocess.CompletedProcess[str], path: str) -> dict[tuple[str, int], str]:
+    doc = json.loads(proc.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    return {(r["op"], r["tokens"]): r["status"] for r in doc["results"] if r["path"] == path}
+
+
+def test_racy_aiter_fails_past_16_tokens_under_stress(aiter_site: Path) -> None:
+    proc = verify(*SMALL, "--path", "aiter", "--stress", "--json", site=aiter_site, AITER_STANDIN_RACE="1")
+    got = results(proc, "aiter")
+    assert (proc.returncode, got[("mhc_pre", 7)], got[("mhc_pre", 80)], got[("mhc_pre", 16384)]) == (
+        3,
+        "pass",
+        "fail",
+        "fail",
+    )
+
+
+def test_fixed_aiter_passes_under_stress(aiter_site: Path) -> None:
+    proc = verify(*SMALL, "--path", "aiter", "--stress", "--json", site=aiter_site)
+    assert (proc.returncode, set(results(proc, "aiter").values())) == (0, {"pass"})
+
+
+def test_a_hanging_kernel_is_a_timeout_row_and_the_rest_still_report(aiter_site: Path) -> None:
+    proc = verify(*SMALL, "--path", "aiter", "--tokens", "7", "--timeout", "8", "--json",
+                  site=aiter_site, AITER_STANDIN_FAULT="hang")  # fmt: skip
+    got = results(proc, "aiter")
+    assert (proc.returncode, got) == (
+        3,
+        {("mhc_pre", 7): "pass", ("mhc_post", 7): "timeout", ("mhc_fused_post_pre", 7): "skip"},
+    )
+
+
+def test_a_crashing_kernel_is_an_error_row_with_the_signal(aiter_site: Path) -> None:
+    proc = verify(*SMALL, "--path", "aiter", "--tokens", "7", "--json", site=aiter_site, AITER_STANDIN_FAULT="crash")
+    row = next(r for r in json.loads(proc.stdout)["results"] if r["op"] == "mhc_post")
+    assert (proc.returncode, row["status"], "SIGABRT" in row["reason"]) == (3, "error", True)
+
+
+def test_text_table_and_progress_on_stderr(aiter_site: Path) -> None:
+    proc = verify(*SMALL, "--path", "aiter", "--path", "torch", "--tokens", "7", site=aiter_site)
+    assert proc.returncode == 0
+    assert "aiter 0.1.13 on cpu" in proc.stdout and "verdict: ok" in proc.stdout
+    assert "aiter on cpu: importing aiter.ops.mhc" in proc.stderr
+
+
+def test_without_a_gpu_nothing_is_verified_and_the_verdict_is_fail() -> None:
+    proc = verify("--hidden", "256", "--path", "torch", "--tokens", "1", "--json", CUDA_VISIBLE_DEVICES="")
+    doc = json.loads(proc.stdout)
+    assert (proc.returncode, doc["verdict"], doc["results"][0]["status"]) == (3, "fail", "skip")
+    assert "no GPU visible" in doc["results"][0]["reason"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--tokens", "0"], "--tokens takes comma-separated positive integers"),
+        (["--device", "gpu0"], "--device must be auto, all, cpu, N or cuda:N"),
+        (["--model", "deepseek-v9"], "unknown model"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    proc = verify(*args)
+    assert (proc.returncode, proc.stdout, message in proc.stderr, len(proc.stderr.strip().splitlines())) == (
+        2,
+        "",
+        True,
+        1,
+    )

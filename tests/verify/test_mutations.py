@@ -1,0 +1,75 @@
+"""The mutation suite: verify catches every planted bug at the shapes where it shows, and no correct kernel fails.
+
+Stand-ins run on the CPU in-process (tests/verify/mutants.py); the same judging runs in verify's GPU children.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mhcdoctor.models import ModelConfig
+from mhcdoctor.verify import cases, worker
+from mutants import mutant
+
+PARAMS = cases.Params.from_model(ModelConfig(None, 256))
+
+
+def statuses(bug: str, ops: list[str], tokens: list[int]) -> dict[tuple[str, int], str]:
+    rows = worker.run_path(mutant(bug), ops, tokens, PARAMS, "cpu")
+    return {(r["op"], r["tokens"]): r["status"] for r in rows}
+
+
+def test_sqrsum_race_fails_only_past_16_tokens() -> None:
+    got = statuses("sqrsum-race", ["mhc_pre", "mhc_fused_post_pre"], [7, 16, 80])
+    assert got == {
+        ("mhc_pre", 7): "pass",
+        ("mhc_pre", 16): "pass",
+        ("mhc_pre", 80): "fail",
+        ("mhc_fused_post_pre", 7): "pass",
+        ("mhc_fused_post_pre", 16): "pass",
+        ("mhc_fused_post_pre", 80): "fail",
+    }
+
+
+def test_layer_input_sqrt2_too_large_fails_at_one_token() -> None:
+    assert statuses("layer-input-sqrt2", ["mhc_pre"], [1]) == {("mhc_pre", 1): "fail"}
+
+
+def test_transposed_comb_fails_mhc_post_and_the_fused_op() -> None:
+    got = statuses("comb-transposed", ["mhc_pre", "mhc_post", "mhc_fused_post_pre"], [1])
+    assert got == {("mhc_pre", 1): "pass", ("mhc_post", 1): "fail", ("mhc_fused_post_pre", 1): "fail"}
+
+
+def test_one_sinkhorn_iteration_short_fails_at_80_tokens() -> None:
+    assert statuses("sinkhorn-short", ["mhc_pre"], [80]) == {("mhc_pre", 80): "fail"}
+
+
+def test_dropped_epsilon_fails_on_the_all_zero_token_row() -> None:
+    rows = list(worker.run_path(mutant("dropped-eps"), ["mhc_pre", "hc_head"], [7], PARAMS, "cpu"))
+    assert [(r["status"], "non-finite" in r["reason"]) for r in rows] == [("fail", True), ("fail", True)]
+
+
+def test_stale_padding_rows_fail_where_the_last_group_is_partial() -> None:
+    got = statuses("stale-padding", ["mhc_post"], [7, 80])
+    assert got == {("mhc_post", 7): "fail", ("mhc_post", 80): "pass"}
+
+
+def test_a_failing_row_names_the_token_rows_that_are_wrong() -> None:
+    row = next(worker.run_path(mutant("sqrsum-race"), ["mhc_pre"], [80], PARAMS, "cpu"))
+    bad_rows = {r for out in row["outputs"] for r in out.get("bad_rows", [])}
+    assert bad_rows and all(r % 64 >= 16 for r in bad_rows)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    variant=st.sampled_from(["reference", "tf32"]),
+    op=st.sampled_from(cases.OPS),
+    tokens=st.integers(min_value=1, max_value=100),
+    hidden=st.sampled_from([128, 256, 512]),
+    seed=st.integers(min_value=0, max_value=2**20),
+)
+def test_correct_kernels_never_raise_a_false_alarm(variant: str, op: str, tokens: int, hidden: int, seed: int) -> None:
+    params = cases.Params.from_model(ModelConfig(None, hidden))
+    rows = list(worker.run_path(mutant(variant), [op], [tokens], params, "cpu", seed=seed))
+    assert [(r["status"], r["reason"]) for r in rows] == [("pass", None)]

@@ -1,0 +1,50 @@
+"""The torch reference agrees with the independent float64 oracle on CPU, leading batch dims included."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from mhcdoctor import oracle, reference
+from mhcdoctor.models import ModelConfig
+from mhcdoctor.verify import cases
+from mhcdoctor.verify.tolerance import compare
+
+PARAMS = cases.Params.from_model(ModelConfig(None, 512))
+
+
+@pytest.mark.parametrize("op", cases.OPS)
+def test_reference_matches_the_oracle_on_every_output(op: str) -> None:
+    inputs = cases.make_inputs(op, 40, PARAMS, seed=1, device="cpu")
+    scalars = cases.scalar_args(op, PARAMS)
+    got = getattr(reference, op)(*inputs.values(), **scalars)
+    got = got if isinstance(got, tuple) else (got,)
+    expected = getattr(oracle, op)(*(v.float().numpy() for v in inputs.values()), **scalars)
+    verdicts = [compare(name, t.float().numpy(), expected[name]) for name, t in zip(cases.OUTPUTS[op], got)]
+    assert [(v["name"], v["passed"]) for v in verdicts] == [(name, True) for name in cases.OUTPUTS[op]]
+
+
+def test_leading_batch_dims_give_the_same_rows_as_flat_tokens() -> None:
+    inputs = cases.make_inputs("mhc_pre", 6, PARAMS, seed=2, device="cpu")
+    scalars = cases.scalar_args("mhc_pre", PARAMS)
+    flat = reference.mhc_pre(*inputs.values(), **scalars)
+    batched_residual = inputs["residual"].view(2, 3, *inputs["residual"].shape[1:])
+    batched = reference.mhc_pre(batched_residual, *list(inputs.values())[1:], **scalars)
+    assert [tuple(t.shape) for t in batched] == [(2, 3, 4, 1), (2, 3, 4, 4), (2, 3, 512)]
+    assert all(torch.equal(b.reshape(f.shape), f) for b, f in zip(batched, flat))
+
+
+def test_mhc_post_reads_comb_with_the_input_stream_first() -> None:
+    """out[j] = Σ_i comb[i, j] R_i: with comb = e_{0,1} only stream 1 receives stream 0."""
+    residual = torch.zeros(1, 4, 8, dtype=torch.bfloat16)
+    residual[0, 0] = 1.0
+    comb = torch.zeros(1, 4, 4)
+    comb[0, 0, 1] = 1.0
+    out = reference.mhc_post(torch.zeros(1, 8, dtype=torch.bfloat16), residual, torch.zeros(1, 4, 1), comb)
+    assert out[0].float().sum(dim=-1).tolist() == [0.0, 8.0, 0.0, 0.0]
+
+
+def test_oracle_rounds_to_bf16_ties_to_even() -> None:
+    values = np.array([1.0 + 2**-8, 1.0 + 3 * 2**-8, -(1.0 + 2**-9)], dtype=np.float64)
+    assert oracle.round_bf16(values).tolist() == [1.0, 1.0 + 4 * 2**-8, -1.0]
