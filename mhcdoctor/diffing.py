@@ -50,6 +50,8 @@ FACT_ORDER: tuple[str, ...] = (
 )
 # Facts that only say where something came from, not what it is.
 _IGNORED_FACTS = ("sources",)
+# Values longer than this are shown on lines of their own in the text view.
+_INLINE = 40
 # Per-device keys, most telling first.
 DEVICE_ORDER: tuple[str, ...] = ("vendor", "arch", "name", "driver", "memory_bytes")
 
@@ -99,14 +101,18 @@ def render_text(differences: list[Difference], a: dict[str, Any], b: dict[str, A
         lines.append("no differences in verdict, paths, findings, verify, facts, devices, probes or environment")
         return "\n".join(lines) + "\n"
     lines.append(f"{len(differences)} difference(s), most important first:")
-    width = min(48, max(len(d.key) for d in differences))
-    a_width = min(32, max(len(_show(d.a)) for d in differences))
+    short = [d for d in differences if max(len(_show(d.a)), len(_show(d.b))) <= _INLINE]
+    width = min(48, max((len(d.key) for d in short), default=0))
+    a_width = max((len(_show(d.a)) for d in short), default=0)
     section = None
     for d in differences:
         if d.section != section:
             section = d.section
             lines.append(f"  [{section}]")
-        lines.append(f"    {d.key:<{width}}  A: {_show(d.a):<{a_width}}  B: {_show(d.b)}")
+        if d in short:
+            lines.append(f"    {d.key:<{width}}  A: {_show(d.a):<{a_width}}  B: {_show(d.b)}")
+        else:  # long values (evidence, paths) on lines of their own
+            lines += [f"    {d.key}", f"      A: {_show(d.a)}", f"      B: {_show(d.b)}"]
     return "\n".join(lines) + "\n"
 
 

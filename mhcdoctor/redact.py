@@ -76,6 +76,17 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 # Secret values shorter than this are not searched for in text: "1" or "true" would mask half the report.
 _MIN_SECRET_VALUE = 6
+# A HOME here is a service account's, not a person's: replacing it would blur ordinary paths and reveal nothing.
+_SYSTEM_FOLDERS = frozenset({"/", "/tmp", "/var", "/usr", "/opt", "/srv", "/nonexistent", "/dev/null"})
+
+
+def _is_secret_value(value: Any) -> bool:
+    """Worth masking wherever it appears: long enough, and not a path (XAUTHORITY=/home/a/.Xauthority names a file)."""
+    return isinstance(value, str) and len(value) >= _MIN_SECRET_VALUE and not value.startswith(("/", "~", "./"))
+
+
+def _is_personal_home(path: str) -> bool:
+    return len(path) > 1 and path.rstrip("/") not in _SYSTEM_FOLDERS
 
 
 def relevant_env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -117,16 +128,19 @@ class Identity:
         homes = {env.get("HOME", ""), os.path.expanduser("~")}
         homes |= {os.path.realpath(h) for h in homes if h}
         users = {env.get("USER", ""), env.get("LOGNAME", ""), _safe(getpass.getuser), str(host_doc.get("user", ""))}
-        users |= {os.path.basename(h.rstrip("/")) for h in homes if h}
+        # /home/alice names alice even where USER is unset (containers, sudo -E).
+        users |= {
+            os.path.basename(h.rstrip("/")) for h in homes if os.path.dirname(h.rstrip("/")) in ("/home", "/Users")
+        }
         hostname = _safe(socket.gethostname)
         hosts = {hostname, _safe(socket.getfqdn), str(host_doc.get("hostname", ""))}
         hosts |= {h.split(".")[0] for h in hosts if h}
         secrets = {value for name, value in env.items() if is_secret_name(name)}
         return cls(
-            homes=_usable(homes, lambda h: h not in ("/", "") and len(h) > 1),
+            homes=_usable(homes, _is_personal_home),
             users=_usable(users, lambda u: u.lower() != "unknown"),
             hosts=_usable(hosts, lambda h: h.lower() not in ("", "unknown", "localhost", "localhost.localdomain")),
-            secret_values=_usable(secrets, lambda s: len(s) >= _MIN_SECRET_VALUE),
+            secret_values=_usable(secrets, _is_secret_value),
         )
 
 
@@ -210,7 +224,7 @@ def _with_document(identity: Identity, document: Mapping[str, Any]) -> Identity:
     names = {kind: host.get(key) for kind, key in (("user", "user"), ("host", "hostname"))}
     found = {kind: {v} if isinstance(v, str) and v not in ("", "unknown") else set() for kind, v in names.items()}
     found["host"] |= {h.split(".")[0] for h in found["host"]}
-    secrets = {v for k, v in env.items() if is_secret_name(k) and isinstance(v, str) and len(v) >= _MIN_SECRET_VALUE}
+    secrets = {v for k, v in env.items() if is_secret_name(k) and _is_secret_value(v)}
     users, hosts = found["user"], found["host"]
     homes = {f"/home/{user}" for user in users} | {f"/Users/{user}" for user in users}
     homes |= {"/root" for user in users if user == "root"}

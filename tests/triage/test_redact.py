@@ -168,3 +168,22 @@ def test_any_user_or_host_name_vanishes_wherever_it_is_planted(user, host, befor
     # As a name, not as part of another word ("mult" in "hc_mult"); keys like "env" are the program's own names.
     assert not re.search(rf"(?<![A-Za-z0-9]){re.escape(user)}(?![A-Za-z0-9])", text, re.IGNORECASE)
     assert not re.search(rf"(?<![A-Za-z0-9]){re.escape(host)}(?![A-Za-z0-9])", text, re.IGNORECASE)
+
+
+def test_a_secret_variable_holding_a_path_does_not_mask_that_path_everywhere(monkeypatch):
+    monkeypatch.setenv("XAUTHORITY", "/opt/rocm")  # the name contains AUTH; its value is only a file name
+    out, _ = redact(rocm_report(), Identity.of_this_machine())
+    assert out["facts"]["hipcc"]["path"] == "/opt/rocm/bin/hipcc"
+
+
+def test_a_service_accounts_home_in_tmp_is_not_replaced(monkeypatch):
+    monkeypatch.setenv("HOME", "/tmp")
+    identity = Identity.of_this_machine()
+    assert "/tmp" not in identity.homes and "tmp" not in identity.users
+
+
+def test_the_user_under_home_is_known_even_without_user_variables(monkeypatch):
+    for name in ("USER", "LOGNAME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", "/home/quietuser")
+    assert "quietuser" in Identity.of_this_machine().users
