@@ -9,8 +9,22 @@ import click
 from mhcdoctor.commands.options import exit_code, fail_on_option, json_option, model_from_options, model_options
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import PATHS
+from mhcdoctor.models import ModelConfig
+from mhcdoctor.probes import facts_from_probes, run_probes
+from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.rules import decide
 from mhcdoctor.verify import DEFAULT_TIMEOUT, run_verify
 from mhcdoctor.verify.render import render_text
+
+
+def _selected_paths(model: ModelConfig) -> dict[str, str] | None:
+    """The path the rules pick for each op on this machine (fast probes: no imports, no GPU initialisation).
+
+    None when the rules pick no runnable path for any op: then every failing path counts as a fail.
+    """
+    facts = facts_from_probes(run_probes(ProbeContext(fast=True)))
+    picked = {op: d.path for op, d in decide(facts, model).ops.items()}
+    return picked if any(path != "unavailable" for path in picked.values()) else None
 
 
 def _tokens(value: str | None) -> list[int] | None:
@@ -63,8 +77,15 @@ def command(
 ) -> int:
     """Run a small mHC call on each available path and compare it with an independent float64 oracle."""
     cfg = model_from_options(model, config_path, hidden, hc_mult)
+    counts = _tokens(tokens)
     doc = run_verify(
-        cfg, paths=list(paths) or None, tokens=_tokens(tokens), stress=stress, device=device, timeout=timeout
+        cfg,
+        paths=list(paths) or None,
+        tokens=counts,
+        stress=stress,
+        device=device,
+        timeout=timeout,
+        selected=_selected_paths(cfg),
     )
     click.echo(json.dumps(doc, indent=2) if as_json else render_text(doc))
     return exit_code(doc["verdict"], fail_on)

@@ -36,9 +36,10 @@ def test_every_gpu_path_passes_at_default_token_counts(model: str) -> None:
 
 
 def test_a_planted_race_in_a_gpu_path_fails_only_above_16_tokens() -> None:
+    from mutants import mutant
+
     from mhcdoctor.models import builtin
     from mhcdoctor.verify import cases, worker
-    from mutants import mutant
 
     params = cases.Params.from_model(builtin("deepseek-v4-flash"))
     impl = mutant("sqrsum-race")

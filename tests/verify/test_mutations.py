@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from mutants import mutant
 
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.verify import cases, worker
-from mutants import mutant
 
 PARAMS = cases.Params.from_model(ModelConfig(None, 256))
 

@@ -21,7 +21,8 @@ def test_reference_matches_the_oracle_on_every_output(op: str) -> None:
     got = getattr(reference, op)(*inputs.values(), **scalars)
     got = got if isinstance(got, tuple) else (got,)
     expected = getattr(oracle, op)(*(v.float().numpy() for v in inputs.values()), **scalars)
-    verdicts = [compare(name, t.float().numpy(), expected[name]) for name, t in zip(cases.OUTPUTS[op], got)]
+    names = cases.OUTPUTS[op]
+    verdicts = [compare(name, t.float().numpy(), expected[name]) for name, t in zip(names, got, strict=True)]
     assert [(v["name"], v["passed"]) for v in verdicts] == [(name, True) for name in cases.OUTPUTS[op]]
 
 
@@ -32,7 +33,7 @@ def test_leading_batch_dims_give_the_same_rows_as_flat_tokens() -> None:
     batched_residual = inputs["residual"].view(2, 3, *inputs["residual"].shape[1:])
     batched = reference.mhc_pre(batched_residual, *list(inputs.values())[1:], **scalars)
     assert [tuple(t.shape) for t in batched] == [(2, 3, 4, 1), (2, 3, 4, 4), (2, 3, 512)]
-    assert all(torch.equal(b.reshape(f.shape), f) for b, f in zip(batched, flat))
+    assert all(torch.equal(b.reshape(f.shape), f) for b, f in zip(batched, flat, strict=True))
 
 
 def test_mhc_post_reads_comb_with_the_input_stream_first() -> None:
