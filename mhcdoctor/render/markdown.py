@@ -27,6 +27,7 @@ _OP_SHORT = {"mhc_pre": "pre", "mhc_post": "post", "mhc_fused_post_pre": "fused"
 _SEVERITY_ICON = {"fail": "❌", "warn": "⚠️", "info": "ℹ️"}
 _VERDICT_ICON = {"ok": "✅", "degraded": "⚠️", "fail": "❌"}
 _PLAIN = Style(colour=False, unicode=True)
+_COMMANDS = ("pip ", "python ", "python3 ", "mhcdoctor ", "export ", "git ", "sudo ", "conda ")
 REPLAY_TITLE = "report.json (save this block as report.json, then: mhcdoctor explain --from report.json)"
 
 # A renderer for one model's decision trace (the rules package's text view), plugged in by the caller.
@@ -157,10 +158,17 @@ def _findings(findings: list[dict[str, Any]]) -> list[str]:
         if f.get("detail"):
             out.append(f"  {_md(str(f['detail']))}")
         if f.get("fix"):
-            out.append(f"  **Fix:** {_md(str(f['fix']))}")
+            out.append(f"  **Fix:** {_fix(str(f['fix']))}")
         if f.get("refs"):
             out.append("  Refs: " + ", ".join(_md(str(r)) for r in f["refs"]))
     return out + [""]
+
+
+def _fix(fix: str) -> str:
+    """A fix that is a command is shown as code, so it pastes into a shell as it is; prose stays prose."""
+    if fix.startswith(_COMMANDS) and "`" not in fix:
+        return f"`{fix}`"
+    return _md(fix)
 
 
 def _paths(models: list[dict[str, Any]]) -> list[str]:

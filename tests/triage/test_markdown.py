@@ -72,3 +72,10 @@ def test_the_fingerprint_ignores_identity_but_not_the_stack():
     moved = variant(rocm_report(), **{"host.hostname": "elsewhere", "created": "2027-01-01T00:00:00Z"})
     assert fingerprint(moved) == fingerprint(rocm_report())
     assert fingerprint(variant(rocm_report(), **{"facts.aiter.version": "0.1.16"})) != fingerprint(rocm_report())
+
+
+def test_a_fix_that_is_a_command_is_code_and_prose_stays_prose():
+    command = variant(rocm_report(), **{"findings.0.fix": "pip install -U 'vllm>=0.30'  # then restart"})
+    assert "**Fix:** `pip install -U 'vllm>=0.30'  # then restart`" in render_markdown(command)
+    prose = variant(rocm_report(), **{"findings.0.fix": "Build aiter v0.1.14 or later"})
+    assert "**Fix:** Build aiter v0.1.14 or later" in render_markdown(prose)
