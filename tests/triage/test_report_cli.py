@@ -18,6 +18,8 @@ import fakes
 import jsonschema
 import pytest
 
+from mhcdoctor.redact import PROTECTED_WORDS
+
 REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = REPO / "mhcdoctor" / "schemas"
 USER = "zed.planted"
@@ -87,7 +89,10 @@ class UserMachine:
 def leaks(text: str, planted: list[str]) -> list[str]:
     found = [p for p in planted if p.lower() in text.lower()]
     host = socket.gethostname().split(".")[0]
-    if re.search(rf"(?<![A-Za-z0-9]){re.escape(host)}(?![A-Za-z0-9])", text, re.IGNORECASE):
+    # A host called "localhost" or "amd" names nobody; redaction leaves those words alone on purpose.
+    if host.lower() not in PROTECTED_WORDS | {"localhost"} and re.search(
+        rf"(?<![A-Za-z0-9]){re.escape(host)}(?![A-Za-z0-9])", text, re.IGNORECASE
+    ):
         found.append(f"hostname {host}")
     return found
 
