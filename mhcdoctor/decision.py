@@ -32,6 +32,7 @@ class Gate:
 class OpDecision:
     path: Path_
     why: list[Gate] = field(default_factory=list)
+    preferred: str | None = None  # the platform's preferred path for this op in this release (None: no vLLM path)
 
 
 @dataclass

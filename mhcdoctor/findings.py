@@ -356,7 +356,8 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         when=lambda c: _genuine_on_aiter(c) and c.facts.aiter.sqrsum_fix == "absent",
         detail=lambda c: (
             f"aiter {c.facts.aiter.version or ''} stores row sums from lanes 16–63 into other warps' "
-            f"rows, so the RMS factor is wrong once more than 16 tokens run ({c.ops_text('aiter')} on aiter). "
+            "rows, so the RMS factor is wrong once more than 16 tokens run "
+            f"({', '.join(c.sqrsum_ops_on_aiter())} on aiter). "
             "Fixed by aiter #3033 (commit b639cb6), in v0.1.14-rc0 and later; vLLM never checks the version."
         ),
         fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,

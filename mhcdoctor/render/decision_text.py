@@ -24,14 +24,28 @@ def answer_lines(doc: dict[str, Any], style: Style) -> list[str]:
     out = []
     for op, decision in doc["ops"].items():
         path = decision["path"]
-        level = "fail" if path == "unavailable" else ("warn" if path == "torch" else "ok")
-        note = ""
+        preferred = decision.get("preferred")
+        fallback = preferred is not None and path != preferred
+        level = "fail" if path == "unavailable" else ("warn" if fallback or path == "torch" else "ok")
+        note = f" (preferred: {preferred})" if fallback and path != "unavailable" else ""
         if op == "mhc_fused_post_pre" and not doc["fused_post_pre"]:
             level, note = "info", " (not run: the model calls mhc_post then mhc_pre)"
         out.append(f"  {style.mark(level)} {op:<{_OP_WIDTH}} {path:<11} {reason(decision)}{note}")
     fused = "yes" if doc["fused_post_pre"] else "no"
     out.append(f"  {style.dim('fused post+pre between sublayers:')} {fused}")
+    out.append(f"  {_verdict_line(doc, style)}{_worst(doc)}")
     return out
+
+
+def _worst(doc: dict[str, Any]) -> str:
+    """The findings behind the verdict, by id (their text and fixes follow the trace)."""
+    rank = {"fail": "fail", "degraded": "warn"}.get(doc["verdict"])
+    ids = [f["id"] for f in doc["findings"] if f["severity"] == rank]
+    if ids:
+        return f" ({', '.join(ids)}; fixes below)"
+    if doc["verdict"] == "degraded":
+        return " (an op runs on a fallback path)"
+    return ""
 
 
 def reason(decision: dict[str, Any]) -> str:

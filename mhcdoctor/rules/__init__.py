@@ -34,6 +34,9 @@ def decide(facts: Facts, model: ModelConfig, vllm_version: str | None = None) ->
     findings = evaluate(ctx)
     ops = result.ops if result is not None else _no_support_ops(version)
     ops = {op: ops[op] for op in OPS}
+    if rule_set is not None:
+        for op, decision in ops.items():
+            decision.preferred = preferred_path(rule_set, facts, op)
     verdict = _verdict(findings, rule_set, facts, result, ctx.used_ops())
     return Decision(
         model={"name": model.name, "hidden_size": model.hidden_size, "hc_mult": model.hc_mult},

@@ -23,6 +23,8 @@ AITER_FOLD_SIZES = frozenset({1280, 2560, 4096, 7168})
 # aiter versions that bring the API vLLM 0.29+ calls (KNOWLEDGE.md §4; aiter/ops/mhc.py at those tags).
 AITER_NORM_ARGS_SINCE = Version("0.1.15")
 AITER_FUSED_SINCE = Version("0.1.16")
+# The archs HAS_AITER_MHC admits: on_mi3xx() (0.25–0.26), get_cdna_version() > 2 (0.27+).
+AITER_ARCHS = {"none": (), "mi3xx": ("gfx942", "gfx950"), "cdna3+": ("gfx942", "gfx950", "gfx1250")}
 
 Candidate = tuple[str, list[Gate]]
 
@@ -79,7 +81,7 @@ def choose(lead: list[Gate], candidates: Iterable[Candidate]) -> OpDecision:
 
 
 def _fallback(path: str, text: str) -> Candidate:
-    return path, [Gate(path, "fallback", None, True, text)]
+    return path, [Gate(path, "fallback", "always", True, text)]
 
 
 def _unknown(what: str) -> str:
@@ -92,7 +94,8 @@ def preferred_path(rule_set: RuleSet, facts: Facts, op: str) -> str:
 
     Where the release itself rules a kernel out, the next path is the best on offer and counts as preferred:
     0.20.0 computes hc_head in torch, 0.21 runs ROCm's pre/post/hc_head in inline torch, and from 0.24 tilelang
-    mHC is off on gfx942 (from 0.27 on gfx1250 too), where hc_head's best is triton and the others' is torch.
+    mHC is off on gfx942 (from 0.27 on gfx1250 too), where hc_head's best is triton and the others' is torch;
+    aiter's arch test leaves gfx90a and RDNA out, where tilelang is the best.
     """
     if op == "hc_head" and rule_set.hc_head == "torch":
         return "torch"
@@ -100,9 +103,10 @@ def preferred_path(rule_set: RuleSet, facts: Facts, op: str) -> str:
         return "tilelang"
     if rule_set.rocm_style == "torch-inline" and op != "mhc_fused_post_pre":
         return "torch"
-    if op in ("mhc_pre", "mhc_post") and rule_set.aiter_arch != "none":
+    aiter_arch = arch_has(facts, *AITER_ARCHS[rule_set.aiter_arch]) is not False  # unknown: can't rule aiter out
+    if op in ("mhc_pre", "mhc_post") and rule_set.aiter_arch != "none" and aiter_arch:
         return "aiter"
-    if op == "mhc_fused_post_pre" and rule_set.aiter_fused != "none":
+    if op == "mhc_fused_post_pre" and rule_set.aiter_fused != "none" and aiter_arch:
         return "aiter"
     no_tilelang = (rule_set.tilelang_mhc_skips_gfx942 and arch_has(facts, "gfx942")) or (
         rule_set.tilelang_skips_gfx1250 and arch_has(facts, "gfx1250")
@@ -201,7 +205,7 @@ def has_aiter_mhc_gates(rs: RuleSet, f: Facts) -> list[Gate]:
     else:
         found = Gate("aiter", "find_spec('aiter')", False, False, "no package named aiter is installed")
     if rs.aiter_arch == "mi3xx":
-        on = arch_has(f, "gfx942", "gfx950")
+        on = arch_has(f, *AITER_ARCHS["mi3xx"])
         text = (
             _unknown("the arch")
             if on is None
@@ -209,7 +213,7 @@ def has_aiter_mhc_gates(rs: RuleSet, f: Facts) -> list[Gate]:
         )
         arch = Gate("aiter", "on_mi3xx()", f.arch, bool(on), text)
     else:
-        on = arch_has(f, "gfx942", "gfx950", "gfx1250")
+        on = arch_has(f, *AITER_ARCHS["cdna3+"])
         text = (
             _unknown("the arch")
             if on is None
