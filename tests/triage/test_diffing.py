@@ -81,3 +81,13 @@ def test_text_lists_each_difference_with_both_sides():
     )
     assert "aiter.version  A: 0.1.13  B: 0.1.16" in text
     assert text.splitlines()[0].startswith("A: a.json (gpunode-planted17, 2026-12-02T12:00:00Z, full)")
+
+
+def test_verify_results_are_compared_row_by_row():
+    rows = [{"path": "aiter", "op": "mhc_pre", "tokens": 80, "hidden": 7168, "device": "cuda:0", "status": "pass"}]
+    passed = variant(rocm_report(), verify={"verdict": "ok", "results": rows})
+    failed = variant(passed, **{"verify.results.0.status": "fail", "verify.verdict": "fail"})
+    assert _keys(passed, failed) == [
+        ("verify", "verify verdict"),
+        ("verify", "aiter mhc_pre tokens=80 hidden=7168 cuda:0"),
+    ]

@@ -79,3 +79,15 @@ def test_a_fix_that_is_a_command_is_code_and_prose_stays_prose():
     assert "**Fix:** `pip install -U 'vllm>=0.30'  # then restart`" in render_markdown(command)
     prose = variant(rocm_report(), **{"findings.0.fix": "Build aiter v0.1.14 or later"})
     assert "**Fix:** Build aiter v0.1.14 or later" in render_markdown(prose)
+
+
+def test_verify_results_are_folded_with_the_verify_table():
+    from mhcdoctor.models import builtin
+    from mhcdoctor.verify import run_verify
+
+    verify = run_verify(
+        builtin("deepseek-v4-flash"), paths=["aiter"], device="cpu", tokens=[1], progress=lambda _: None
+    )
+    text = render_markdown(variant(rocm_report(), verify=verify))
+    folded = text[text.index("<summary>Verify</summary>") :]
+    assert "aiter is not installed" in folded.split("</details>")[0]
