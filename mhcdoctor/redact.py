@@ -1,8 +1,9 @@
 """Redaction: what may leave the user's machine in a report or bundle.
 
 Design constraints:
-- Pure: `redact(document, identity)` walks every string of a check/1 document (values and keys, probe evidence,
-  stderr tails, paths), not only known keys, and returns a new document plus a record of what it replaced.
+- Pure: `redact(document, identity)` walks every string of a check/1 document (probe evidence, stderr tails,
+  paths, keys that are not plain identifiers), not only known fields, and returns a new document plus a record of
+  what it replaced. `Identity.of_this_machine()` is the only part that looks at the machine.
 - Environment variables: only an allowlist of relevant names is kept (`relevant_env`, also used by `check`);
   within it, any name that looks like a secret has its value masked.
 - Identity: the home folder becomes `~`; user and host names become stable short hashes (`user-1a2b3c4d`), so two
@@ -55,7 +56,7 @@ SECRET_TEXT_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),  # https://user:password@host
     re.compile(r"((?i:authorization|proxy-authorization)\s*[:=]\s*(?i:bearer|basic|token)?\s*)\S+"),
     # HF_TOKEN=..., VLLM_API_KEY: ... (upper case only: "KeyError: 'aiter'" is evidence, not a secret)
-    re.compile(r"(\b[A-Z0-9_]*(?:" + "|".join(SECRET_NAME_WORDS) + r")[A-Z0-9_]*\s*[=:]\s*['\"]?)[^\s'\",;]+"),
+    re.compile(r"(\b[A-Z0-9_]*(?:" + "|".join(SECRET_NAME_WORDS) + r")[A-Z0-9_]*['\"]?\s*[=:]\s*['\"]?)[^\s'\",;]+"),
     re.compile(r"(\b(?i:token|secret|password|passwd|api[_-]?key|access[_-]?key)\b\s*[=:]\s*['\"]?)[^\s'\",;]+"),
     re.compile(r"((?i:--(?:api-)?(?:key|token|password))[= ])\S+"),
     re.compile(r"\bhf_[A-Za-z0-9]{16,}"),  # Hugging Face
@@ -119,21 +120,18 @@ class Identity:
     secret_values: tuple[str, ...] = ()  # values of secret-looking environment variables
 
     @classmethod
-    def of_this_machine(
-        cls, document: Mapping[str, Any] | None = None, environ: Mapping[str, str] | None = None
-    ) -> Identity:
-        """This machine's identity, plus the user and host names recorded in `document` (a check/1 report)."""
+    def of_this_machine(cls, environ: Mapping[str, str] | None = None) -> Identity:
+        """This machine's identity: its home folder, user and host names, and its secret-looking variables' values."""
         env = os.environ if environ is None else environ
-        host_doc = (document or {}).get("host") or {}
         homes = {env.get("HOME", ""), os.path.expanduser("~")}
         homes |= {os.path.realpath(h) for h in homes if h}
-        users = {env.get("USER", ""), env.get("LOGNAME", ""), _safe(getpass.getuser), str(host_doc.get("user", ""))}
+        users = {env.get("USER", ""), env.get("LOGNAME", ""), _safe(getpass.getuser)}
         # /home/alice names alice even where USER is unset (containers, sudo -E).
         users |= {
             os.path.basename(h.rstrip("/")) for h in homes if os.path.dirname(h.rstrip("/")) in ("/home", "/Users")
         }
         hostname = _safe(socket.gethostname)
-        hosts = {hostname, _safe(socket.getfqdn), str(host_doc.get("hostname", ""))}
+        hosts = {hostname, _safe(socket.getfqdn)}
         hosts |= {h.split(".")[0] for h in hosts if h}
         secrets = {value for name, value in env.items() if is_secret_name(name)}
         return cls(

@@ -62,7 +62,7 @@ def command(
     if no_redact:
         shared, redactions, summary = doc, not_redacted(), "NOT redacted (--no-redact)"
     else:
-        shared, record = redact(doc, Identity.of_this_machine(doc))
+        shared, record = redact(doc, Identity.of_this_machine())
         redactions, summary = record.to_dict(), record.summary()
     markdown = render_markdown(shared, trace=_trace, note=_note(redactions, bundle_path))
     main = json.dumps(shared, indent=2) + "\n" if as_json else markdown

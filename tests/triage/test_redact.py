@@ -21,7 +21,7 @@ def _shared(doc: dict, identity: Identity | None = None) -> str:
 
 def test_planted_home_user_host_and_secrets_are_gone_from_every_string(planted_env):
     doc = rocm_report()
-    text = _shared(doc, Identity.of_this_machine(doc))
+    text = _shared(doc, Identity.of_this_machine())
     leaked = [p for p in PLANTED if p.lower() in text.lower()]
     assert leaked == []
 
@@ -113,7 +113,7 @@ def test_evidence_that_only_mentions_keys_is_kept():
 def test_secret_values_of_this_machines_environment_are_masked_wherever_they_appear(monkeypatch):
     monkeypatch.setenv("INTERNAL_REGISTRY_PASSWORD", "correct-horse-battery")
     doc = variant(rocm_report(), **{"probes.1.evidence": ["pip config: index=correct-horse-battery/simple"]})
-    assert "correct-horse-battery" not in _shared(doc, Identity.of_this_machine(doc))
+    assert "correct-horse-battery" not in _shared(doc, Identity.of_this_machine())
 
 
 def test_a_user_named_like_a_platform_does_not_corrupt_the_facts():
@@ -187,3 +187,8 @@ def test_the_user_under_home_is_known_even_without_user_variables(monkeypatch):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", "/home/quietuser")
     assert "quietuser" in Identity.of_this_machine().users
+
+
+def test_a_secret_in_json_text_is_masked():
+    text = _shared(variant(rocm_report(), **{"probes.0.evidence": ['config: {"VLLM_API_KEY": "abcdef123456"}']}))
+    assert "abcdef123456" not in text and '\\"VLLM_API_KEY\\": \\"[masked]' in text
