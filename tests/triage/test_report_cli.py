@@ -219,3 +219,11 @@ def test_a_host_with_mixed_architectures_is_a_finding_with_every_device_listed(u
     _, proc, _ = user_report
     assert "**`multi-gpu-mixed-arch`** (warn)" in proc.stdout
     assert "| 2 | amd | gfx90a |" in proc.stdout
+
+
+def test_a_bundle_path_that_cannot_be_written_is_one_line_and_exit_2(tmp_path):
+    machine = UserMachine(tmp_path)
+    target = tmp_path / "no-such-folder" / "b.tar.gz"
+    proc = machine.run("report", "--fast", "--python", str(machine.python), "--bundle", str(target))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == f"mhcdoctor: error: cannot write bundle {target}: No such file or directory"
