@@ -7,6 +7,7 @@ Run on the GPU machine: `python3 bench/verify_bench.py --model deepseek-v4-pro` 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -15,13 +16,15 @@ import tempfile
 import time
 
 
-def run_once(args: list[str], cache: str) -> tuple[float, int]:
+def run_once(args: list[str], cache: str, docs: list[dict] | None = None) -> tuple[float, int]:
     env = dict(
         os.environ, TILELANG_CACHE_DIR=os.path.join(cache, "tilelang"), TRITON_CACHE_DIR=os.path.join(cache, "triton")
     )
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "mhcdoctor", "verify", *args], env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
+    if docs is not None:
+        docs.append(json.loads(proc.stdout))
     if proc.returncode != 0:
         print(proc.stdout[-3000:], proc.stderr[-2000:], sep="\n", file=sys.stderr)
     return seconds, proc.returncode
@@ -41,7 +44,8 @@ def main() -> int:
             cold.append(run_once(base, cache))
     with tempfile.TemporaryDirectory(prefix="verify-bench-") as cache:
         run_once(base, cache)  # fill the caches
-        warm = [run_once(base, cache) for _ in range(opts.warm)]
+        docs: list[dict] = []
+        warm = [run_once([*base, "--json"], cache, docs) for _ in range(opts.warm)]
         stress = [run_once([*base, "--stress"], cache) for _ in range(opts.warm)]
     for name, runs in (("default, cold", cold), ("default, warm", warm), ("--stress, warm", stress)):
         times = [s for s, _ in runs]
@@ -53,6 +57,12 @@ def main() -> int:
         print(f"{name:<18}{med:>10.2f}{lo:>8.2f}{hi:>8.2f}  {codes}")
     added = rows[2][1] - rows[1][1]
     print(f"--stress adds {added:.2f} s (median warm)")
+    print("warm default, per path (median): child seconds, of which imports + GPU init + kernel loading")
+    for path in sorted({p["path"] for d in docs for p in d["paths"] if p["status"] == "ran"}):
+        ran = [p for d in docs for p in d["paths"] if p["path"] == path and p["status"] == "ran"]
+        child = statistics.median(p["seconds"] for p in ran)
+        load = statistics.median(p.get("load_seconds") or 0.0 for p in ran)
+        print(f"  {path:<10}{child:>8.2f} s  load {load:.2f} s")
     return 0
 
 
