@@ -34,7 +34,7 @@ class FindingContext:
     rules: RuleSet | None  # None: this vLLM has no DeepSeek-V4 support
     dispatch: Dispatch | None
     vllm_version: str | None
-    rules_reason: str  # installed | given | no-vllm | newer | too-old
+    rules_reason: str  # installed | no-vllm | unknown | newer | too-old
 
     def used_ops(self) -> list[str]:
         """The ops the model calls: the fused op only where the model runs it between sublayers."""

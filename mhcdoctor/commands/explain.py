@@ -94,9 +94,9 @@ def command(
         facts = build_facts(whatif, probe)
     decision = decide(facts, config)
     doc = to_document(decision)
-    if decision.rules_note and decision.rules.startswith("vllm-") and "newer" in decision.rules_note:
-        click.echo(f"mhcdoctor: warning: {decision.rules_note}", err=True)
     if as_json:
+        if decision.rules_note:  # the text view shows it in its header; scripts reading JSON see it on stderr
+            click.echo(f"mhcdoctor: warning: {decision.rules_note}", err=True)
         click.echo(json.dumps(doc, indent=2))
     else:
         click.echo(render_decision(doc, Style.for_stream(sys.stdout)), nl=False)

@@ -28,7 +28,7 @@ def decide(facts: Facts, model: ModelConfig, vllm_version: str | None = None) ->
     from mhcdoctor.findings import FindingContext, evaluate
 
     version = vllm_version if vllm_version is not None else facts.vllm.version
-    rule_set, reason, note = _pick_rules(version)
+    rule_set, reason, note = _pick_rules(version, facts.vllm.present if vllm_version is None else True)
     result = dispatch(rule_set, facts, model) if rule_set is not None else None
     ctx = FindingContext(facts, model, rule_set, result, version, reason)
     findings = evaluate(ctx)
@@ -56,17 +56,16 @@ def to_document(decision: Decision) -> dict[str, Any]:
     return {"schema": SCHEMA, **decision.to_dict()}
 
 
-def _pick_rules(version: str | None) -> tuple[RuleSet | None, str, str | None]:
+def _pick_rules(version: str | None, installed: bool | None) -> tuple[RuleSet | None, str, str | None]:
+    """The rule set, why it was picked (installed | no-vllm | unknown | newer | too-old) and a note for the user."""
+    if version is None and installed:
+        return NEWEST, "unknown", f"vLLM is installed but its version is unknown: using the newest rules ({NEWEST.id})"
     if version is None:
         return NEWEST, "no-vllm", f"no vLLM installed: using the newest known rules ({NEWEST.id})"
     try:
         rule_set = rules_for_vllm(version)
     except InvalidVersion:
-        return (
-            NEWEST,
-            "no-vllm",
-            f"vLLM version {version!r} is not a version: using the newest known rules ({NEWEST.id})",
-        )
+        return NEWEST, "unknown", f"vLLM version {version!r} is not a version: using the newest rules ({NEWEST.id})"
     if rule_set is None:
         return None, "too-old", f"vLLM {version} predates DeepSeek-V4 support (0.20.0)"
     if is_newer_than_known(version):
