@@ -123,9 +123,7 @@ def report(obj):
 """
 
 
-def run_child(
-    code: str, ctx: ProbeContext, timeout: float | None = None, label: str = "child"
-) -> ChildOutcome:
+def run_child(code: str, ctx: ProbeContext, timeout: float | None = None, label: str = "child") -> ChildOutcome:
     """Run `code` in a fresh interpreter (ctx.python), which calls `report(obj)` with its JSON-able result.
 
     The child gets ctx.search_path on PYTHONPATH and runs in its own process group, which is killed whole on
@@ -172,18 +170,14 @@ def run_child(
             try:
                 result = json.loads(out_file.read_text())
             except ValueError as exc:
-                return ChildOutcome(
-                    "error", None, stdout, stderr, proc.returncode, seconds, f"bad result: {exc}"
-                )
+                return ChildOutcome("error", None, stdout, stderr, proc.returncode, seconds, f"bad result: {exc}")
     code_ = proc.returncode
     if code_ < 0:
         return ChildOutcome(
             "crash", result, stdout, stderr, code_, seconds, f"{label} crashed ({_signal_name(-code_)})"
         )
     if code_ != 0:
-        return ChildOutcome(
-            "error", result, stdout, stderr, code_, seconds, f"{label} exited with code {code_}"
-        )
+        return ChildOutcome("error", result, stdout, stderr, code_, seconds, f"{label} exited with code {code_}")
     if result is None:
         return ChildOutcome("error", None, stdout, stderr, code_, seconds, f"{label} reported nothing")
     return ChildOutcome("ok", result, stdout, stderr, code_, seconds)
