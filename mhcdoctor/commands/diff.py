@@ -18,8 +18,8 @@ from mhcdoctor.reportfile import load_report
 def command(a: str, b: str, as_json: bool) -> int:
     """Show the facts and decisions that differ between reports A and B, most important first.
 
-    A and B are saved `check --json` / `report --json` documents or `report --bundle` files. Exit 0 when they
-    are the same, 1 when they differ, 2 when one cannot be read.
+    A and B are saved `check --json` / `report --json` documents, `report --bundle` files, or saved `report`
+    Markdown (an issue body). Exit 0 when they are the same, 1 when they differ, 2 when one cannot be read.
     """
     doc_a, doc_b = load_report(a), load_report(b)
     differences = diff_reports(doc_a, doc_b)

@@ -91,3 +91,19 @@ def test_verify_results_are_folded_with_the_verify_table():
     text = render_markdown(variant(rocm_report(), verify=verify))
     folded = text[text.index("<summary>Verify</summary>") :]
     assert "aiter is not installed" in folded.split("</details>")[0]
+
+
+def test_the_folded_report_json_replays_and_validates(tmp_path):
+    import json
+    from importlib.resources import files
+
+    import jsonschema
+
+    from mhcdoctor.reportfile import load_report
+
+    saved = tmp_path / "issue.md"
+    saved.write_text("My vLLM is broken, report below.\r\n\r\n" + render_markdown(rocm_report()).replace("\n", "\r\n"))
+    replayed = load_report(saved)
+    schema = json.loads((files("mhcdoctor") / "schemas" / "check.schema.json").read_text())
+    jsonschema.validate(replayed, schema)
+    assert (replayed["facts"], replayed["verdict"]) == (rocm_report()["facts"], "fail")
