@@ -418,6 +418,26 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         refs=(PR + "52737", AITER),
     ),
     FindingSpec(
+        id="aiter-no-compiler",
+        severity="warn",
+        title="aiter must JIT-build its mHC module and no hipcc is found",
+        summary="The aiter path is selected, no built module_mhc.so was found and hipcc is not found.",
+        when=lambda c: (
+            bool(c.ops_on("aiter"))
+            and c.facts.aiter.genuine is True
+            and c.facts.aiter.present is True
+            and c.facts.aiter.module_mhc_so is None
+            and c.facts.hipcc.found is False
+        ),
+        detail=lambda c: (
+            f"aiter builds module_mhc.so on the first mHC call ({c.ops_text('aiter')}); no built "
+            "module was found ($AITER_JIT_DIR, aiter/jit/, ~/.aiter/jit) and hipcc is not found, so that build fails "
+            "unless the module sits somewhere else."
+        ),
+        fix="export ROCM_PATH=/opt/rocm PATH=/opt/rocm/bin:$PATH  # or prebuild: python -c 'import aiter.ops.mhc'",
+        refs=(AITER + "blob/main/aiter/jit/core.py",),
+    ),
+    FindingSpec(
         id="aiter-rocm-compiler",
         severity="warn",
         title="aiter 0.1.15.x built with ROCm 7.2.3: mhc_pre_big_fuse accuracy bug",

@@ -228,6 +228,15 @@ def test_missing_jit_compiler_fails_tilelang():
     assert decide(facts, ModelConfig("m", PRO), "0.30.0").findings == []
 
 
+def test_aiter_without_a_built_module_or_hipcc_warns():
+    facts = machine("rocm", "gfx950", "0.1.16")
+    facts.hipcc.found = False
+    found = {f.id for f in decide(facts, ModelConfig("m", PRO), "0.25.0").findings}
+    assert found == {"aiter-no-compiler", "tilelang-no-compiler"}  # hc_head's tilelang kernel needs hipcc too
+    facts.aiter.module_mhc_so = "/root/.aiter/jit/module_mhc.so"
+    assert {f.id for f in decide(facts, ModelConfig("m", PRO), "0.25.0").findings} == {"tilelang-no-compiler"}
+
+
 def test_unknown_arch_fails_the_aiter_gate_without_a_finding():
     facts = machine("rocm", None, "0.1.16")
     decision = decide(facts, ModelConfig("m", PRO), "0.25.0")
