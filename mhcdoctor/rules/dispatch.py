@@ -3,7 +3,8 @@
 Pure: no I/O and no imports of GPU libraries. Each gate is one test vLLM makes (or, marked so in its text, a
 condition its kernels need without testing it), with what was observed. Gates of one candidate path are
 recorded up to the first that fails, as vLLM's `and` stops there. An unknown fact fails its gate ("not
-established") and raises no finding by itself.
+established") where it must hold (the arch is MI3xx) and passes where it only excludes (not gfx942), and the gate
+says which; it raises no finding by itself.
 """
 
 from __future__ import annotations
@@ -33,9 +34,7 @@ Candidate = tuple[str, list[Gate]]
 class Dispatch:
     ops: dict[str, OpDecision]
     fused_post_pre: bool
-    fold_norm: bool  # vLLM folds the RMSNorm into mhc_pre / the fused op (ROCm, 0.29+)
     tilelang_required: bool  # without tilelang the model cannot be built or its kernels cannot run
-    has_aiter_mhc: bool  # HAS_AITER_MHC as vLLM computes it
 
 
 def arch_has(facts: Facts, *names: str) -> bool | None:
@@ -265,7 +264,7 @@ def dispatch(rs: RuleSet, f: Facts, model: ModelConfig) -> Dispatch:
 def _no_gpu() -> Dispatch:
     gate = Gate("dispatch", "platform", "cpu", False, "no ROCm or CUDA GPU: vLLM's DeepSeek-V4 mHC kernels need one")
     ops = {op: OpDecision("unavailable", [gate]) for op in ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")}
-    return Dispatch(ops, False, False, False, False)
+    return Dispatch(ops, False, False)
 
 
 def _module_gate(rs: RuleSet, f: Facts) -> Gate:
@@ -298,7 +297,7 @@ def _cuda(rs: RuleSet, f: Facts) -> Dispatch:
             [*lead, Gate("model", "model runs fused post+pre", True, True, "the CUDA model runs it between sublayers")],
             [tilelang],
         )
-    return Dispatch(ops, rs.fused_op != "none", False, True, False)
+    return Dispatch(ops, rs.fused_op != "none", True)
 
 
 def _hc_head_torch() -> Candidate:
@@ -332,7 +331,7 @@ def _rocm_module(rs: RuleSet, f: Facts) -> Dispatch:
     else:
         always = Gate("model", "model runs fused post+pre", True, True, "this release runs it between all sublayers")
         ops["mhc_fused_post_pre"] = choose([*lead, always], [tilelang])
-    return Dispatch(ops, rs.rocm_fused == "always", False, True, False)
+    return Dispatch(ops, rs.rocm_fused == "always", True)
 
 
 def _rocm_custom_op(rs: RuleSet, f: Facts, model: ModelConfig) -> Dispatch:
@@ -346,6 +345,11 @@ def _rocm_custom_op(rs: RuleSet, f: Facts, model: ModelConfig) -> Dispatch:
     use_aiter = has_aiter and all(g.passed for g in aiter_base)
     fused, fused_why = _rocm_fused(rs, f, h, tl, has_aiter_mhc, use_aiter)
     fold = rs.aiter_hc4 and (h in AITER_FOLD_SIZES if use_aiter else tl_ok and fused)
+    if rs.aiter_hc4:  # 0.29+: whether the model hands mhc_pre (and the fused op) its RMSNorm weight
+        fold_why = "aiter folds it for hidden 1280, 2560, 4096, 7168" if use_aiter else "tilelang folds it when fused"
+        lead_pre = [*lead, Gate("model", "RMSNorm folded into mhc_pre", fold, fold, f"{fold_why} → {fold}")]
+    else:
+        lead_pre = lead
 
     torch = _fallback("torch", "the torch reference (forward_native)")
     pre_aiter = list(aiter_base)
@@ -360,7 +364,7 @@ def _rocm_custom_op(rs: RuleSet, f: Facts, model: ModelConfig) -> Dispatch:
         )
     aiter = [("aiter", pre_aiter)] if has_aiter else []
     ops = {
-        "mhc_pre": choose(lead, [*aiter, ("tilelang", tl), torch]),
+        "mhc_pre": choose(lead_pre, [*aiter, ("tilelang", tl), torch]),
         "mhc_post": choose(lead, [*([("aiter", list(aiter_base))] if has_aiter else []), ("tilelang", tl), torch]),
         "hc_head": choose(lead, [("tilelang", tl), _fallback("triton", "the triton hc_head kernel")]),
     }
@@ -383,8 +387,8 @@ def _rocm_custom_op(rs: RuleSet, f: Facts, model: ModelConfig) -> Dispatch:
         )
     else:
         fused_candidates += [("tilelang", tl), torch]
-    ops["mhc_fused_post_pre"] = choose([*lead, fused_why], fused_candidates)
-    return Dispatch(ops, fused, fold, False, has_aiter_mhc)
+    ops["mhc_fused_post_pre"] = choose([*lead_pre, fused_why], fused_candidates)
+    return Dispatch(ops, fused, False)
 
 
 def _rocm_fused(
