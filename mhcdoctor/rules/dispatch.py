@@ -238,14 +238,30 @@ def aiter_shape_gates(rs: RuleSet, model: ModelConfig) -> list[Gate]:
     return gates
 
 
-def aiter_api_gate(f: Facts, feature: str, gate: str, what: str) -> Gate:
+# vLLM 0.30+ layers/mhc.py probes: HAS_AITER_MHC_PRE_NORM (inspect.signature) and HAS_AITER_MHC_FUSED (import).
+_API_GATES = {
+    "mhc_pre_norm_args": (
+        "mhc_pre accepts norm_weight/norm_eps",
+        "the RMSNorm folds here and aiter's mhc_pre takes norm_weight/norm_eps",
+        "the RMSNorm folds here, but aiter's mhc_pre takes no norm_weight/norm_eps (aiter before 0.1.15)",
+    ),
+    "has_fused_post_pre": (
+        "aiter.ops.mhc.mhc_fused_post_pre imports",
+        "aiter has mhc_fused_post_pre (with norm_weight/norm_eps)",
+        "aiter has no mhc_fused_post_pre (aiter before 0.1.16)",
+    ),
+}
+
+
+def aiter_api_gate(f: Facts, feature: str) -> Gate:
     """vLLM 0.30+ imports aiter.ops.mhc at start-up and inspects it; an aiter that fails to import fails it."""
+    gate, yes, no = _API_GATES[feature]
     value = aiter_feature(f, feature)
     if f.aiter.imports is False:
         return Gate("aiter", gate, False, False, "aiter fails to import, so vLLM's probe of aiter.ops.mhc fails")
     if value is None:
-        return Gate("aiter", gate, None, False, _unknown(what))
-    return Gate("aiter", gate, value, value, what + (" holds" if value else " does not hold (an older aiter)"))
+        return Gate("aiter", gate, None, False, _unknown(f"whether {yes.split(' and ')[-1]}"))
+    return Gate("aiter", gate, value, value, yes if value else no)
 
 
 # --- the decision ------------------------------------------------------------------------------------------------
@@ -347,21 +363,17 @@ def _rocm_custom_op(rs: RuleSet, f: Facts, model: ModelConfig) -> Dispatch:
     fold = rs.aiter_hc4 and (h in AITER_FOLD_SIZES if use_aiter else tl_ok and fused)
     if rs.aiter_hc4:  # 0.29+: whether the model hands mhc_pre (and the fused op) its RMSNorm weight
         fold_why = "aiter folds it for hidden 1280, 2560, 4096, 7168" if use_aiter else "tilelang folds it when fused"
-        lead_pre = [*lead, Gate("model", "RMSNorm folded into mhc_pre", fold, fold, f"{fold_why} → {fold}")]
+        lead_pre = [
+            *lead,
+            Gate("model", "RMSNorm folded into mhc_pre", fold, fold, f"{fold_why} → {'yes' if fold else 'no'}"),
+        ]
     else:
         lead_pre = lead
 
     torch = _fallback("torch", "the torch reference (forward_native)")
     pre_aiter = list(aiter_base)
     if fold and rs.aiter_probes_norm:
-        pre_aiter.append(
-            aiter_api_gate(
-                f,
-                "mhc_pre_norm_args",
-                "mhc_pre accepts norm_weight/norm_eps",
-                "the RMSNorm folds here and aiter's mhc_pre taking norm_weight/norm_eps",
-            )
-        )
+        pre_aiter.append(aiter_api_gate(f, "mhc_pre_norm_args"))
     aiter = [("aiter", pre_aiter)] if has_aiter else []
     ops = {
         "mhc_pre": choose(lead_pre, [*aiter, ("tilelang", tl), torch]),
@@ -372,14 +384,7 @@ def _rocm_custom_op(rs: RuleSet, f: Facts, model: ModelConfig) -> Dispatch:
     if rs.aiter_fused != "none":
         fused_aiter = list(aiter_base)
         if rs.aiter_fused == "probed":
-            fused_aiter.append(
-                aiter_api_gate(
-                    f,
-                    "has_fused_post_pre",
-                    "aiter.ops.mhc.mhc_fused_post_pre imports",
-                    "aiter having mhc_fused_post_pre (it takes norm_weight/norm_eps)",
-                )
-            )
+            fused_aiter.append(aiter_api_gate(f, "has_fused_post_pre"))
         fused_candidates.append(("aiter", fused_aiter))
     if rs.fused_op == "tilelang":
         fused_candidates.append(
