@@ -284,11 +284,19 @@ def _no_gpu() -> Dispatch:
 
 
 def _module_gate(rs: RuleSet, f: Facts) -> Gate:
-    """0.20–0.21: layers/mhc.py raises ImportError at import on any CUDA-alike platform without tilelang."""
+    """0.20–0.21: on any CUDA-alike platform layers/mhc.py tests has_tilelang() (find_spec), then imports tilelang."""
+    name = "has_tilelang(); import tilelang (layers/mhc.py)"
+    tl = f.tilelang
     gate = has_tilelang_gate(rs, f)
-    gate.gate = "has_tilelang() when layers/mhc.py is imported"
+    if gate.passed and tl.imports is False:
+        error = f" ({tl.import_error})" if tl.import_error else ""
+        text = f"find_spec finds tilelang, but layers/mhc.py's `import tilelang` fails{error}: the model is not built"
+        return Gate("tilelang", name, {"present": True, "imports": False}, False, text)
     if not gate.passed:
-        gate.text += ": the module raises ImportError and the model is not built"
+        gate.text += ": layers/mhc.py raises ImportError and the model is not built"
+    elif tl.imports is None:
+        gate.text += "; layers/mhc.py imports it (not tried here: assumed to import)"
+    gate.gate = name
     return gate
 
 

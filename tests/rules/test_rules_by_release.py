@@ -214,6 +214,14 @@ def test_trial_import_release_ignores_a_broken_tilelang():
     assert {"tilelang-import-ignored", "torch-fallback"} <= {f.id for f in decision.findings}
 
 
+def test_020_imports_tilelang_with_the_module_so_a_broken_one_stops_the_model():
+    facts = machine("cuda", "sm_90")
+    facts.tilelang.imports = False
+    decision = decide(facts, ModelConfig("m", PRO), "0.20.1")
+    assert {op.path for op in decision.ops.values()} == {"unavailable"}
+    assert "tilelang-missing" in {f.id for f in decision.findings}
+
+
 def test_untried_import_is_assumed_to_succeed_and_said_so():
     decision = decide(broken_tilelang(None), ModelConfig("m", PRO), "0.23.0")
     assert decision.ops["mhc_pre"].path == "tilelang"
