@@ -38,7 +38,17 @@ def probe_facts(deep: bool, timeout: float, python: str | None) -> Callable[[], 
     return lambda: facts_from_probes(run_probes(probe_context(fast=not deep, timeout=timeout, python=python)))
 
 
-@click.command("explain")
+EXAMPLES = """\b
+Examples:
+  mhcdoctor explain --hidden 7168                       this machine, a 7168-wide model
+  mhcdoctor explain --model deepseek-v4-flash --json    one explain/1 JSON document
+  mhcdoctor explain --from report.json --aiter 0.1.16   a user's check --json, with aiter upgraded
+  mhcdoctor explain --platform rocm --arch gfx942 --aiter 0.1.13 --vllm 0.25.0
+\b
+Rules per vLLM release: docs/rules.md; findings and their fixes: docs/findings.md."""
+
+
+@click.command("explain", epilog=EXAMPLES)
 @model_options
 @click.option("--platform", default=None, metavar="rocm|cuda|cpu", help="What if the platform were this.")
 @click.option(
