@@ -73,6 +73,10 @@ PROTECTED_WORDS: frozenset[str] = frozenset(
     | {"pass", "skip", "fast", "full", "kfd", "nvml", "amdsmi", "proc", "sysfs", "metadata", "vllm"}
 )
 
+# Shared account names identify nobody, and as words they are everywhere ("/srv/root", "root node"): their home
+# becomes ~ and the report's user field is hashed, but the word is left alone elsewhere.
+GENERIC_USERS: frozenset[str] = frozenset({"root", "nobody", "user", "admin", "ubuntu", "jovyan", "runner", "ec2-user"})
+
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 
 # Secret values shorter than this are not searched for in text: "1" or "true" would mask half the report.
@@ -169,9 +173,12 @@ class Redactions:
         }
 
     def summary(self) -> str:
-        parts = [f"{self.env_dropped} environment variable(s) dropped", f"{len(self.env_masked)} masked"]
-        parts += [f"{kind} in {count} string(s)" for kind, count in sorted(self.counts.items())]
-        return "redacted: " + ", ".join(parts)
+        """One line for stderr: `check` collects only allowlisted variables, so most reports drop none here."""
+        env = f"environment: {self.env_kept} allowlisted variable(s) kept, {len(self.env_masked)} masked"
+        if self.env_dropped:
+            env += f", {self.env_dropped} dropped"
+        parts = [env] + [f"{kind} in {count} string(s)" for kind, count in sorted(self.counts.items())]
+        return "redacted: " + "; ".join(parts)
 
 
 def not_redacted() -> dict[str, Any]:
@@ -252,14 +259,16 @@ def _redact_env(env: Mapping[str, Any], scrubber: _Scrubber, record: Redactions)
 class _Scrubber:
     def __init__(self, identity: Identity, record: Redactions) -> None:
         self.record = record
-        # Longest first, so "/home/alice/x" is taken by the home rule before the user rule sees "alice".
+        # Longest first, so "/home/alice/x" is taken by the home rule before the user rule sees "alice"; a home
+        # is a path's start, never a folder inside another path (/srv/root/x is not /root).
         self.literals = [(v, MASK, "secret") for v in sorted(identity.secret_values, key=len, reverse=True)]
         self.homes = [
-            (re.compile(re.escape(h.rstrip("/")) + r"(?![A-Za-z0-9._-])"), "~")
+            (re.compile(r"(?<![A-Za-z0-9._/~-])" + re.escape(h.rstrip("/")) + r"(?![A-Za-z0-9._-])"), "~")
             for h in sorted(identity.homes, key=len, reverse=True)
         ]
         self.names: list[tuple[re.Pattern[str], str, str]] = []
-        for kind, values in (("host", identity.hosts), ("user", identity.users)):
+        users = tuple(u for u in identity.users if u.lower() not in GENERIC_USERS)
+        for kind, values in (("host", identity.hosts), ("user", users)):
             for value in sorted(values, key=len, reverse=True):
                 short = value.split(".")[0] if kind == "host" else value
                 # A host name takes its domain with it: node17.corp.example.com names the organisation too.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,10 +26,13 @@ def mhcdoctor(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subpr
 
 
 def machine_bundle(tmp: Path, name: str, aiter_version: str, kernel: str) -> Path:
-    """`report --fast --bundle` on a two-MI300X host whose home (and venv) sit at the same place as every other's."""
-    home = tmp / name / "home" / "someone"
-    root = tmp / name / "root"
+    """`report --fast --bundle` on a two-MI300X host; every machine is built in the same place (its home, venv
+    and system tree), as two real hosts would have the same /opt/rocm, so only what a test plants differs."""
+    shutil.rmtree(tmp / "machine", ignore_errors=True)
+    home = tmp / "machine" / "home" / "someone"
+    root = tmp / "machine" / "root"
     fakes.kfd(root, [0, 90402, 90402])
+    fakes.executable(root / "opt/rocm/bin/hipcc", fakes.HIPCC_VERSION)  # aiter's JIT needs it
     site = fakes.site(home / "venv")
     newer = aiter_version >= "0.1.16"
     fakes.aiter(site, version=aiter_version, kernel=kernel, norm_args=newer, fused=newer)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from triage_docs import FQDN, HOME, HOST, PLANTED, SECRET_KEY, USER, rocm_report, variant
 
 from mhcdoctor.facts import Facts
-from mhcdoctor.redact import MASK, PROTECTED_WORDS, Identity, redact, relevant_env, stable_hash
+from mhcdoctor.redact import GENERIC_USERS, MASK, PROTECTED_WORDS, Identity, redact, relevant_env, stable_hash
 
 
 def _shared(doc: dict, identity: Identity | None = None) -> str:
@@ -146,7 +146,13 @@ def _values(obj: object) -> list[str]:
 
 
 _NAMES = st.text(string.ascii_lowercase + string.digits + "-", min_size=3, max_size=14).filter(
-    lambda n: n[0].isalpha() and n[-1].isalnum() and n not in PROTECTED_WORDS and "user" not in n and "host" not in n
+    lambda n: (
+        n[0].isalpha()
+        and n[-1].isalnum()
+        and n not in PROTECTED_WORDS | GENERIC_USERS
+        and "user" not in n
+        and "host" not in n
+    )
 )
 _NOISE = st.text(string.ascii_letters + string.digits + " /:=@\"'._-\n", max_size=30)
 
@@ -192,3 +198,9 @@ def test_the_user_under_home_is_known_even_without_user_variables(monkeypatch):
 def test_a_secret_in_json_text_is_masked():
     text = _shared(variant(rocm_report(), **{"probes.0.evidence": ['config: {"VLLM_API_KEY": "abcdef123456"}']}))
     assert "abcdef123456" not in text and '\\"VLLM_API_KEY\\": \\"[masked]' in text
+
+
+def test_a_folder_named_like_the_home_inside_another_path_is_kept():
+    doc = variant(rocm_report(), **{"host.user": "root", "facts.hipcc.path": "/srv/root/opt/rocm/bin/hipcc"})
+    out, _ = redact(variant(doc, **{"host.cwd": "/root/work"}), Identity())
+    assert (out["facts"]["hipcc"]["path"], out["host"]["cwd"]) == ("/srv/root/opt/rocm/bin/hipcc", "~/work")
