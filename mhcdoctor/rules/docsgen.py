@@ -66,7 +66,7 @@ def rules_page() -> str:
     ]
     for rs in RULE_SETS:
         out.append(
-            f"| `{rs.id}`{' (inferred)' if rs.inferred else ''} | {rs.first}–{rs.last} | {_has_tilelang(rs)} | "
+            f"| `{rs.id}`{' (inferred)' if rs.inferred else ''} | {_releases(rs)} | {_has_tilelang(rs)} | "
             f"{_aiter_gate(rs)} | {_fused_op(rs)} | {_rocm_fused(rs)} | {_hc_head(rs)} |"
         )
     out += [
@@ -78,6 +78,10 @@ def rules_page() -> str:
     for rs in RULE_SETS:
         out += _rule_set_section(rs, model.name or "", model.hidden_size)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _releases(rs: RuleSet) -> str:
+    return rs.first if rs.first == rs.last else f"{rs.first}–{rs.last}"
 
 
 def _has_tilelang(rs: RuleSet) -> str:
@@ -118,7 +122,7 @@ def _hc_head(rs: RuleSet) -> str:
 
 
 def _rule_set_section(rs: RuleSet, model: str, hidden: int) -> list[str]:
-    out = [f"## `{rs.id}`: vLLM {rs.first}–{rs.last}" + (" (inferred)" if rs.inferred else ""), "", rs.summary, ""]
+    out = [f"## `{rs.id}`: vLLM {_releases(rs)}" + (" (inferred)" if rs.inferred else ""), "", rs.summary, ""]
     if rs.refs:
         out += ["Follows: " + ", ".join(rs.refs), ""]
     for note in rs.notes:
