@@ -51,7 +51,7 @@ class RuleSet:
     hc_head: Literal["torch", "tilelang"]  # 0.20.0 computes hc_head in torch; later releases call kernels
     cuda_first_pre_deepgemm: bool  # CUDA's first-layer pre calls DeepGEMM with no tilelang fallback
     deepgemm_sm120: bool  # DeepGEMM supported on sm_12x too (0.24+: support_deep_gemm)
-    inferred: bool = False  # read from code but never run on a GPU
+    inferred: bool = False  # encoded from KNOWLEDGE.md because the release's code could not be read
     notes: tuple[str, ...] = ()
 
 
@@ -61,7 +61,7 @@ RULE_SETS: tuple[RuleSet, ...] = (
         first="0.20.0",
         last="0.20.0",
         summary="DeepSeek-V4 arrives: tilelang mhc_pre/mhc_post on every CUDA-alike platform, hc_head in torch.",
-        refs=(),
+        refs=(PR + "40760",),
         has_tilelang="find_spec",
         tilelang_skips_gfx1250=False,
         tilelang_mhc_skips_gfx942=False,
@@ -75,7 +75,6 @@ RULE_SETS: tuple[RuleSet, ...] = (
         hc_head="torch",
         cuda_first_pre_deepgemm=True,
         deepgemm_sm120=False,
-        inferred=True,
         notes=(
             "layers/mhc.py raises ImportError on CUDA and ROCm alike when find_spec('tilelang') is None.",
             "mhc_pre always calls DeepGEMM's tf32_hc_prenorm_gemm, which has no ROCm build: ROCm cannot run it "
@@ -87,7 +86,7 @@ RULE_SETS: tuple[RuleSet, ...] = (
         first="0.20.1",
         last="0.20.2",
         summary="As 0.20.0, and hc_head becomes the tilelang hc_head_fuse kernel.",
-        refs=(),
+        refs=(PR + "40760",),
         has_tilelang="find_spec",
         tilelang_skips_gfx1250=False,
         tilelang_mhc_skips_gfx942=False,
@@ -101,7 +100,6 @@ RULE_SETS: tuple[RuleSet, ...] = (
         hc_head="tilelang",
         cuda_first_pre_deepgemm=True,
         deepgemm_sm120=False,
-        inferred=True,
         notes=("DeepGEMM is still called by mhc_pre on every platform: ROCm cannot run it (inferred).",),
     ),
     RuleSet(
@@ -110,7 +108,7 @@ RULE_SETS: tuple[RuleSet, ...] = (
         last="0.21.0",
         summary="The fused post+pre op appears and always runs; on ROCm mhc_pre, mhc_post and hc_head "
         "switch to inline torch while the fused op stays tilelang.",
-        refs=(ISSUE + "42876",),
+        refs=(PR + "40760", ISSUE + "42876"),
         has_tilelang="find_spec",
         tilelang_skips_gfx1250=False,
         tilelang_mhc_skips_gfx942=False,
@@ -124,7 +122,6 @@ RULE_SETS: tuple[RuleSet, ...] = (
         hc_head="tilelang",
         cuda_first_pre_deepgemm=True,
         deepgemm_sm120=False,
-        inferred=True,
         notes=(
             "KNOWLEDGE.md §3 has no row for 0.21.0 (PyPI has only its sdist). Read from the sdist: ROCm branches "
             "to torch inside mhc_pre, mhc_post and hc_head, but the fused post+pre op (tilelang, DeepGEMM past 16 "
