@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import io
 import json
 import subprocess
 import tarfile
+import tempfile
 from importlib.resources import files as package_files
 from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from triage_docs import rocm_report, variant
 
 from mhcdoctor import bundle
@@ -171,3 +175,22 @@ def test_a_changed_report_no_longer_matches_the_manifest(tmp_path):
     write_bundle(tmp_path / "edited.tar.gz", files)
     with pytest.raises(InputError, match="report.json does not match its sha256"):
         read_bundle(tmp_path / "edited.tar.gz")
+
+
+@functools.cache
+def _real_bundle_bytes() -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        return _bundle(Path(tmp)).read_bytes()
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kind=st.sampled_from(["bytes", "gzip", "cut"]), data=st.binary(max_size=2048), cut=st.integers(0, 4096))
+def test_any_damaged_file_is_an_input_error_and_nothing_else(tmp_path, kind, data, cut):
+    """Random bytes, a gzip of random bytes, a real bundle cut short: one InputError line, never another exception."""
+    real = _real_bundle_bytes()
+    content = {"bytes": data, "gzip": gzip.compress(data), "cut": real[: min(cut, len(real) - 1)]}[kind]
+    path = tmp_path / "damaged.tar.gz"
+    path.write_bytes(content)
+    with pytest.raises(InputError) as error:
+        read_bundle(path)
+    assert "\n" not in str(error.value)
