@@ -97,6 +97,9 @@ def render_text(differences: list[Difference], a: dict[str, Any], b: dict[str, A
     lines = [f"A: {_describe(_about(a, labels[0]))}", f"B: {_describe(_about(b, labels[1]))}"]
     if a.get("mode") != b.get("mode"):
         lines.append(f"note: A was a {a.get('mode')} check and B a {b.get('mode')} one; facts only one probes differ")
+    if a.get("mhcdoctor_version") != b.get("mhcdoctor_version"):
+        versions = f"{a.get('mhcdoctor_version')} and {b.get('mhcdoctor_version')}"
+        lines.append(f"note: made by mhcdoctor {versions}; its rules may differ (replay both with one version)")
     if not differences:
         lines.append("no differences in verdict, paths, findings, verify, facts, devices, probes or environment")
         return "\n".join(lines) + "\n"
