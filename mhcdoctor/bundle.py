@@ -23,7 +23,7 @@ import json
 import re
 import tarfile
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
@@ -48,7 +48,6 @@ class Bundle:
     files: dict[str, bytes]
     manifest: dict[str, Any]
     report: dict[str, Any]
-    truncated: list[dict[str, str]] = field(default_factory=list)
 
 
 def build_files(
@@ -136,8 +135,7 @@ def read_bundle(path: str | Path) -> Bundle:
             raise InputError(
                 f"{where}: {entry['path']} does not match its sha256 in manifest.json (changed or damaged)"
             )
-    truncated = manifest.get("truncated")
-    return Bundle(files, manifest, report, truncated if isinstance(truncated, list) else [])
+    return Bundle(files, manifest, report)
 
 
 class _Capped(io.RawIOBase):
