@@ -81,6 +81,20 @@ def diff_reports(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
     return found
 
 
+def notes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """What makes two reports less comparable without being a difference of the machines."""
+    out = []
+    if a.get("mode") != b.get("mode"):
+        out.append(
+            f"A was a {a.get('mode')} check and B a {b.get('mode')} one: facts only a full check probes "
+            "(imports) may differ for that reason alone"
+        )
+    if a.get("mhcdoctor_version") != b.get("mhcdoctor_version"):
+        versions = f"{a.get('mhcdoctor_version')} and {b.get('mhcdoctor_version')}"
+        out.append(f"made by mhcdoctor {versions}; its rules may differ (replay both with one version)")
+    return out
+
+
 def to_document(
     differences: list[Difference], a: dict[str, Any], b: dict[str, Any], labels: tuple[str, str]
 ) -> dict[str, Any]:
@@ -89,17 +103,14 @@ def to_document(
         "a": _about(a, labels[0]),
         "b": _about(b, labels[1]),
         "same": not differences,
+        "notes": notes(a, b),
         "differences": [d.to_dict() for d in differences],
     }
 
 
 def render_text(differences: list[Difference], a: dict[str, Any], b: dict[str, Any], labels: tuple[str, str]) -> str:
     lines = [f"A: {_describe(_about(a, labels[0]))}", f"B: {_describe(_about(b, labels[1]))}"]
-    if a.get("mode") != b.get("mode"):
-        lines.append(f"note: A was a {a.get('mode')} check and B a {b.get('mode')} one; facts only one probes differ")
-    if a.get("mhcdoctor_version") != b.get("mhcdoctor_version"):
-        versions = f"{a.get('mhcdoctor_version')} and {b.get('mhcdoctor_version')}"
-        lines.append(f"note: made by mhcdoctor {versions}; its rules may differ (replay both with one version)")
+    lines += [f"note: {note}" for note in notes(a, b)]
     if not differences:
         lines.append("no differences in verdict, paths, findings, verify, facts, devices, probes or environment")
         return "\n".join(lines) + "\n"

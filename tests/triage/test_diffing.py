@@ -96,6 +96,6 @@ def test_verify_results_are_compared_row_by_row():
 def test_reports_from_different_modes_or_versions_carry_a_note_but_no_difference():
     other = variant(rocm_report(), mode="fast", mhcdoctor_version="0.2.0")
     text = render_text(diff_reports(rocm_report(), other), rocm_report(), other, ("a", "b"))
-    assert "note: A was a full check and B a fast one" in text
+    assert "note: A was a full check and B a fast one: facts only a full check probes" in text
     assert "note: made by mhcdoctor 0.1.0 and 0.2.0" in text
     assert text.splitlines()[-1].startswith("no differences")
