@@ -1,9 +1,9 @@
 """`mhcdoctor explain`: the full decision trace for one model config, on this machine or a what-if of it.
 
 Probing is fast by default (package metadata, files, sysfs: no import, no GPU initialisation), which is all the
-rules need except where a release's has_tilelang() is a trial import (0.23–0.27): there `--deep` imports
-tilelang and aiter in child processes so a broken install counts as vLLM would count it. Without `--deep` an
-installed tilelang is assumed to import, and the trace says so.
+rules need but one thing: where the release's has_tilelang() is a trial import (0.23–0.27), a tilelang installed
+here is imported in a child process, as vLLM would, so a broken one counts as absent. `--deep` runs every probe
+in full (tilelang, aiter, torch imports; GPU initialisation).
 """
 
 from __future__ import annotations
@@ -24,13 +24,35 @@ from mhcdoctor.commands.options import (
     timeout_option,
 )
 from mhcdoctor.facts import Facts
-from mhcdoctor.probes import facts_from_probes, run_probes
+from mhcdoctor.probes import PROBES, facts_from_probes, run_probes
 from mhcdoctor.probes.target import probe_context
 from mhcdoctor.render.decision_text import render_decision
 from mhcdoctor.render.term import Style
 from mhcdoctor.reportfile import load_report
-from mhcdoctor.rules import decide, to_document
+from mhcdoctor.rules import RULE_SETS, decide, to_document
 from mhcdoctor.whatif import WhatIf, build_facts, report_facts
+
+
+def _vllm_would_import_tilelang(rules_id: str, facts: Facts) -> bool:
+    """0.23–0.27 import tilelang to test for it; only this machine's tilelang can be imported to see."""
+    rule_set = next((r for r in RULE_SETS if r.id == rules_id), None)
+    probed = facts.sources.get("tilelang.present", "").startswith("probe:")
+    return (
+        rule_set is not None
+        and rule_set.has_tilelang == "import"
+        and facts.platform == "rocm"
+        and probed
+        and facts.tilelang.present is True
+        and facts.tilelang.imports is None
+    )
+
+
+def _import_tilelang_here(facts: Facts, timeout: float, python: str | None) -> None:
+    """Run the tilelang import probe (a child process) and take its verdict into the facts."""
+    result = PROBES["tilelang.import"](probe_context(fast=False, timeout=timeout, python=python))
+    imported = facts_from_probes([result])
+    facts.tilelang.imports, facts.tilelang.import_error = imported.tilelang.imports, imported.tilelang.import_error
+    facts.sources.update({k: v for k, v in imported.sources.items() if k.startswith("tilelang.")})
 
 
 def probe_facts(deep: bool, timeout: float, python: str | None) -> Callable[[], Facts]:
@@ -103,6 +125,9 @@ def command(
     else:
         facts = build_facts(whatif, probe)
     decision = decide(facts, config)
+    if _vllm_would_import_tilelang(decision.rules, facts):
+        _import_tilelang_here(facts, timeout, python)
+        decision = decide(facts, config)
     doc = to_document(decision)
     if as_json:
         if decision.rules_note:  # the text view shows it in its header; scripts reading JSON see it on stderr

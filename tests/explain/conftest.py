@@ -38,13 +38,31 @@ def amd_machine(tmp_path: Path) -> Callable[[str, int], Path]:
 
 
 @pytest.fixture
+def broken_tilelang(tmp_path: Path) -> Path:
+    """A site folder holding tilelang 0.1.12 whose import fails the way a missing libnvrtc makes it fail."""
+    site = tmp_path / "site"
+    (site / "tilelang").mkdir(parents=True)
+    (site / "tilelang" / "__init__.py").write_text(
+        'raise ImportError("libnvrtc.so.13: cannot open shared object file")\n'
+    )
+    dist = site / "tilelang-0.1.12.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: tilelang\nVersion: 0.1.12\n")
+    (dist / "RECORD").write_text("tilelang/__init__.py,,\n")
+    (dist / "top_level.txt").write_text("tilelang\n")
+    return site
+
+
+@pytest.fixture
 def run_cli(tmp_path: Path) -> Callable[..., Run]:
     """`mhcdoctor ARGS` with the machine rooted at tmp_path/machine (empty: no GPU) unless `root` is given."""
     empty = tmp_path / "machine"
     empty.mkdir()
 
-    def run(*args: str, root: Path | None = None) -> Run:
+    def run(*args: str, root: Path | None = None, site: Path | None = None) -> Run:
         env = dict(os.environ, MHCDOCTOR_SYSROOT=str(root or empty), NO_COLOR="1")
+        if site is not None:  # packages found before the real ones, as an earlier sys.path entry
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), env.get("PYTHONPATH", "")) if p)
         env.pop("MHCDOCTOR_DEBUG", None)
         proc = subprocess.run(
             [sys.executable, "-m", "mhcdoctor", *args], capture_output=True, text=True, env=env, timeout=120

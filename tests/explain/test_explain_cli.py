@@ -66,6 +66,26 @@ def test_probed_amd_machine_is_used_when_nothing_is_given(run_cli, amd_machine):
     assert "tilelang-wrong-arch" in {f["id"] for f in document["findings"]}
 
 
+def test_trial_import_release_imports_the_installed_tilelang_and_falls_back(run_cli, broken_tilelang):
+    result = run_cli(
+        "explain", "--json", "--vllm", "0.23.0", "--platform", "rocm", "--arch", "gfx950", site=broken_tilelang
+    )
+    document = result.json()
+    assert document["ops"]["mhc_pre"]["path"] == "torch"
+    assert "libnvrtc" in document["ops"]["mhc_pre"]["why"][1]["text"]
+    assert {"tilelang-import-ignored", "torch-fallback"} <= {f["id"] for f in document["findings"]}
+
+
+def test_find_spec_release_selects_a_broken_tilelang_and_deep_shows_it_fails(run_cli, broken_tilelang):
+    args = ("explain", "--json", "--vllm", "0.28.0", "--platform", "rocm", "--arch", "gfx950")
+    fast = run_cli(*args, site=broken_tilelang).json()
+    assert fast["ops"]["mhc_pre"]["path"] == "tilelang"  # vLLM 0.28 only asks find_spec, and so does --fast
+    deep = run_cli(*args, "--deep", site=broken_tilelang)
+    assert deep.json()["ops"]["mhc_pre"]["path"] == "tilelang"
+    assert "tilelang-import-broken" in {f["id"] for f in deep.json()["findings"]}
+    assert deep.returncode == 3
+
+
 @pytest.fixture
 def user_report(run_cli, amd_machine, tmp_path):
     """A user's saved `check --json` from an MI300X with the racy aiter 0.1.13 and vLLM 0.25.0."""
