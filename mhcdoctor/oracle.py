@@ -32,8 +32,8 @@ def _normed_mixes(residual: np.ndarray, fn: np.ndarray, rms_eps: float) -> np.nd
     """[T, n, H] → [T, m]: (x · fn_k) / sqrt(mean(x²) + eps), x the row flattened over all n*H values."""
     t = residual.shape[0]
     x = residual.reshape(t, -1).astype(F64)
-    dots = np.einsum("tk,mk->tm", x, fn.astype(F64))
-    mean_sq = np.einsum("tk,tk->t", x, x) / x.shape[1]
+    dots = x @ fn.astype(F64).T  # float64 BLAS
+    mean_sq = np.square(x).sum(axis=1) / x.shape[1]
     return dots / np.sqrt(mean_sq + rms_eps)[:, None]
 
 
@@ -50,7 +50,7 @@ def _sinkhorn(logits: np.ndarray, repeat: int, eps: float) -> np.ndarray:
 
 def _weighted_streams(weights: np.ndarray, residual: np.ndarray) -> np.ndarray:
     """[T, n] weights, [T, n, H] streams → [T, H] = Σ_i w_i · R_i."""
-    return np.einsum("ti,tih->th", weights.astype(F64), residual.astype(F64))
+    return np.matmul(weights.astype(F64)[:, None, :], residual.astype(F64))[:, 0, :]
 
 
 def mhc_pre(
@@ -84,15 +84,10 @@ def mhc_post(
     x: np.ndarray, residual: np.ndarray, post_layer_mix: np.ndarray, comb_res_mix: np.ndarray
 ) -> dict[str, np.ndarray]:
     """out[t, j, :] = post[t, j] · x[t] + Σ_i comb[t, i, j] · R[t, i]  (i indexes the input stream)."""
-    t, n, h = residual.shape
-    post = post_layer_mix.reshape(t, n).astype(F64)
-    comb = comb_res_mix.astype(F64)
-    res = residual.astype(F64)
-    xs = x.astype(F64)
-    out = np.empty((t, n, h), dtype=F64)
-    for j in range(n):
-        out[:, j, :] = post[:, j, None] * xs + _weighted_streams(comb[:, :, j], res)
-    return {"residual_out": out}
+    t, n, _ = residual.shape
+    post = post_layer_mix.reshape(t, n, 1).astype(F64)
+    mixed = np.matmul(comb_res_mix.astype(F64).transpose(0, 2, 1), residual.astype(F64))  # [t, j, h] = Σ_i c_ij R_i
+    return {"residual_out": mixed + post * x.astype(F64)[:, None, :]}
 
 
 def mhc_fused_post_pre(

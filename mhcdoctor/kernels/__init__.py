@@ -20,6 +20,10 @@ class PathUnavailable(Exception):
     """This path cannot run here; the message says why in one line."""
 
 
+class OpUnsupported(Exception):
+    """This path's kernel does not take these arguments (a shape or dtype it was not written for): a skip."""
+
+
 @dataclass
 class PathImpl:
     name: str  # "tilelang", "vllm:aiter"

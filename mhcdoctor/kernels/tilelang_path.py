@@ -13,7 +13,7 @@ The token count is a dynamic shape, so one compile serves every count; tilelang 
 import math
 from typing import Any
 
-from mhcdoctor.kernels import PathImpl, PathUnavailable, Progress
+from mhcdoctor.kernels import OpUnsupported, PathImpl, PathUnavailable, Progress
 
 OPS = ("mhc_pre", "mhc_post", "mhc_fused_post_pre")
 _THREADS = 128
@@ -56,7 +56,7 @@ class _Ops:
 
         hc, hidden = residual.shape[-2], residual.shape[-1]
         if residual.dtype != torch.bfloat16 or hc != 4 or hidden % _THREADS:
-            raise ValueError(
+            raise OpUnsupported(
                 f"these tilelang kernels take bf16, hc_mult 4, hidden % {_THREADS} == 0; got "
                 f"{residual.dtype}, hc_mult {hc}, hidden {hidden}"
             )

@@ -110,3 +110,16 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None
         True,
         1,
     )
+
+
+def test_a_failing_path_the_rules_do_not_select_is_degraded_not_fail(aiter_site: Path) -> None:
+    from mhcdoctor.models import ModelConfig
+    from mhcdoctor.probes.base import ProbeContext
+    from mhcdoctor.verify import run_verify
+
+    ctx = ProbeContext(search_path=[str(aiter_site), *sys.path], env=dict(os.environ, AITER_STANDIN_RACE="1"))
+    picked = {"mhc_pre": "tilelang", "mhc_post": "tilelang", "mhc_fused_post_pre": "tilelang", "hc_head": "triton"}
+    doc = run_verify(ModelConfig(None, 256), paths=["aiter", "torch"], tokens=[80], device="cpu", ctx=ctx,
+                     selected=picked, progress=lambda _: None)  # fmt: skip
+    failing = {(r["path"], r["op"], r["selected"]) for r in doc["results"] if r["status"] == "fail"}
+    assert (doc["verdict"], failing) == ("degraded", {("aiter", "mhc_pre", False)})
