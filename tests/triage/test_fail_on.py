@@ -55,7 +55,7 @@ def test_check(tmp_path, monkeypatch, verdict, fail_on):
 
 
 _WHAT_IF = {
-    "ok": ["--aiter", "0.1.16"],
+    "ok": ["--aiter", "0.1.16", "--tilelang", "0.1.12"],  # pinned: hc_head takes tilelang whatever is installed here
     "degraded": ["--aiter", "none", "--tilelang", "none"],
     "fail": ["--aiter", "0.1.13"],
 }
