@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
 import click
 
 from mhcdoctor import __version__
-from mhcdoctor.commands import check, diff, explain, models, report, verify
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import FactsError
 from mhcdoctor.models import ModelError
@@ -17,14 +17,26 @@ from mhcdoctor.models import ModelError
 EXIT_INTERNAL = 4
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# Subcommand -> module under mhcdoctor.commands. Each is imported only when used, so `check --fast` does not pay
+# for the verifier's or the bundler's imports.
+COMMANDS = ("check", "explain", "verify", "report", "diff", "models")
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        command: click.Command = importlib.import_module(f"mhcdoctor.commands.{cmd_name}").command
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mhcdoctor")
 def cli() -> None:
     """A doctor for DeepSeek-V4's mHC kernels in vLLM: which path runs, why, and whether it is right."""
-
-
-for _module in (check, explain, verify, report, diff, models):
-    cli.add_command(_module.command)
 
 
 def main(argv: list[str] | None = None) -> None:
