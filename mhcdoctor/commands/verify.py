@@ -85,7 +85,7 @@ def command(
         stress=stress,
         device=device,
         timeout=timeout,
-        selected=_selected_paths(cfg),
+        selected=lambda: _selected_paths(cfg),
     )
     click.echo(json.dumps(doc, indent=2) if as_json else render_text(doc))
     return exit_code(doc["verdict"], fail_on)

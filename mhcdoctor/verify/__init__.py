@@ -10,6 +10,8 @@ from __future__ import annotations
 import datetime as _dt
 import sys
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from mhcdoctor import __version__
@@ -62,13 +64,14 @@ def run_verify(
     timeout: float = DEFAULT_TIMEOUT,
     ctx: ProbeContext | None = None,
     progress: Progress | None = None,
-    selected: dict[str, str] | None = None,
+    selected: dict[str, str] | Callable[[], dict[str, str] | None] | None = None,
     seed: int = 0,
 ) -> dict[str, Any]:
     """Verify every (path, op, token count, device); the verify/1 document.
 
     `selected` maps an op to the path the rules pick for it (from `mhcdoctor.rules.decide`): a selected path that
     fails makes the verdict `fail`, another failing path `degraded`. Without it every failing path is a fail.
+    It may be a function returning that map: it then runs on a thread while the paths run.
     """
     ctx = ctx or ProbeContext()
     say = progress or (lambda text: print(f"mhcdoctor verify: {text}", file=sys.stderr, flush=True))
@@ -95,16 +98,20 @@ def run_verify(
                         name, dev, f"{missing} is not installed (nothing named {missing!r} on the search path)"
                     )
                 )
+    pool = ThreadPoolExecutor(max_workers=1)
+    chosen = pool.submit(selected if callable(selected) else lambda: selected)
     if requests:
         say(
             f"running {', '.join(sorted({n for n, _ in requests}))} on {', '.join(devices)} "
             f"({len(counts)} token counts at hidden {model.hidden_size})"
         )
         outcomes += run_jobs(requests, list(OPS), counts, params, ctx, timeout, say, seed)
+    picked = chosen.result()
+    pool.shutdown()
     order = {name: i for i, name in enumerate(names)}
     outcomes.sort(key=lambda o: (order[o["path"]], o["device"]))
-    results = [_row(o, row, params, selected) for o in outcomes for row in _rows_of(o, counts)]
-    verdict, problems = _verdict(results, selected)
+    results = [_row(o, row, params, picked) for o in outcomes for row in _rows_of(o, counts)]
+    verdict, problems = _verdict(results, picked)
     return {
         "schema": SCHEMA,
         "mhcdoctor_version": __version__,
@@ -114,7 +121,7 @@ def run_verify(
         "tokens": counts,
         "stress": stress,
         "devices": devices,
-        "selected": selected,
+        "selected": picked,
         "paths": [{k: v for k, v in o.items() if k != "rows"} for o in outcomes],
         "results": results,
         "summary": {s: sum(1 for r in results if r["status"] == s) for s in STATUSES},

@@ -22,7 +22,7 @@ ZERO_ROW = 3
 # Above this many tokens the oracle checks a deterministic sample of rows (every row is independent).
 FULL_CHECK_TOKENS = 512
 # Small token counts run twice with fresh inputs, so values left over from the first call show in the second.
-REPEAT_BELOW_TOKENS = 512
+REPEAT_BELOW_TOKENS = 64
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,6 @@ def _start(job: Job, params: Params, ctx: ProbeContext, cwd: str, seed: int) -> 
     env = dict(ctx.env)
     env["PYTHONPATH"] = os.pathsep.join(p for p in ctx.search_path if p)
     env["PYTHONFAULTHANDLER"] = "1"  # a segfault prints the Python stack: evidence
-    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     job.events_file.touch()
     with open(job.out_file, "wb") as out, open(job.err_file, "wb") as err:
         job.started = time.perf_counter()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -148,17 +147,13 @@ def _serve(request: dict[str, Any], emit: Emit) -> int:
 
     path, device = request["path"], request["device"]
     p = cases.Params(**request["params"])
-    # The GPU context starts on a second thread while the path's library imports (tilelang takes seconds).
-    device_check: dict[str, str | None] = {}
-    warmer = threading.Thread(target=lambda: device_check.update(reason=_device_problem(device)), daemon=True)
-    warmer.start()
-    impl, reason = None, None
-    try:
-        impl = load(path, device, lambda text: emit({"event": "progress", "text": text}))
-    except PathUnavailable as exc:
-        reason = str(exc)
-    warmer.join()
-    reason = device_check.get("reason") or reason
+    reason = _device_problem(device)
+    impl = None
+    if reason is None:
+        try:
+            impl = load(path, device, lambda text: emit({"event": "progress", "text": text}))
+        except PathUnavailable as exc:
+            reason = str(exc)
     if impl is None or reason is not None:
         emit({"event": "unavailable", "reason": reason})
         return 0

@@ -65,7 +65,7 @@ def test_fixed_aiter_passes_under_stress(aiter_site: Path) -> None:
 
 
 def test_a_hanging_kernel_is_a_timeout_row_and_the_rest_still_report(aiter_site: Path) -> None:
-    proc = verify(*SMALL, "--path", "aiter", "--tokens", "7", "--timeout", "8", "--json",
+    proc = verify(*SMALL, "--path", "aiter", "--tokens", "7", "--timeout", "15", "--json",
                   site=aiter_site, AITER_STANDIN_FAULT="hang")  # fmt: skip
     got = results(proc, "aiter")
     assert (proc.returncode, got) == (
