@@ -67,15 +67,21 @@ def render_markdown(
 
 
 def compact_report(doc: dict[str, Any]) -> dict[str, Any]:
-    """The report without what the other blocks show in full (probe evidence, gate traces): enough to replay
-    (`explain --from`) and compare (`diff`); the bundle's report.json has everything."""
+    """The report without what the other blocks show in full (probe evidence, gate traces, verify evidence):
+    enough to replay (`explain --from`) and compare (`diff`); the bundle's report.json has everything."""
     probes = [{**p, "data": {}, "evidence": []} for p in doc.get("probes") or [] if isinstance(p, dict)]
     models = [
         {**m, "ops": {op: {**entry, "why": []} for op, entry in (m.get("ops") or {}).items()}}
         for m in doc.get("models") or []
         if isinstance(m, dict)
     ]
-    return {**doc, "probes": probes, "models": models}
+    compact = {**doc, "probes": probes, "models": models}
+    verify = doc.get("verify")
+    if isinstance(verify, dict):  # the Verify block shows each row; keep statuses and errors, not the evidence
+        results = [{**r, "evidence": [], "outputs": []} for r in verify.get("results") or [] if isinstance(r, dict)]
+        paths = [{**p, "evidence": []} for p in verify.get("paths") or [] if isinstance(p, dict)]
+        compact["verify"] = {**verify, "results": results, "paths": paths}
+    return compact
 
 
 def report_from_markdown(text: str) -> dict[str, Any] | None:
