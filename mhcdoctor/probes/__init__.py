@@ -26,7 +26,7 @@ from mhcdoctor.probes import (
 )
 from mhcdoctor.probes.assemble import facts_from_probes
 from mhcdoctor.probes.base import ProbeContext, ProbeResult, guarded
-from mhcdoctor.probes.libraries import TILELANG, TORCH, TRITON, VLLM, probe_import, probe_metadata
+from mhcdoctor.probes.libraries import TILELANG, TRITON, VLLM, probe_import, probe_metadata
 
 __all__ = ["PROBES", "ProbeContext", "ProbeResult", "facts_from_probes", "run_probes"]
 
@@ -40,7 +40,6 @@ PROBES: dict[str, Probe] = {
     gpu_nvml.NAME: gpu_nvml.probe,
     gpu_torch.NAME: gpu_torch.probe,
     torch_build.NAME: torch_build.probe,
-    "torch.import": partial(probe_import, TORCH),
     rocm.NAME: rocm.probe,
     "nvcc": compilers.probe_nvcc,
     "hipcc": compilers.probe_hipcc,

@@ -111,7 +111,7 @@ def _torch(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
     if result is not None and result.status in _ANSWERED:
         for key in ("present", "version", "location", "cuda", "hip"):
             facts.set(f"torch.{key}", result.data.get(key), "probe:torch")
-    _imports(facts, "torch", by_name)
+    _imports(facts, "torch", by_name, probe="gpu.torch")
 
 
 def _package(facts: Facts, lib: str, by_name: dict[str, ProbeResult]) -> None:
@@ -122,15 +122,17 @@ def _package(facts: Facts, lib: str, by_name: dict[str, ProbeResult]) -> None:
     _imports(facts, lib, by_name)
 
 
-def _imports(facts: Facts, lib: str, by_name: dict[str, ProbeResult]) -> None:
-    """`imports`: True when the child imported it; False when it failed, hung or crashed, or nothing is there."""
-    result = by_name.get(f"{lib}.import")
+def _imports(facts: Facts, lib: str, by_name: dict[str, ProbeResult], probe: str | None = None) -> None:
+    """`imports`: True when the child imported it (even if a later step failed); False when the import failed, hung
+    or crashed, or nothing is there."""
+    name = probe or f"{lib}.import"
+    result = by_name.get(name)
     if result is None or result.status == "skipped":
         return  # not tried (--fast): unknown
-    source = f"probe:{lib}.import"
-    facts.set(f"{lib}.imports", result.status == "ok" and bool(result.data.get("imported")), source)
-    if result.status != "ok":
-        facts.set(f"{lib}.import_error", result.error, source)
+    imported = bool(result.data.get("imported")) and (result.status == "ok" or probe is not None)
+    facts.set(f"{lib}.imports", imported, f"probe:{name}")
+    if not imported and result.status != "ok":
+        facts.set(f"{lib}.import_error", result.error, f"probe:{name}")
 
 
 def _aiter(facts: Facts, by_name: dict[str, ProbeResult]) -> None:

@@ -118,8 +118,10 @@ _PREAMBLE = """\
 import json as _json, sys as _sys
 _OUT = _sys.argv.pop(1)
 def report(obj):
-    with open(_OUT, "w") as _f:
+    # Atomic, and callable more than once: a partial result survives if a later step hangs and is killed.
+    with open(_OUT + ".tmp", "w") as _f:
         _json.dump(obj, _f, default=str)
+    __import__("os").replace(_OUT + ".tmp", _OUT)
 """
 
 
@@ -161,16 +163,24 @@ def run_child(code: str, ctx: ProbeContext, timeout: float | None = None, label:
             except subprocess.TimeoutExpired:
                 stdout, stderr = "", ""
             seconds = round(time.perf_counter() - start, 4)
+            try:
+                partial = _read_result(out_file)  # what it reported before the step that hung
+            except ValueError:
+                partial = None
             return ChildOutcome(
-                "timeout", None, stdout, stderr, None, seconds, f"{label} did not finish within {limit:g} s"
+                "timeout",
+                partial,
+                stdout,
+                stderr,
+                None,
+                seconds,
+                f"{label} did not finish within {limit:g} s",
             )
         seconds = round(time.perf_counter() - start, 4)
-        result = None
-        if out_file.exists():
-            try:
-                result = json.loads(out_file.read_text())
-            except ValueError as exc:
-                return ChildOutcome("error", None, stdout, stderr, proc.returncode, seconds, f"bad result: {exc}")
+        try:
+            result = _read_result(out_file)
+        except ValueError as exc:
+            return ChildOutcome("error", None, stdout, stderr, proc.returncode, seconds, f"bad result: {exc}")
     code_ = proc.returncode
     if code_ < 0:
         return ChildOutcome(
@@ -181,6 +191,15 @@ def run_child(code: str, ctx: ProbeContext, timeout: float | None = None, label:
     if result is None:
         return ChildOutcome("error", None, stdout, stderr, code_, seconds, f"{label} reported nothing")
     return ChildOutcome("ok", result, stdout, stderr, code_, seconds)
+
+
+def _read_result(path: Path) -> Any:
+    """What the child last reported, or None if it reported nothing."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    return json.loads(text)
 
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:

@@ -1,5 +1,8 @@
 """GPUs as torch sees them, in a child: this initialises the GPU, so it is the probe most likely to hang.
 
+It is also the torch import probe (one import of torch, not two): it reports `imported` as soon as torch has
+imported, so a GPU initialisation that hangs afterwards still leaves that fact.
+
 `get_device_properties(i).gcnArchName` is the arch on ROCm but the product *name* on CUDA builds, so on CUDA the
 arch comes from major/minor. torch honours *_VISIBLE_DEVICES (NVML and sysfs do not). Not run with --fast.
 """
@@ -11,31 +14,38 @@ from mhcdoctor.probes.children import run_probe_child, skipped
 from mhcdoctor.probes.packages import find_package
 
 NAME = "gpu.torch"
+IMPORT_FACTS_FROM = NAME  # torch.imports comes from this probe
 SOURCE = "child: torch.cuda device properties"
 
 CODE = """
 try:
     import torch
 except BaseException as exc:
-    report(failure(exc))
+    report(failure(exc, imported=False))
     raise SystemExit(0)
 rocm = bool(getattr(torch.version, "hip", None))
-data = {"backend": "rocm" if rocm else ("cuda" if torch.version.cuda else "cpu"), "devices": []}
-if torch.cuda.is_available():
-    for i in range(torch.cuda.device_count()):
-        p = torch.cuda.get_device_properties(i)
-        bus = getattr(p, "pci_bus_id", None)
-        bdf = None
-        if bus is not None:
-            bdf = f"{getattr(p, 'pci_domain_id', 0):04x}:{bus:02x}:{getattr(p, 'pci_device_id', 0):02x}.0"
-        data["devices"].append({
-            "vendor": "amd" if rocm else "nvidia",
-            "arch": getattr(p, "gcnArchName", None) if rocm else f"sm_{p.major}{p.minor}",
-            "name": p.name,
-            "memory_bytes": int(p.total_memory),
-            "driver": None,
-            "bdf": bdf,
-        })
+data = {"imported": True, "version": str(getattr(torch, "__version__", "")) or None, "file": torch.__file__,
+        "backend": "rocm" if rocm else ("cuda" if torch.version.cuda else "cpu"), "devices": []}
+report(data)  # kept if initialising the GPU then hangs: torch itself imported
+try:
+    if torch.cuda.is_available():
+        for i in range(torch.cuda.device_count()):
+            p = torch.cuda.get_device_properties(i)
+            bus = getattr(p, "pci_bus_id", None)
+            bdf = None
+            if bus is not None:
+                bdf = f"{getattr(p, 'pci_domain_id', 0):04x}:{bus:02x}:{getattr(p, 'pci_device_id', 0):02x}.0"
+            data["devices"].append({
+                "vendor": "amd" if rocm else "nvidia",
+                "arch": getattr(p, "gcnArchName", None) if rocm else f"sm_{p.major}{p.minor}",
+                "name": p.name,
+                "memory_bytes": int(p.total_memory),
+                "driver": None,
+                "bdf": bdf,
+            })
+except BaseException as exc:  # torch imported, but the GPU runtime failed to initialise
+    report(failure(exc, **data))
+    raise SystemExit(0)
 report(data)
 """
 

@@ -24,11 +24,10 @@ class Library:
     dist: str  # the distribution that normally provides it
 
 
-# torch's metadata comes from the `torch` probe (torch/version.py); only its import is probed here.
+# torch's metadata comes from the `torch` probe (torch/version.py) and its import from `gpu.torch`.
 TILELANG = Library("tilelang", "tilelang")
 TRITON = Library("triton", "triton")
 VLLM = Library("vllm", "vllm")
-TORCH = Library("torch", "torch")
 
 IMPORT_CODE = """
 import importlib
