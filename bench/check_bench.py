@@ -23,7 +23,11 @@ _SELF_RSS = (
     "    main(sys.argv[1:])\n"
     "except SystemExit:\n"
     "    pass\n"
-    "print('MAXRSS_KIB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    "try:\n"
+    "    peak = int(next(x.split()[1] for x in open('/proc/self/status') if x.startswith('VmHWM:')))\n"
+    "except (OSError, StopIteration):\n"
+    "    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+    "print('MAXRSS_KIB', peak, file=sys.stderr)\n"
 )
 
 
