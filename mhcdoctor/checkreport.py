@@ -13,7 +13,7 @@ import platform
 import socket
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from mhcdoctor import __version__
@@ -30,19 +30,34 @@ _VERDICT_RANK = {"ok": 0, "degraded": 1, "fail": 2}
 
 
 def build_check(
-    ctx: ProbeContext, models: Iterable[ModelConfig], verify_doc: dict[str, Any] | None = None
+    ctx: ProbeContext,
+    models: Iterable[ModelConfig],
+    verify_doc: dict[str, Any] | None = None,
+    verify: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Probe this machine (as `ctx` says), decide for each model, and return the check/1 document."""
+    """Probe this machine (as `ctx` says), decide for each model, and return the check/1 document.
+
+    With `verify`, the kernels of every available path also run (mhcdoctor.verify) at the first model's size, and a
+    path the rules select that computes wrong numbers makes the verdict fail. `verify_doc` folds in a verify/1
+    document that was produced elsewhere.
+    """
     start = time.perf_counter()
+    models = list(models)
     results = run_probes(ctx)
     facts = facts_from_probes(results)
     model_docs = [to_document(decide(facts, model)) for model in models]
     for doc in model_docs:
         doc.pop("schema", None)
+    if verify and models:
+        from mhcdoctor.verify import run_verify  # kernels and their children: only when asked for
+
+        selected = {op: entry["path"] for op, entry in model_docs[0]["ops"].items()}
+        verify_doc = run_verify(models[0], ctx=ctx, selected=selected, progress=progress)
     findings = merge_findings(doc["findings"] for doc in model_docs)
-    verdict = worst_verdict(doc["verdict"] for doc in model_docs)
+    verdicts = [doc["verdict"] for doc in model_docs]
     if verify_doc is not None:
-        verdict = worst_verdict([verdict, verify_doc.get("verdict", "ok")])
+        verdicts.append(verify_doc.get("verdict", "ok"))
     return {
         "schema": SCHEMA,
         "mhcdoctor_version": __version__,
@@ -55,7 +70,7 @@ def build_check(
         "probes": [r.to_dict() for r in results],
         "models": model_docs,
         "findings": findings,
-        "verdict": verdict,
+        "verdict": worst_verdict(verdicts),
         "verify": verify_doc,
     }
 

@@ -25,7 +25,12 @@ from mhcdoctor.render.term import Style
 
 @click.command("check")
 @click.option("--fast", is_flag=True, help="Read only files and metadata: no imports, no GPU initialisation.")
-@click.option("--verify", "run_verify", is_flag=True, help="Also run `verify` and fold its results into the report.")
+@click.option(
+    "--verify",
+    "run_verify",
+    is_flag=True,
+    help="Also run `verify` (at the first model's size) and fold its results into the verdict.",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Show every probe's evidence and timing.")
 @model_options
 @timeout_option
@@ -51,12 +56,7 @@ def command(
         raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
     ctx = probe_context(fast=fast, timeout=timeout, python=python)
     _progress("probing this machine" + ("" if fast else " (imports run in child processes)"))
-    verify_doc = None
-    if run_verify:
-        from mhcdoctor.verify import run_verify as verify_all  # kernels: imported only when asked for
-
-        verify_doc = verify_all(model=models[0], timeout=timeout, progress=_progress)
-    doc = build_check(ctx, models, verify_doc=verify_doc)
+    doc = build_check(ctx, models, verify=run_verify, progress=_progress)
     _progress(None)
     if as_json:
         click.echo(json.dumps(doc, indent=2, default=str))

@@ -28,8 +28,9 @@ def render_check(doc: dict[str, Any], style: Style, verbose: bool = False) -> st
     if findings:
         lines += [""] + render_findings(findings, style)
     if doc.get("verify"):
-        verdict = doc["verify"].get("verdict")
-        lines += ["", style.bold("Verify"), f"  verdict {verdict} (`mhcdoctor verify` shows the table)"]
+        from mhcdoctor.verify.render import render_text as render_verify
+
+        lines += ["", style.bold("Verify")] + ["  " + line for line in render_verify(doc["verify"]).splitlines()]
     if verbose:
         lines += [""] + _probes(doc.get("probes", []), style)
     lines += [""] + _footer(doc, style)
