@@ -23,7 +23,7 @@ def _selected_paths(model: ModelConfig) -> dict[str, str] | None:
     None when the rules pick no runnable path for any op: then every failing path counts as a fail.
     """
     facts = facts_from_probes(run_probes(ProbeContext(fast=True)))
-    picked = {op: d.path for op, d in decide(facts, model).ops.items()}
+    picked: dict[str, str] = {op: str(d.path) for op, d in decide(facts, model).ops.items()}
     return picked if any(path != "unavailable" for path in picked.values()) else None
 
 

@@ -1,3 +1,5 @@
+# mypy: disable-error-code="valid-type"
+# (tilelang kernel signatures annotate with T.Tensor(shape, dtype): DSL, not Python types)
 """The tilelang path: this project's own tilelang kernels for mhc_pre, mhc_post and fused post+pre (bf16, hc 4).
 
 Real kernels, compiled by tilelang's JIT for this GPU, to prove tilelang can compile and run mHC-shaped work
@@ -22,13 +24,13 @@ _GEMM_K = 128  # hc*H elements per step in the GEMM
 
 
 def load(name: str, device: str, progress: Progress) -> PathImpl:
-    if not device.startswith("cuda"):
-        raise PathUnavailable("tilelang kernels need a GPU (pass --device N, not cpu)")
     progress("importing tilelang")
     try:
         import tilelang
     except Exception as exc:  # a broken tilelang (libnvrtc, tvm-ffi mismatch) is a reason, not a crash
         raise PathUnavailable(f"tilelang does not import: {type(exc).__name__}: {exc}") from None
+    if not device.startswith("cuda"):
+        raise PathUnavailable("tilelang kernels need a GPU (pass --device N, not cpu)")
     return PathImpl(name=name, ops=_Ops(progress).as_dict(), version=getattr(tilelang, "__version__", None))
 
 

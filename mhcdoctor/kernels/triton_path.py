@@ -17,12 +17,12 @@ _BLOCK_K = 1024
 
 
 def load(name: str, device: str, progress: Progress) -> PathImpl:
-    if not device.startswith("cuda"):
-        raise PathUnavailable("triton kernels need a GPU (pass --device N, not cpu)")
     try:
         import triton
     except Exception as exc:  # a broken triton is a reason, not a crash
         raise PathUnavailable(f"triton does not import: {type(exc).__name__}: {exc}") from None
+    if not device.startswith("cuda"):
+        raise PathUnavailable("triton kernels need a GPU (pass --device N, not cpu)")
     kernels = _build()
     return PathImpl(
         name=name,

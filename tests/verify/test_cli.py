@@ -123,3 +123,26 @@ def test_a_failing_path_the_rules_do_not_select_is_degraded_not_fail(aiter_site:
                      selected=picked, progress=lambda _: None)  # fmt: skip
     failing = {(r["path"], r["op"], r["selected"]) for r in doc["results"] if r["status"] == "fail"}
     assert (doc["verdict"], failing) == ("degraded", {("aiter", "mhc_pre", False)})
+
+
+def test_broken_libraries_are_skip_rows_with_their_error_and_the_rest_still_runs(tmp_path: Path) -> None:
+    """PyPI's unrelated `aiter` (an async-iterator library) and a tilelang whose import fails on libnvrtc."""
+    site = tmp_path / "site"
+    (site / "aiter").mkdir(parents=True)
+    (site / "aiter" / "__init__.py").write_text("async def aiter_from(iterable):\n    return iterable\n")
+    info = site / "aiter-0.13.20191203.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: aiter\nVersion: 0.13.20191203\n")
+    (site / "tilelang").mkdir()
+    (site / "tilelang" / "__init__.py").write_text(
+        "raise OSError('libnvrtc.so.13: cannot open shared object file: No such file or directory')\n"
+    )
+    proc = verify(*SMALL, "--path", "aiter", "--path", "tilelang", "--path", "torch", "--tokens", "1", "--json",
+                  site=site)  # fmt: skip
+    doc = json.loads(proc.stdout)
+    reasons = {r["path"]: r["reason"] for r in doc["results"] if r["status"] == "skip"}
+    assert proc.returncode == 0
+    assert reasons["aiter"].startswith("aiter.ops.mhc does not import: ModuleNotFoundError")
+    assert reasons["tilelang"] == (
+        "tilelang does not import: OSError: libnvrtc.so.13: cannot open shared object file: No such file or directory"
+    )
