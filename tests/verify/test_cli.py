@@ -146,3 +146,29 @@ def test_broken_libraries_are_skip_rows_with_their_error_and_the_rest_still_runs
     assert reasons["tilelang"] == (
         "tilelang does not import: OSError: libnvrtc.so.13: cannot open shared object file: No such file or directory"
     )
+
+
+def test_vllm_ops_are_their_own_rows_and_a_wrong_one_fails(tmp_path: Path) -> None:
+    """A stand-in vLLM: its torch fallback functions, and a tilelang custom op that reads comb transposed."""
+    mhc = tmp_path / "site" / "vllm" / "model_executor" / "kernels" / "mhc"
+    mhc.mkdir(parents=True)
+    (tmp_path / "site" / "vllm" / "__init__.py").write_text("__version__ = '0.30.0'\n")
+    for folder in (mhc.parent.parent, mhc.parent, mhc):
+        (folder / "__init__.py").touch()
+    (mhc / "torch.py").write_text(
+        "from mhcdoctor.reference import mhc_post as mhc_post_torch, mhc_pre as mhc_pre_torch\n"
+    )
+    (mhc / "tilelang.py").write_text(
+        "import torch\n"
+        "from mhcdoctor.reference import mhc_post\n"
+        "lib = torch.library.Library('vllm', 'FRAGMENT')\n"
+        "lib.define('mhc_post_tilelang(Tensor x, Tensor residual, Tensor post, Tensor comb) -> Tensor')\n"
+        "lib.impl('mhc_post_tilelang', lambda x, r, p, c: mhc_post(x, r, p, c.transpose(-1, -2)), 'CPU')\n"
+    )
+    proc = verify(*SMALL, "--path", "vllm:torch", "--path", "vllm:tilelang", "--tokens", "7", "--json",
+                  site=tmp_path / "site")  # fmt: skip
+    rows = {(r["path"], r["op"]): r["status"] for r in json.loads(proc.stdout)["results"]}
+    assert (proc.returncode, rows) == (
+        3,
+        {("vllm:tilelang", "mhc_post"): "fail", ("vllm:torch", "mhc_pre"): "pass", ("vllm:torch", "mhc_post"): "pass"},
+    )
