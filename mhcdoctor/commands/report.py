@@ -26,7 +26,9 @@ from mhcdoctor.render.term import Style
 @click.command("report")
 @model_options
 @click.option("--fast", is_flag=True, help="Read files only: no imports, no GPU initialisation.")
-@click.option("--verify", "run_verify", is_flag=True, help="Also run `verify` and include its results.")
+@click.option(
+    "--verify", "run_verify", is_flag=True, help="Also run `verify` (as `check --verify` does) and include it."
+)
 @timeout_option
 @python_option
 @click.option("--bundle", "bundle_path", default=None, metavar="FILE.tar.gz", help="Also write a support bundle.")
@@ -53,12 +55,7 @@ def command(
     if run_verify and fast:
         raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
     ctx = probe_context(fast=fast, timeout=timeout, python=python)
-    verify_doc = None
-    if run_verify:
-        from mhcdoctor.verify import run_verify as verify_all  # kernels: imported only when asked for
-
-        verify_doc = verify_all(model=models[0], timeout=timeout, ctx=ctx)
-    doc = build_check(ctx, models, verify_doc=verify_doc)
+    doc = build_check(ctx, models, verify=run_verify)
     if no_redact:
         shared, redactions, summary = doc, not_redacted(), "NOT redacted (--no-redact)"
     else:
