@@ -175,9 +175,14 @@ def _finding_pairs(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any,
 
 def _verify_pairs(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
     """The verify verdict and each result's status, keyed by path, op, token count, hidden size and device."""
-    if not isinstance(a, dict) and not isinstance(b, dict):
-        return []
-    a, b = a if isinstance(a, dict) else {}, b if isinstance(b, dict) else {}
+    if not isinstance(a, dict) or not isinstance(b, dict):  # verify ran on one side only: that, not every row
+        return [
+            (
+                "verify verdict",
+                a.get("verdict") if isinstance(a, dict) else None,
+                b.get("verdict") if isinstance(b, dict) else None,
+            )
+        ]
     pairs: list[tuple[str, Any, Any]] = [("verify verdict", a.get("verdict"), b.get("verdict"))]
     return pairs + _keyed_pairs(_verify_status(a), _verify_status(b))
 

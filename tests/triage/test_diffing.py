@@ -99,3 +99,11 @@ def test_reports_from_different_modes_or_versions_carry_a_note_but_no_difference
     assert "note: A was a full check and B a fast one: facts only a full check probes" in text
     assert "note: made by mhcdoctor 0.1.0 and 0.2.0" in text
     assert text.splitlines()[-1].startswith("no differences")
+
+
+def test_verify_on_one_side_only_is_one_difference_not_every_row():
+    rows = [
+        {"path": "aiter", "op": op, "tokens": 80, "hidden": 7168, "device": "cuda:0", "status": "pass"} for op in "ab"
+    ]
+    verified = variant(rocm_report(), verify={"verdict": "ok", "results": rows})
+    assert [(d.key, d.a, d.b) for d in diff_reports(verified, rocm_report())] == [("verify verdict", "ok", None)]
