@@ -133,7 +133,7 @@ def _models(models: list[dict[str, Any]], style: Style) -> list[str]:
     for m, cells in zip(models, rows, strict=True):
         line = "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
         out.append(f"  {style.mark(VERDICT_LEVEL[m['verdict']])} {line}")
-    notes = {m.get("rules_note") for m in models if m.get("rules_note")}
+    notes = {str(m["rules_note"]) for m in models if m.get("rules_note")}
     out += [f"    {style.dim(note)}" for note in sorted(notes)]
     return out
 
