@@ -130,9 +130,7 @@ def _build(cls: type, data: dict[str, Any], where: str) -> Any:
     for name, f in hints.items():
         if name not in data:
             continue
-        kwargs[name] = _coerce(
-            f.type if isinstance(f.type, str) else str(f.type), data[name], f"{where}.{name}"
-        )
+        kwargs[name] = _coerce(f.type if isinstance(f.type, str) else str(f.type), data[name], f"{where}.{name}")
     return cls(**kwargs)
 
 

@@ -126,11 +126,6 @@ def _positive_int(value: Any, key: str, where: Path | None) -> int:
 
 
 def _positive_float(value: Any, key: str, where: Path) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise ModelError(f"{key} in {where} must be a positive number, not {value!r}")
     return float(value)

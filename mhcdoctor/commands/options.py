@@ -23,9 +23,7 @@ def model_options(fn: F) -> F:
         default=None,
         help="A Hugging Face config.json, or a folder holding one.",
     )(fn)
-    fn = click.option(
-        "--model", type=str, default=None, help=f"A built-in config: {', '.join(BUILTIN_MODELS)}."
-    )(fn)
+    fn = click.option("--model", type=str, default=None, help=f"A built-in config: {', '.join(BUILTIN_MODELS)}.")(fn)
     return fn
 
 
@@ -36,9 +34,7 @@ def model_from_options(
 
 
 def json_option(fn: F) -> F:
-    return click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout, nothing else.")(
-        fn
-    )
+    return click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout, nothing else.")(fn)
 
 
 def timeout_option(fn: F) -> F:

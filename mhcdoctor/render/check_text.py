@@ -68,15 +68,20 @@ def _machine(facts: dict[str, Any], style: Style) -> list[str]:
     return out
 
 
-def _runtime_line(facts: dict[str, Any]) -> str:
-    parts = [facts.get("platform", "cpu")]
+def runtime_parts(facts: dict[str, Any]) -> list[str]:
+    """The GPU runtime in words: ROCm version, the CUDA version the driver supports, the NVIDIA driver."""
+    parts = []
     if facts.get("rocm_version"):
         parts.append(f"ROCm {facts['rocm_version']}")
     if facts.get("cuda_driver_version"):
         parts.append(f"CUDA driver {facts['cuda_driver_version']}")
     if facts.get("nvidia_driver"):
         parts.append(f"NVIDIA driver {facts['nvidia_driver']}")
-    return " · ".join(parts)
+    return parts
+
+
+def _runtime_line(facts: dict[str, Any]) -> str:
+    return " · ".join([facts.get("platform", "cpu"), *runtime_parts(facts)])
 
 
 def _torch_row(torch: dict[str, Any]) -> tuple[str, str, str]:

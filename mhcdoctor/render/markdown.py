@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from mhcdoctor.render.check_text import render_check
+from mhcdoctor.render.check_text import render_check, runtime_parts
 from mhcdoctor.render.term import Style
 from mhcdoctor.verify.render import render_text as render_verify
 
@@ -247,14 +247,7 @@ def _gpus_long(facts: dict[str, Any]) -> str:
 
 
 def _runtime(facts: dict[str, Any]) -> str:
-    parts = []
-    if facts.get("rocm_version"):
-        parts.append(f"ROCm {facts['rocm_version']}")
-    if facts.get("cuda_driver_version"):
-        parts.append(f"CUDA {facts['cuda_driver_version']}")
-    if facts.get("nvidia_driver"):
-        parts.append(f"NVIDIA driver {facts['nvidia_driver']}")
-    return ", ".join(parts)
+    return ", ".join(runtime_parts(facts))
 
 
 def _aiter_short(aiter: dict[str, Any]) -> str:
