@@ -47,9 +47,10 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("mhcdoctor: aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
+        hint = ""
         if isinstance(exc, click.UsageError) and exc.ctx is not None:
-            click.echo(exc.ctx.get_usage(), err=True)
-        click.echo(f"mhcdoctor: error: {exc.format_message()}", err=True)
+            hint = f" (see '{exc.ctx.command_path} --help')"
+        click.echo(f"mhcdoctor: error: {exc.format_message()}{hint}", err=True)
         sys.exit(exc.exit_code)
     except (InputError, ModelError, FactsError) as exc:
         click.echo(f"mhcdoctor: error: {exc}", err=True)
