@@ -168,3 +168,47 @@ def test_bad_input_is_one_line_and_exit_2(machine, args, message):
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
     assert proc.stdout == ""
+
+
+def test_hostile_files_never_reach_the_terminal_raw(machine):
+    """Binary garbage and terminal escapes in sysfs and ROCm files are reported, escaped, never printed raw."""
+    nodes = machine.root / "sys/class/kfd/kfd/topology/nodes"
+    fakes.write(nodes / "1/properties", "gfx_target_version banana\n")
+    (nodes / "2").mkdir(parents=True)
+    (nodes / "2/properties").write_bytes(b"\x1b]0;owned\x07\xff\xfe" * 50)
+    (machine.root / "opt/rocm/.info").mkdir(parents=True)
+    (machine.root / "opt/rocm/.info/version").write_bytes(b"\x1b[2J\x1b[31mred\xff\x00")
+    proc = machine.check("--fast", "-v")
+    assert proc.returncode == 3, "no GPU could be read from that tree"
+    assert "\x1b" not in proc.stdout and "\x00" not in proc.stdout
+    assert "node 1: no readable gfx_target_version; skipped" in proc.stdout
+    assert "opt/rocm/.info/version holds no version" in proc.stdout
+    doc, _ = machine.check_json("--fast")
+    assert doc["facts"]["rocm_version"] is None
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(machine):
+    import pty
+
+    def run_on_terminal(extra_env: dict[str, str]) -> str:
+        leader, follower = pty.openpty()
+        env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+        env.update({"MHCDOCTOR_SYSROOT": str(machine.root), "PYTHONPATH": str(REPO), "TERM": "xterm", **extra_env})
+        cmd = [sys.executable, "-m", "mhcdoctor", "check", "--fast", "--python", str(machine.python)]
+        proc = subprocess.Popen(cmd, stdout=follower, stderr=subprocess.DEVNULL, env=env)
+        os.close(follower)  # read while it writes: a full terminal buffer must not block it
+        chunks = []
+        while True:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        os.close(leader)
+        proc.wait(timeout=60)
+        return b"".join(chunks).decode("utf-8", "replace")
+
+    assert "\033[" in run_on_terminal({})
+    assert "\033[" not in run_on_terminal({"NO_COLOR": "1"})

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -37,8 +38,23 @@ class ProbeResult:
     seconds: float = 0.0
     error: str | None = None  # one line: why not ok
 
+    def __post_init__(self) -> None:
+        # Evidence is read from files and programs that may be broken or hostile: no terminal escapes, no binary.
+        self.evidence = [printable(line) for line in self.evidence]
+        if self.error is not None:
+            self.error = printable(self.error)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffd]")
+
+
+def printable(text: str, limit: int = _EVIDENCE_CHARS) -> str:
+    """`text` safe to print and paste: control characters (ESC included) and undecodable bytes become `?`."""
+    text = _CONTROL.sub("?", str(text))
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 @dataclass

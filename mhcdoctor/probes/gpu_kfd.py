@@ -6,6 +6,7 @@ Never opens /dev/kfd and never runs rocminfo, so it cannot hang on a wedged GPU.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from mhcdoctor.probes.base import ProbeContext, ProbeResult, read_text
@@ -25,10 +26,14 @@ def probe(ctx: ProbeContext) -> ProbeResult:
     devices: list[DeviceRecord] = []
     evidence = []
     cpu_nodes = 0
-    driver = (read_text(ctx.path("/sys/module/amdgpu/version")) or "").strip() or None
+    driver_text = (read_text(ctx.path("/sys/module/amdgpu/version")) or "").strip()
+    driver = driver_text if re.fullmatch(r"[\w.+-]{1,64}", driver_text) else None
     for node in sorted((p for p in nodes_dir.iterdir() if p.name.isdigit()), key=lambda p: int(p.name)):
         props = _properties(node / "properties")
-        target = props.get("gfx_target_version", 0)
+        if "gfx_target_version" not in props:  # unreadable, or not a KFD properties file: say so, don't guess
+            evidence.append(f"node {node.name}: no readable gfx_target_version; skipped")
+            continue
+        target = props["gfx_target_version"]
         if target == 0:  # a CPU node (KFD lists the host's NUMA nodes too)
             cpu_nodes += 1
             continue

@@ -29,8 +29,12 @@ def probe(ctx: ProbeContext) -> ProbeResult:
         text = (read_text(version_file) or "").strip()
         if text:
             match = re.match(r"\d+\.\d+(?:\.\d+)?", text)
-            data = {"version": match.group(0) if match else text, "path": str(root), "via": via}
-            return ProbeResult(NAME, "ok", data, [f"{version_file}: {text}"], SOURCE)
+            if match is None:
+                data = {"version": None, "path": str(root), "via": via}
+                evidence.append(f"{version_file}: {text[:80]!r}")
+                return ProbeResult(NAME, "error", data, evidence, SOURCE, error=f"{version_file} holds no version")
+            data = {"version": match.group(0), "path": str(root), "via": via}
+            return ProbeResult(NAME, "ok", data, [f"{version_file}: {text[:200]}"], SOURCE)
         header = root / "include" / "rocm-core" / "rocm_version.h"
         parts = [
             re.search(rf"#define\s+ROCM_VERSION_{p}\s+(\d+)", read_text(header) or "")
