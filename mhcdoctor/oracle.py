@@ -63,8 +63,15 @@ def mhc_pre(
     hc_sinkhorn_eps: float,
     hc_post_mult_value: float,
     sinkhorn_repeat: int,
+    *,
+    norm_weight: np.ndarray | None = None,
+    norm_eps: float = 1e-6,
 ) -> dict[str, np.ndarray]:
-    """residual [T, n, H] → post_mix [T, n, 1], comb_mix [T, n, n], layer_input [T, H] (float64, unrounded)."""
+    """residual [T, n, H] → post_mix [T, n, 1], comb_mix [T, n, n], layer_input [T, H] (float64, unrounded).
+
+    With `norm_weight`: layer_input is RMS-normalised (mean of its squares + norm_eps) and scaled by the weight as
+    the bf16 tensor the kernels hold.
+    """
     t, n, _ = residual.shape
     scale = hc_scale.astype(F64)
     base = hc_base.astype(F64)
@@ -76,8 +83,14 @@ def mhc_pre(
     return {
         "post_mix": post.reshape(t, n, 1),
         "comb_mix": comb,
-        "layer_input": _weighted_streams(pre, residual),
+        "layer_input": _rms_norm(_weighted_streams(pre, residual), norm_weight, norm_eps),
     }
+
+
+def _rms_norm(y: np.ndarray, weight: np.ndarray | None, eps: float) -> np.ndarray:
+    if weight is None:
+        return y
+    return y / np.sqrt(np.square(y).mean(axis=1, keepdims=True) + eps) * round_bf16(weight)[None, :]
 
 
 def mhc_post(
@@ -103,6 +116,9 @@ def mhc_fused_post_pre(
     hc_sinkhorn_eps: float,
     hc_post_mult_value: float,
     sinkhorn_repeat: int,
+    *,
+    norm_weight: np.ndarray | None = None,
+    norm_eps: float = 1e-6,
 ) -> dict[str, np.ndarray]:
     """mhc_post, rounded to bf16 (the new residual is a bf16 tensor), then mhc_pre on it."""
     new_residual = mhc_post(x, residual, post_layer_mix, comb_res_mix)["residual_out"]
@@ -116,6 +132,8 @@ def mhc_fused_post_pre(
         hc_sinkhorn_eps,
         hc_post_mult_value,
         sinkhorn_repeat,
+        norm_weight=norm_weight,
+        norm_eps=norm_eps,
     )
     return {"residual_out": new_residual, **pre}
 

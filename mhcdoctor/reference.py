@@ -49,9 +49,20 @@ def sinkhorn(comb_logits: Tensor, repeat: int, eps: float) -> Tensor:
     return c
 
 
-def apply_pre(pre: Tensor, residual_flat: Tensor) -> Tensor:
-    """layer_input[t] = sum_i pre[t, i] * residual[t, i, :], in float32, stored as bf16."""
-    return torch.sum(pre.unsqueeze(-1) * residual_flat.to(torch.float32), dim=1).to(torch.bfloat16)
+def apply_pre(pre: Tensor, residual_flat: Tensor, norm_weight: Tensor | None = None, norm_eps: float = 1e-6) -> Tensor:
+    """layer_input[t] = sum_i pre[t, i] * residual[t, i, :], in float32, stored as bf16.
+
+    With `norm_weight`, the RMSNorm that vLLM 0.29+ folds into mhc_pre (vLLM kernels/mhc/torch.py
+    `_finalize_layer_input`): the bf16 sum times rsqrt(mean of the float32 sum squared + norm_eps) times the weight
+    rounded to bf16.
+    """
+    summed = torch.sum(pre.unsqueeze(-1) * residual_flat.to(torch.float32), dim=1)
+    layer_input = summed.to(torch.bfloat16)
+    if norm_weight is None:
+        return layer_input
+    variance = summed.square().mean(dim=-1, keepdim=True)
+    weight = norm_weight.to(torch.bfloat16).to(torch.float32)
+    return (layer_input.to(torch.float32) * torch.rsqrt(variance + norm_eps) * weight).to(torch.bfloat16)
 
 
 def mhc_pre(
@@ -64,8 +75,14 @@ def mhc_pre(
     hc_sinkhorn_eps: float,
     hc_post_mult_value: float,
     sinkhorn_repeat: int,
+    *,
+    norm_weight: Tensor | None = None,
+    norm_eps: float = 1e-6,
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """residual [..., n, H] bf16 → (post_mix [..., n, 1] f32, comb_mix [..., n, n] f32, layer_input [..., H] bf16)."""
+    """residual [..., n, H] bf16 → (post_mix [..., n, 1] f32, comb_mix [..., n, n] f32, layer_input [..., H] bf16).
+
+    `norm_weight` [H] / `norm_eps` (keyword only): the RMSNorm folded into layer_input by newer vLLM and aiter 0.1.15+.
+    """
     n, hidden = residual.shape[-2], residual.shape[-1]
     outer = residual.shape[:-2]
     flat = residual.reshape(-1, n, hidden)
@@ -73,7 +90,7 @@ def mhc_pre(
     mixes = rms_scale(mixes_raw, sqrsum, n * hidden, rms_eps)
     pre, post, comb_logits = split_mixes(mixes, hc_scale, hc_base, n, hc_pre_eps, hc_post_mult_value)
     comb = sinkhorn(comb_logits, sinkhorn_repeat, hc_sinkhorn_eps)
-    layer_input = apply_pre(pre, flat)
+    layer_input = apply_pre(pre, flat, norm_weight, norm_eps)
     return post.view(*outer, n, 1), comb.view(*outer, n, n), layer_input.view(*outer, hidden)
 
 
@@ -97,6 +114,9 @@ def mhc_fused_post_pre(
     hc_sinkhorn_eps: float,
     hc_post_mult_value: float,
     sinkhorn_repeat: int,
+    *,
+    norm_weight: Tensor | None = None,
+    norm_eps: float = 1e-6,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """mhc_post then the next mhc_pre on its bf16 result: (residual', post', comb', layer_input'), as vLLM's op."""
     new_residual = mhc_post(x, residual, post_layer_mix, comb_res_mix)
@@ -110,6 +130,8 @@ def mhc_fused_post_pre(
         hc_sinkhorn_eps,
         hc_post_mult_value,
         sinkhorn_repeat,
+        norm_weight=norm_weight,
+        norm_eps=norm_eps,
     )
     return new_residual, post, comb, layer_input
 

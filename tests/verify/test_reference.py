@@ -49,3 +49,25 @@ def test_mhc_post_reads_comb_with_the_input_stream_first() -> None:
 def test_oracle_rounds_to_bf16_ties_to_even() -> None:
     values = np.array([1.0 + 2**-8, 1.0 + 3 * 2**-8, -(1.0 + 2**-9)], dtype=np.float64)
     assert oracle.round_bf16(values).tolist() == [1.0, 1.0 + 4 * 2**-8, -1.0]
+
+
+@pytest.mark.parametrize("op", ["mhc_pre", "mhc_fused_post_pre"])
+def test_the_folded_rms_norm_matches_the_oracle_and_changes_only_layer_input(op: str) -> None:
+    """vLLM 0.29+ and aiter 0.1.15+ fold an RMSNorm (norm_weight, norm_eps) into mhc_pre's layer_input."""
+    inputs = cases.make_inputs(op, 24, PARAMS, seed=3, device="cpu")
+    scalars = cases.scalar_args(op, PARAMS)
+    weight = torch.linspace(0.5, 1.5, PARAMS.hidden)
+    plain = getattr(reference, op)(*inputs.values(), **scalars)
+    normed = getattr(reference, op)(*inputs.values(), **scalars, norm_weight=weight, norm_eps=1e-6)
+    expected = getattr(oracle, op)(
+        *(v.float().numpy() for v in inputs.values()), **scalars, norm_weight=weight.numpy(), norm_eps=1e-6
+    )
+    names = cases.OUTPUTS[op]
+    verdicts = [compare(name, t.float().numpy(), expected[name]) for name, t in zip(names, normed, strict=True)]
+    assert all(v["passed"] for v in verdicts), verdicts
+    changed = [name for name, a, b in zip(names, plain, normed, strict=True) if not torch.equal(a, b)]
+    assert changed == ["layer_input"]
+    rms = normed[-1].float().div(weight).square().mean(dim=-1).sqrt()
+    nonzero = plain[-1].float().abs().amax(dim=-1) > 0  # the inputs plant an all-zero token row
+    assert torch.allclose(rms[nonzero], torch.ones_like(rms[nonzero]), rtol=2e-2), "each row comes out normalised"
+    assert torch.equal(normed[-1][~nonzero], plain[-1][~nonzero]), "a zero row stays zero"
