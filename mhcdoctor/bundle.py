@@ -29,6 +29,7 @@ from typing import IO, Any
 
 from mhcdoctor import __version__
 from mhcdoctor.errors import InputError
+from mhcdoctor.userfiles import parse_json
 
 SCHEMA = "mhcdoctor.bundle/1"
 ROOT = "mhcdoctor-report"
@@ -208,7 +209,7 @@ def _parse(files: dict[str, bytes], name: str, where: str) -> dict[str, Any]:
     if name not in files:
         raise InputError(f"{where} has no {name}; is it an mhcdoctor bundle?")
     try:
-        doc = json.loads(files[name].decode("utf-8"))
+        doc = parse_json(files[name].decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"{where}: {name} is not valid JSON: {exc}") from None
     if not isinstance(doc, dict):

@@ -55,6 +55,9 @@ def main(argv: list[str] | None = None) -> None:
     except (InputError, ModelError, FactsError) as exc:
         click.echo(f"mhcdoctor: error: {exc}", err=True)
         sys.exit(2)
+    except RecursionError:  # a report or config nested absurdly deep, found while walking it
+        click.echo("mhcdoctor: error: the input is nested too deeply to read", err=True)
+        sys.exit(2)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except BrokenPipeError:

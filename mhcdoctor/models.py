@@ -8,11 +8,12 @@ sinkhorn_repeat = hc_sinkhorn_iters (vLLM model_executor/models/deepseek_v4.py).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from mhcdoctor.userfiles import parse_json, read_user_text
 
 
 class ModelError(ValueError):
@@ -65,14 +66,9 @@ def load_config(path: str | Path) -> ModelConfig:
     p = Path(path)
     if p.is_dir():
         p = p / "config.json"
+    text = read_user_text(p, "config", ModelError)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ModelError(f"config not found: {p}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelError(f"cannot read config {p}: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        data = json.loads(text)
+        data = parse_json(text)
     except ValueError as exc:
         raise ModelError(f"config {p} is not valid JSON: {exc}") from None
     if not isinstance(data, dict):

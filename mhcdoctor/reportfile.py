@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from mhcdoctor.bundle import is_bundle, read_bundle
 from mhcdoctor.errors import InputError
 from mhcdoctor.render.markdown import report_from_markdown
+from mhcdoctor.userfiles import parse_json, read_user_text
 
 CHECK_SCHEMA = "mhcdoctor.check/1"
 
@@ -21,16 +21,9 @@ def load_report(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if is_bundle(p):
         return _check_document(read_bundle(p).report, p)
+    text = read_user_text(p, "report", InputError)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"report not found: {p}") from None
-    except IsADirectoryError:
-        raise InputError(f"report {p} is a folder, not a file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read report {p}: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        document = json.loads(text)
+        document = parse_json(text)
     except ValueError as exc:
         document = report_from_markdown(text)
         if document is None:

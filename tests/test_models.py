@@ -84,3 +84,12 @@ def test_hidden_must_be_positive():
 def test_model_and_config_together_is_an_error(tmp_path):
     with pytest.raises(ModelError, match="not both"):
         resolve(model="deepseek-v4-pro", config=str(tmp_path))
+
+
+def test_a_config_that_never_ends_or_nests_too_deep_is_one_line(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ModelError, match="nested too deeply"):
+        load_config(deep)
+    with pytest.raises(ModelError, match="larger than"):
+        load_config("/dev/zero")
