@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mhcdoctor.models import BUILTIN_MODELS
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 
 _GIB = 1 << 30
@@ -140,6 +141,12 @@ def _models(models: list[dict[str, Any]], style: Style) -> list[str]:
         out.append(f"  {style.mark(VERDICT_LEVEL[m['verdict']])} {line}")
     notes = {str(m["rules_note"]) for m in models if m.get("rules_note")}
     out += [f"    {style.dim(note)}" for note in sorted(notes)]
+    not_ok = [m["model"] for m in models if m["verdict"] != "ok"]
+    if not_ok:
+        first = not_ok[0]
+        name = first.get("name")
+        example = f"--model {name}" if name in BUILTIN_MODELS else f"--hidden {first['hidden_size']}"
+        out.append(f"    {style.dim('why each op takes its path, gate by gate: mhcdoctor explain ' + example)}")
     return out
 
 
