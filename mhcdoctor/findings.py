@@ -520,7 +520,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
             f"{'nvcc' if c.facts.platform == 'cuda' else 'hipcc'}, which was not found (PATH, CUDA_HOME/ROCM_PATH, "
             "/usr/local/cuda, /opt/rocm)."
         ),
-        # tilelang's env.py finds nvcc in the nvidia-cuda-nvcc wheel only from CUDA 13 (the cu12 wheel's layout differs)
+        # tilelang/env.py: "only nvidia-cuda-nvcc>=13.0 works"; the -cu12 wheel installs ptxas, not nvcc
         fix="CUDA: pip install 'nvidia-cuda-nvcc>=13' (or install the CUDA toolkit and set CUDA_HOME); "
         "ROCm: install ROCm's HIP SDK (hipcc) and export ROCM_PATH=/opt/rocm",
         refs=("https://github.com/tile-ai/tilelang",),
