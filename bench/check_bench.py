@@ -5,6 +5,11 @@
 Prints the median, min and max wall time of each command over repeated runs, the ratios the issue sets bars for
 (`check --fast` at most 0.15x collect_env; full `check` no slower than it), and the doctor's own peak RSS (its
 children, which import torch and friends, are measured apart: the bar is for the doctor's process).
+
+The probes' children never write bytecode into the environment they diagnose, so measure against installed
+packages: a library unpacked without its .pyc files (the GPU machine's carried tilelang) needs
+`python -m compileall DIR` first, as pip does at install time, or each import compiles it from source.
+Measured on the H200 machine that way (7 runs): check --fast 0.256 s, check 5.69 s, collect_env 5.92 s (0.96x).
 """
 
 from __future__ import annotations
