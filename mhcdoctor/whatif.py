@@ -38,6 +38,12 @@ _PLATFORM_BOUND = (
 )
 
 
+def normal_arch(text: str) -> str:
+    """`gfx942:sramecc+:xnack-` (torch's gcnArchName) → `gfx942`; `SM90` → `sm_90`."""
+    arch = text.strip().lower().split(":", 1)[0]
+    return re.sub(r"^sm_?(?=\d)", "sm_", arch)
+
+
 @dataclass(frozen=True)
 class WhatIf:
     """The what-if options as given on the command line; None means "not given"."""
@@ -65,7 +71,7 @@ def build_facts(whatif: WhatIf, base: Callable[[], Facts]) -> Facts:
     elif platform is not None:
         facts.sources["platform"] = "user:--platform" if whatif.platform else facts.sources.get("platform", "")
     if whatif.arch is not None:
-        facts.set("arch", whatif.arch.lower(), "user:--arch")
+        facts.set("arch", normal_arch(whatif.arch), "user:--arch")
     if whatif.rocm is not None:
         facts.set("rocm_version", whatif.rocm, "user:--rocm")
     if whatif.aiter is not None:
@@ -113,7 +119,7 @@ def _validate(w: WhatIf) -> None:
     if w.aiter_fix is not None and w.aiter_fix not in FIX_STATES:
         raise InputError(f"--aiter-fix must be one of {', '.join(FIX_STATES)}, not {w.aiter_fix!r}")
     if w.arch is not None:
-        if not _ARCH.match(w.arch.lower()):
+        if not _ARCH.match(normal_arch(w.arch)):
             raise InputError(f"--arch {w.arch!r} is not a GPU arch such as gfx942, gfx950, gfx90a or sm_90")
         implied = _platform_of_arch(w.arch)
         if w.platform is not None and implied != w.platform:

@@ -205,3 +205,13 @@ def test_models_lists_the_builtins(run_cli):
 def test_models_json(run_cli):
     document = run_cli("models", "--json").json()
     assert {m["name"]: m["hidden_size"] for m in document["models"]}["deepseek-v4-flash"] == 4096
+
+
+@pytest.mark.parametrize(
+    "given, platform, arch",
+    [("gfx942:sramecc+:xnack-", "rocm", "gfx942"), ("SM90", "cuda", "sm_90"), ("GFX950", "rocm", "gfx950")],
+)
+def test_arch_is_accepted_as_torch_and_users_spell_it(run_cli, given, platform, arch):
+    """torch's gcnArchName carries feature flags; people write SM90: both mean the plain arch."""
+    document = run_cli("explain", "--json", "--arch", given, "--tilelang", "0.1.12", "--vllm", "0.30.0").json()
+    assert (document["facts"]["platform"], document["facts"]["arch"]) == (platform, arch)
