@@ -73,6 +73,8 @@ def load_config(path: str | Path) -> ModelConfig:
         raise ModelError(f"config {p} is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ModelError(f"config {p} must hold a JSON object")
+    if "hidden_size" not in data and isinstance(data.get("text_config"), dict):
+        data = {**data["text_config"], **{k: v for k, v in data.items() if k.startswith("_")}}  # nested LM config
     if "hidden_size" not in data:
         raise ModelError(f"config {p} has no hidden_size")
     name = data.get("_name_or_path") or data.get("model_type")

@@ -93,3 +93,8 @@ def test_a_config_that_never_ends_or_nests_too_deep_is_one_line(tmp_path):
         load_config(deep)
     with pytest.raises(ModelError, match="larger than"):
         load_config("/dev/zero")
+
+
+def test_a_config_that_nests_the_language_model_under_text_config(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"text_config": {"hidden_size": 4096, "hc_mult": 4}}))
+    assert load_config(tmp_path).hidden_size == 4096
