@@ -85,6 +85,20 @@ def evaluate(ctx: FindingContext) -> list[Finding]:
 # --- predicates --------------------------------------------------------------------------------------------------
 
 
+def torch_build(facts: Facts) -> str | None:
+    """rocm, cuda or cpu: what torch was built for, from torch/version.py; None when unknown (or forgotten by a
+    what-if that changed the platform)."""
+    t = facts.torch
+    if not t.version or not {"torch.cuda", "torch.hip"} & facts.sources.keys():
+        return None
+    return "rocm" if t.hip else "cuda" if t.cuda else "cpu"
+
+
+def _torch_mismatch(ctx: FindingContext) -> bool:
+    build = torch_build(ctx.facts)
+    return ctx.facts.platform in ("rocm", "cuda") and build is not None and build != ctx.facts.platform
+
+
 def _impostor(ctx: FindingContext) -> bool:
     return ctx.facts.aiter.present is True and ctx.facts.aiter.genuine is False
 
@@ -264,6 +278,21 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         fix="Run on a ROCm (MI300X/MI355X) or CUDA (H100/H200/B200) machine, or replay one with "
         "`mhcdoctor explain --platform rocm --arch gfx950`.",
         refs=(PR + "41946",),
+    ),
+    FindingSpec(
+        id="torch-build-mismatch",
+        severity="fail",
+        title="torch is not built for this machine's GPUs",
+        summary="torch/version.py says a CUDA, ROCm or CPU-only build that does not match the GPUs found.",
+        when=_torch_mismatch,
+        detail=lambda c: (
+            f"torch {c.facts.torch.version} is a {torch_build(c.facts)} build, but this machine's GPUs are "
+            f"{c.facts.platform}: vLLM, and every mHC path with it, cannot use them. A common cause: "
+            "`pip install vllm` on a ROCm host replaces ROCm's torch with PyPI's CUDA build."
+        ),
+        fix="Install the torch build for this platform (ROCm: PyTorch's ROCm wheels or AMD's rocm/vllm image; "
+        "CUDA: the CUDA build vLLM pins), then run mhcdoctor check again",
+        refs=("https://docs.vllm.ai/en/latest/getting_started/installation/gpu.html",),
     ),
     FindingSpec(
         id="vllm-no-dsv4",

@@ -212,3 +212,22 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(machine):
 
     assert "\033[" in run_on_terminal({})
     assert "\033[" not in run_on_terminal({"NO_COLOR": "1"})
+
+
+def test_a_cuda_torch_on_a_rocm_machine_is_a_fail(machine):
+    """`pip install vllm` on a ROCm host pulls PyPI's CUDA torch: nothing can use the MI300X then."""
+    fakes.kfd(machine.root, [0, 90402])
+    fakes.torch(machine.site, "2.13.0+cu130", cuda="13.0")
+    fakes.aiter(machine.site, version="0.1.16", norm_args=True, fused=True)
+    fakes.library(machine.site, "vllm", "0.30.0")
+    doc, proc = machine.check_json("--fast")
+    mismatch = next(f for f in doc["findings"] if f["id"] == "torch-build-mismatch")
+    assert "2.13.0+cu130 is a cuda build, but this machine's GPUs are rocm" in mismatch["detail"]
+    assert proc.returncode == 3
+
+
+def test_a_rocm_torch_on_a_rocm_machine_raises_no_mismatch(machine):
+    fakes.kfd(machine.root, [0, 90402])
+    fakes.torch(machine.site, "2.9.1+rocm7.2", cuda=None, hip="7.2.26015")
+    doc, _ = machine.check_json("--fast")
+    assert "torch-build-mismatch" not in finding_ids(doc)
