@@ -62,6 +62,7 @@ class AiterFacts(PackageFacts):
 class TorchFacts(PackageFacts):
     cuda: str | None = None  # torch.version.cuda, e.g. "13.0"
     hip: str | None = None  # torch.version.hip, e.g. "7.0.51831"
+    gpus_visible: int | None = None  # torch.cuda.device_count() once it imported and initialised (full check only)
 
 
 @dataclass

@@ -99,6 +99,10 @@ def _torch_mismatch(ctx: FindingContext) -> bool:
     return ctx.facts.platform in ("rocm", "cuda") and build is not None and build != ctx.facts.platform
 
 
+def _torch_sees_no_gpu(ctx: FindingContext) -> bool:
+    return ctx.facts.platform in ("rocm", "cuda") and ctx.facts.torch.gpus_visible == 0 and not _torch_mismatch(ctx)
+
+
 def _impostor(ctx: FindingContext) -> bool:
     return ctx.facts.aiter.present is True and ctx.facts.aiter.genuine is False
 
@@ -293,6 +297,22 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         fix="Install the torch build for this platform (ROCm: PyTorch's ROCm wheels or AMD's rocm/vllm image; "
         "CUDA: the CUDA build vLLM pins), then run mhcdoctor check again",
         refs=("https://docs.vllm.ai/en/latest/getting_started/installation/gpu.html",),
+    ),
+    FindingSpec(
+        id="torch-sees-no-gpu",
+        severity="fail",
+        title="torch imports but sees no GPU",
+        summary="The GPUs are found in sysfs, /proc or NVML, but torch.cuda.device_count() is 0 (full check).",
+        when=_torch_sees_no_gpu,
+        detail=lambda c: (
+            f"The {c.facts.platform} GPUs are there, but torch {c.facts.torch.version or ''} counts none, so vLLM "
+            "cannot start on them. Usual causes: a driver older than torch's "
+            f"{'CUDA' if c.facts.platform == 'cuda' else 'ROCm'} runtime needs, CUDA_VISIBLE_DEVICES / "
+            "HIP_VISIBLE_DEVICES hiding every GPU, or no access to /dev/nvidia* or /dev/kfd in a container."
+        ),
+        fix="mhcdoctor check -v  # gpu.torch's evidence; then: echo $CUDA_VISIBLE_DEVICES $HIP_VISIBLE_DEVICES; "
+        "ls -l /dev/kfd /dev/nvidia*",
+        refs=("https://docs.pytorch.org/docs/stable/notes/cuda.html",),
     ),
     FindingSpec(
         id="vllm-no-dsv4",

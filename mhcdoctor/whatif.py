@@ -35,6 +35,7 @@ _PLATFORM_BOUND = (
     "hipcc",
     "torch.cuda",
     "torch.hip",
+    "torch.gpus_visible",
 )
 
 
@@ -149,7 +150,7 @@ def _forget_platform(facts: Facts) -> None:
     facts.arch = None
     facts.rocm_version = facts.cuda_driver_version = facts.nvidia_driver = None
     facts.nvcc, facts.hipcc = CompilerFacts(), CompilerFacts()
-    facts.torch.cuda = facts.torch.hip = None
+    facts.torch.cuda = facts.torch.hip = facts.torch.gpus_visible = None
     for key in list(facts.sources):
         if key.startswith(_PLATFORM_BOUND):
             del facts.sources[key]

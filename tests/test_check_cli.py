@@ -231,3 +231,17 @@ def test_a_rocm_torch_on_a_rocm_machine_raises_no_mismatch(machine):
     fakes.torch(machine.site, "2.9.1+rocm7.2", cuda=None, hip="7.2.26015")
     doc, _ = machine.check_json("--fast")
     assert "torch-build-mismatch" not in finding_ids(doc)
+
+
+def test_torch_that_sees_no_gpu_on_a_gpu_machine_is_a_fail(machine):
+    """The driver shows an H200, but torch counts none (old driver, hidden devices): vLLM cannot start."""
+    fakes.nvidia_proc(machine.root)
+    fakes.torch(machine.site, init=fakes.fake_torch_gpus([]))
+    fakes.library(machine.site, "tilelang", "0.1.12")
+    fakes.library(machine.site, "vllm", "0.30.0")
+    doc, proc = machine.check_json("--timeout", "20")
+    assert doc["facts"]["torch"]["gpus_visible"] == 0
+    assert "torch-sees-no-gpu" in finding_ids(doc)
+    assert proc.returncode == 3
+    fast, _ = machine.check_json("--fast")
+    assert "torch-sees-no-gpu" not in finding_ids(fast), "--fast initialises no GPU, so it cannot know"

@@ -112,6 +112,9 @@ def _torch(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
         for key in ("present", "version", "location", "cuda", "hip"):
             facts.set(f"torch.{key}", result.data.get(key), "probe:torch")
     _imports(facts, "torch", by_name, probe="gpu.torch")
+    initialised = _ok(by_name, "gpu.torch")
+    if initialised is not None and initialised.get("imported"):
+        facts.set("torch.gpus_visible", len(initialised.get("devices") or []), "probe:gpu.torch")
 
 
 def _package(facts: Facts, lib: str, by_name: dict[str, ProbeResult]) -> None:
