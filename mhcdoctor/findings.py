@@ -350,7 +350,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
             f"No vLLM was found, so this is what the newest known release ({NEWEST.first}–"
             f"{NEWEST.last}) would run; ask about another with --vllm VERSION."
         ),
-        fix="pip install vllm (or: mhcdoctor explain --vllm 0.25.1)",
+        fix="pip install vllm  # or ask about a release without it: mhcdoctor explain --vllm 0.25.1",
         refs=(PR + "52737",),
     ),
     FindingSpec(
