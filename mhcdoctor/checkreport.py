@@ -14,14 +14,16 @@ import socket
 import sys
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any
 
 from mhcdoctor import __version__
 from mhcdoctor.decision import SEVERITY_RANK
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
-from mhcdoctor.probes import facts_from_probes, run_probes
-from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.probes import facts_from_probes, run_probes, vllm_selfcheck
+from mhcdoctor.probes.base import ProbeContext, guarded
 from mhcdoctor.redact import relevant_env
 from mhcdoctor.rules import decide, to_document
 
@@ -44,7 +46,11 @@ def build_check(
     """
     start = time.perf_counter()
     models = list(models)
-    results = run_probes(ctx)
+    sizes = list(dict.fromkeys((m.hidden_size, m.hc_mult) for m in models))
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="selfcheck") as pool:  # vLLM imports slowly: meanwhile
+        selfcheck = pool.submit(guarded, vllm_selfcheck.NAME, partial(vllm_selfcheck.probe, ctx, sizes))
+        results = run_probes(ctx)
+        results.append(selfcheck.result())
     facts = facts_from_probes(results)
     model_docs = [to_document(decide(facts, model)) for model in models]
     for doc in model_docs:

@@ -13,10 +13,14 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Platform = Literal["rocm", "cuda", "cpu"]
+# The machine's accelerator platform: the GPUs found (cpu: none). vLLM's own platform follows from it and from
+# vLLM's build (rules.dispatch.vllm_platform).
+Platform = Literal["rocm", "cuda", "xpu", "cpu"]
 FixState = Literal["present", "absent", "unknown"]
 
-PLATFORMS: tuple[str, ...] = ("rocm", "cuda", "cpu")
+PLATFORMS: tuple[str, ...] = ("rocm", "cuda", "xpu", "cpu")
+# What a vLLM wheel was built for: setup.py appends +cpu, +xpu, +rocmNNN (or +cuNNN) to the version.
+VLLM_BUILDS: tuple[str, ...] = ("cuda", "rocm", "xpu", "cpu")
 FIX_STATES: tuple[str, ...] = ("present", "absent", "unknown")
 
 
@@ -27,7 +31,7 @@ class FactsError(ValueError):
 @dataclass
 class Device:
     index: int
-    vendor: Literal["amd", "nvidia"]
+    vendor: Literal["amd", "nvidia", "intel"]
     arch: str | None = None  # "gfx942", "sm_90"
     name: str | None = None  # "AMD Instinct MI300X", "NVIDIA H200"
     memory_bytes: int | None = None
@@ -62,7 +66,35 @@ class AiterFacts(PackageFacts):
 class TorchFacts(PackageFacts):
     cuda: str | None = None  # torch.version.cuda, e.g. "13.0"
     hip: str | None = None  # torch.version.hip, e.g. "7.0.51831"
+    xpu: str | None = None  # torch.version.xpu: set in torch's XPU builds (Intel GPUs)
     gpus_visible: int | None = None  # torch.cuda.device_count() once it imported and initialised (full check only)
+
+
+@dataclass
+class VllmSelfCheck:
+    """What the installed vLLM itself reports for the values its mHC dispatch reads (full check, in a child).
+
+    None: vLLM did not report it (the release has no such value, or the step failed)."""
+
+    platform: str | None = None  # current_platform's class name: CudaPlatform, RocmPlatform, CpuPlatform, ...
+    forward: str | None = (
+        None  # the CustomOp method dispatch_forward picks: forward_cuda, forward_hip, forward_cpu, ...
+    )
+    has_tilelang: bool | None = None  # vllm.utils.import_utils.has_tilelang()
+    has_tilelang_mhc: bool | None = None  # layers/mhc.py HAS_TILELANG_MHC (0.24+)
+    has_aiter_mhc: bool | None = None  # layers/mhc.py HAS_AITER_MHC (0.25+)
+    aiter_fused: bool | None = None  # layers/mhc.py HAS_AITER_MHC_FUSED (0.30+)
+    aiter_pre_norm: bool | None = None  # layers/mhc.py HAS_AITER_MHC_PRE_NORM (0.30+)
+    fused: dict[str, str] | None = None  # the model's use_fused_mhc per "HIDDENxHC_MULT": "true" | "false"
+    model_module: str | None = None  # the DeepSeek-V4 model module vLLM picked for its platform
+    error: str | None = None  # the first step that failed, if any
+
+
+@dataclass
+class VllmFacts(PackageFacts):
+    build: str | None = None  # cuda | rocm | xpu | cpu (VLLM_BUILDS); None: not established
+    build_evidence: str | None = None  # the local version label or the extension modules that say so
+    selfcheck: VllmSelfCheck | None = None  # full check only, when vLLM imports
 
 
 @dataclass
@@ -86,7 +118,10 @@ class Facts:
     aiter: AiterFacts = field(default_factory=AiterFacts)
     tilelang: PackageFacts = field(default_factory=PackageFacts)
     triton: PackageFacts = field(default_factory=PackageFacts)
-    vllm: PackageFacts = field(default_factory=PackageFacts)
+    vllm: VllmFacts = field(default_factory=VllmFacts)
+    xpu_kernels: PackageFacts = field(
+        default_factory=PackageFacts
+    )  # vllm-xpu-kernels: vLLM's XPU ops (torch.ops._xpu_C)
     sources: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -175,4 +210,6 @@ _DATACLASSES: dict[str, type] = {
     "AiterFacts": AiterFacts,
     "TorchFacts": TorchFacts,
     "CompilerFacts": CompilerFacts,
+    "VllmFacts": VllmFacts,
+    "VllmSelfCheck": VllmSelfCheck,
 }

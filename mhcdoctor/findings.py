@@ -86,17 +86,17 @@ def evaluate(ctx: FindingContext) -> list[Finding]:
 
 
 def torch_build(facts: Facts) -> str | None:
-    """rocm, cuda or cpu: what torch was built for, from torch/version.py; None when unknown (or forgotten by a
+    """rocm, cuda, xpu or cpu: what torch was built for, from torch/version.py; None when unknown (or forgotten by a
     what-if that changed the platform)."""
     t = facts.torch
     if not t.version or not {"torch.cuda", "torch.hip"} & facts.sources.keys():
         return None
-    return "rocm" if t.hip else "cuda" if t.cuda else "cpu"
+    return "rocm" if t.hip else "cuda" if t.cuda else "xpu" if t.xpu or "+xpu" in t.version else "cpu"
 
 
 def _torch_mismatch(ctx: FindingContext) -> bool:
     build = torch_build(ctx.facts)
-    return ctx.facts.platform in ("rocm", "cuda") and build is not None and build != ctx.facts.platform
+    return ctx.facts.platform in ("rocm", "cuda", "xpu") and build is not None and build != ctx.facts.platform
 
 
 def _torch_sees_no_gpu(ctx: FindingContext) -> bool:
@@ -185,6 +185,8 @@ def _is_v41(model: ModelConfig) -> bool:
 def _torch_fallbacks(ctx: FindingContext) -> list[str]:
     """Ops on the torch reference, except 0.20.0's hc_head, which is a torch.compile function by design."""
     designed = ctx.rules is not None and ctx.rules.hc_head == "torch"
+    if _vllm_platform(ctx) == "xpu":  # 0.23–0.26 XPU: forward_xpu is forward_native by design, nothing faster
+        return []
     return [op for op in ctx.ops_on("torch") if not (op == "hc_head" and designed)]
 
 
@@ -269,25 +271,172 @@ def _driver_mismatch(ctx: FindingContext) -> list[str]:
     return out
 
 
+# The self-check's values by the name vLLM's code gives them (VllmSelfCheck field → vLLM's name).
+SELFCHECK_GATES = {
+    "platform": "current_platform",
+    "forward": "CustomOp.dispatch_forward",
+    "has_tilelang": "has_tilelang()",
+    "has_tilelang_mhc": "HAS_TILELANG_MHC",
+    "has_aiter_mhc": "HAS_AITER_MHC",
+    "aiter_fused": "HAS_AITER_MHC_FUSED",
+    "aiter_pre_norm": "HAS_AITER_MHC_PRE_NORM",
+    "fused": "use_fused_mhc",
+}
+# Subclasses vLLM may resolve for one of the rules' platforms (vllm/platforms/zen_cpu.py: AMD Zen with zentorch).
+_PLATFORM_ALIASES = {"ZenCpuPlatform": "CpuPlatform"}
+
+
+def selfcheck_disagreements(ctx: FindingContext) -> list[str]:
+    """Each gate where the installed vLLM's own value differs from the rules' prediction: "GATE: rules X, vLLM Y".
+
+    Compared only when the rules describe the installed release (not a what-if --vllm) and both sides have a value.
+    """
+    check, result = ctx.facts.vllm.selfcheck, ctx.dispatch
+    if check is None or result is None or ctx.rules_reason not in ("installed", "newer"):
+        return []
+    if ctx.vllm_version != ctx.facts.vllm.version:
+        return []
+    out = []
+    for key, predicted in result.values.items():
+        reported: object = getattr(check, key, None)
+        gate = SELFCHECK_GATES.get(key, key)
+        if key == "fused":
+            size = f"{ctx.model.hidden_size}x{ctx.model.hc_mult}"
+            flag = (check.fused or {}).get(size)
+            reported = None if flag is None else flag == "true"
+            gate += f" (hidden {ctx.model.hidden_size})"
+        elif key == "platform" and isinstance(reported, str):
+            reported = _PLATFORM_ALIASES.get(reported, reported)
+        if predicted is None or reported is None or predicted == reported:
+            continue
+        out.append(f"{gate}: rules {predicted}, vLLM {reported}")
+    return out
+
+
+def _vllm_platform(ctx: FindingContext) -> str | None:
+    return ctx.dispatch.platform if ctx.dispatch is not None else None
+
+
+def _no_platform_model(ctx: FindingContext) -> bool:
+    if ctx.rules is None:
+        return False
+    return not ctx.rules.cpu_model if _vllm_platform(ctx) == "cpu" else ctx.rules.xpu == "none"
+
+
+def _build_mismatch(ctx: FindingContext) -> str | None:
+    """A probed CUDA/ROCm/XPU build of vLLM on another GPU platform (a CPU build picks the CPU platform itself)."""
+    build, platform = ctx.facts.vllm.build, _vllm_platform(ctx)
+    if build is None or build == "cpu" or platform not in ("cuda", "rocm", "xpu") or build == platform:
+        return None
+    if ctx.vllm_version != ctx.facts.vllm.version:  # a what-if release: the installed build says nothing of it
+        return None
+    names = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU"}
+    return (
+        f"vLLM {ctx.vllm_version} is the {names[build]} build ({ctx.facts.vllm.build_evidence}), but vLLM detects "
+        f"{names[platform]} here: its compiled ops are for the other platform and the model fails to load"
+    )
+
+
 # --- the catalogue -------------------------------------------------------------------------------------------------
 
 CATALOGUE: tuple[FindingSpec, ...] = (
     FindingSpec(
         id="no-gpu",
         severity="fail",
-        title="No ROCm or CUDA GPU is visible",
-        summary="The platform is cpu: no AMD or NVIDIA GPU was found (or `--platform cpu`).",
-        when=lambda c: c.facts.platform == "cpu",
-        detail=lambda c: "DeepSeek-V4's mHC ops have no CPU path in vLLM's GPU model code, so nothing here can run.",
-        fix="Run on a ROCm (MI300X/MI355X) or CUDA (H100/H200/B200) machine, or replay one with "
-        "`mhcdoctor explain --platform rocm --arch gfx950`.",
-        refs=(PR + "41946",),
+        title="No GPU, and this vLLM is not its CPU build",
+        summary="No AMD, NVIDIA or Intel GPU was found (or `--platform cpu`) and vLLM's version has no 'cpu' "
+        "(PyPI's wheel is the CUDA build): vLLM detects no platform (UnspecifiedPlatform).",
+        when=lambda c: _vllm_platform(c) == "unspecified" and c.facts.platform == "cpu",
+        detail=lambda c: (
+            (f"vLLM {c.vllm_version} reports" if c.facts.vllm.present is not False else "vLLM would report")
+            + " an unspecified platform here: its CUDA platform needs an NVIDIA GPU and its CPU platform a CPU build "
+            "('cpu' in its version), so it builds no model; the CUDA build also lacks the CPU mHC ops "
+            "(hc_pre_fused_cpu & co.)."
+        ),
+        fix="Run on a ROCm, CUDA or Intel XPU machine; or serve on CPU with vLLM's CPU build (0.30+, e.g. "
+        "vllm-0.34.0+cpu from vLLM's releases); replay: mhcdoctor explain --platform cpu --vllm 0.34.0+cpu",
+        refs=(PR + "41946", "https://github.com/vllm-project/vllm/blob/main/vllm/platforms/__init__.py"),
+    ),
+    FindingSpec(
+        id="vllm-no-platform-model",
+        severity="fail",
+        title="This vLLM has no DeepSeek-V4 model for its platform",
+        summary="vLLM's platform is CPU before 0.30.0 or XPU before 0.23.0: models/deepseek_v4/{cpu,xpu}/ do not "
+        "exist yet, and the CUDA model it imports instead needs NVIDIA kernels.",
+        when=lambda c: _vllm_platform(c) in ("cpu", "xpu") and _no_platform_model(c),
+        detail=lambda c: (
+            f"vLLM {c.vllm_version} runs on its {_vllm_platform(c).upper()} platform, but its "
+            "models/deepseek_v4/__init__.py has no branch for it and imports the CUDA model "
+            f"(the {_vllm_platform(c).upper()} model arrives in "
+            f"{'0.30.0' if _vllm_platform(c) == 'cpu' else '0.23.0'})."
+        ),
+        fix="pip install -U vllm  # CPU: vLLM's CPU build 0.30+; XPU: 0.27+ runs every mHC op on vllm-xpu-kernels",
+        refs=("https://github.com/vllm-project/vllm/tree/main/vllm/models/deepseek_v4",),
+    ),
+    FindingSpec(
+        id="vllm-platform-conflict",
+        severity="fail",
+        title="Two of vLLM's platform plugins detect at once",
+        summary="A CPU build of vLLM ('cpu' in its version) on a machine whose AMD or Intel GPU a plugin also "
+        "detects: vLLM raises 'Only one platform plugin can be activated'.",
+        when=lambda c: _vllm_platform(c) == "conflict",
+        detail=lambda c: (
+            f"vLLM {c.vllm_version} is a CPU build, and this machine's {c.facts.platform.upper()} GPU makes its "
+            f"{c.facts.platform} plugin detect too; vllm/platforms/__init__.py refuses two and raises RuntimeError."
+        ),
+        fix="Install the vLLM build for this machine's GPUs, or set VLLM_TARGET_DEVICE=cpu to choose the CPU platform",
+        refs=("https://github.com/vllm-project/vllm/blob/main/vllm/platforms/__init__.py",),
+    ),
+    FindingSpec(
+        id="vllm-build-mismatch",
+        severity="fail",
+        title="vLLM is built for another platform than the one it runs on here",
+        summary="The installed vLLM's build (its version label or extension modules) is CUDA, ROCm or XPU and "
+        "vLLM's platform here is another GPU platform: its compiled ops do not fit.",
+        when=lambda c: _build_mismatch(c) is not None,
+        detail=lambda c: f"{_build_mismatch(c)}.",
+        fix="pip uninstall -y vllm, then install the build for this machine (ROCm: AMD's vLLM image or a +rocm "
+        "wheel; XPU: vLLM's XPU build; CUDA: pip install vllm)",
+        refs=("https://docs.vllm.ai/en/latest/getting_started/installation/",),
+    ),
+    FindingSpec(
+        id="xpu-kernels-missing",
+        severity="fail",
+        title="vLLM's XPU platform needs vllm-xpu-kernels, and it is not installed",
+        summary="vLLM's platform is XPU and the vllm-xpu-kernels package (torch.ops._xpu_C) is not installed.",
+        when=lambda c: _vllm_platform(c) == "xpu" and c.facts.xpu_kernels.present is False,
+        detail=lambda c: (
+            "vllm/platforms/xpu.py imports vllm_xpu_kernels._C, ._moe_C and ._xpu_C when the platform loads, so "
+            "vLLM fails to start; from 0.27 every mHC op's forward_xpu also calls torch.ops._xpu_C."
+        ),
+        fix="pip install vllm-xpu-kernels  # the version vLLM's XPU requirements pin",
+        refs=("https://github.com/vllm-project/vllm/blob/main/vllm/platforms/xpu.py",),
+    ),
+    FindingSpec(
+        id="rules-disagree-with-vllm",
+        severity="warn",
+        title="The installed vLLM's own dispatch values differ from the rules",
+        summary="Full check: vLLM, asked in a child process, reports a platform, forward method, has_tilelang(), "
+        "HAS_TILELANG_MHC, HAS_AITER_MHC, aiter API probe or use_fused_mhc other than the rules predict.",
+        when=lambda c: bool(selfcheck_disagreements(c)),
+        detail=lambda c: (
+            f"vLLM {c.vllm_version} itself says otherwise than the rules ({c.rules.id if c.rules else '?'}) at "
+            + "; ".join(selfcheck_disagreements(c))
+            + ". The paths shown follow the rules; vLLM will follow its own values."
+            + (
+                f" (The self-check stopped at {c.facts.vllm.selfcheck.error}.)"
+                if c.facts.vllm.selfcheck and c.facts.vllm.selfcheck.error
+                else ""
+            )
+        ),
+        fix="mhcdoctor check -v  # the vllm.selfcheck probe's evidence; report it with mhcdoctor report --bundle",
+        refs=("https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/mhc.py",),
     ),
     FindingSpec(
         id="torch-build-mismatch",
         severity="fail",
         title="torch is not built for this machine's GPUs",
-        summary="torch/version.py says a CUDA, ROCm or CPU-only build that does not match the GPUs found.",
+        summary="torch/version.py says a CUDA, ROCm, XPU or CPU-only build that does not match the GPUs found.",
         when=_torch_mismatch,
         detail=lambda c: (
             f"torch {c.facts.torch.version} is a {torch_build(c.facts)} build, but this machine's GPUs are "
@@ -295,7 +444,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
             "`pip install vllm` on a ROCm host replaces ROCm's torch with PyPI's CUDA build."
         ),
         fix="Install the torch build for this platform (ROCm: PyTorch's ROCm wheels or AMD's rocm/vllm image; "
-        "CUDA: the CUDA build vLLM pins), then run mhcdoctor check again",
+        "CUDA: the CUDA build vLLM pins; Intel XPU: PyTorch's XPU wheels), then run mhcdoctor check again",
         refs=("https://docs.vllm.ai/en/latest/getting_started/installation/gpu.html",),
     ),
     FindingSpec(

@@ -18,8 +18,18 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from mhcdoctor.errors import InputError
-from mhcdoctor.facts import FIX_STATES, PLATFORMS, AiterFacts, CompilerFacts, Facts, FactsError, PackageFacts
+from mhcdoctor.facts import (
+    FIX_STATES,
+    PLATFORMS,
+    AiterFacts,
+    CompilerFacts,
+    Facts,
+    FactsError,
+    PackageFacts,
+    VllmFacts,
+)
 from mhcdoctor.probes.aiter import sqrsum_fix_from_version
+from mhcdoctor.probes.vllm_build import build_from_version
 from mhcdoctor.rules.dispatch import AITER_FUSED_SINCE, AITER_NORM_ARGS_SINCE
 
 # gfx942, gfx950, gfx90a, gfx1100, gfx1250 ...; sm_90, sm_100, sm_120a, sm90.
@@ -35,7 +45,9 @@ _PLATFORM_BOUND = (
     "hipcc",
     "torch.cuda",
     "torch.hip",
+    "torch.xpu",
     "torch.gpus_visible",
+    "xpu_kernels",
 )
 
 
@@ -150,7 +162,8 @@ def _forget_platform(facts: Facts) -> None:
     facts.arch = None
     facts.rocm_version = facts.cuda_driver_version = facts.nvidia_driver = None
     facts.nvcc, facts.hipcc = CompilerFacts(), CompilerFacts()
-    facts.torch.cuda = facts.torch.hip = facts.torch.gpus_visible = None
+    facts.torch.cuda = facts.torch.hip = facts.torch.xpu = facts.torch.gpus_visible = None
+    facts.xpu_kernels = PackageFacts()
     for key in list(facts.sources):
         if key.startswith(_PLATFORM_BOUND):
             del facts.sources[key]
@@ -184,10 +197,13 @@ def _set_aiter(facts: Facts, value: str) -> None:
 
 def _set_package(facts: Facts, name: str, value: str) -> None:
     source = f"user:--{name}"
+    kind = VllmFacts if name == "vllm" else PackageFacts
     if value.lower() == "none":
-        package = PackageFacts(present=False, imports=False)
+        package = kind(present=False, imports=False)
     else:
-        package = PackageFacts(present=True, version=str(_version(f"--{name}", value)), imports=True)
+        package = kind(present=True, version=str(_version(f"--{name}", value)), imports=True)
+    if isinstance(package, VllmFacts):  # --vllm 0.34.0+cpu: the label names the build, as vLLM's own test reads it
+        package.build, package.build_evidence = build_from_version(package.version)
     setattr(facts, name, package)
     for key in list(facts.sources):
         if key.startswith(f"{name}."):

@@ -17,16 +17,18 @@ from mhcdoctor.probes import (
     aiter,
     compilers,
     gpu_amdsmi,
+    gpu_intel,
     gpu_kfd,
     gpu_nvidia_proc,
     gpu_nvml,
     gpu_torch,
     rocm,
     torch_build,
+    vllm_build,
 )
 from mhcdoctor.probes.assemble import facts_from_probes
 from mhcdoctor.probes.base import ProbeContext, ProbeResult, guarded
-from mhcdoctor.probes.libraries import TILELANG, TRITON, VLLM, probe_import, probe_metadata
+from mhcdoctor.probes.libraries import TILELANG, TRITON, VLLM, XPU_KERNELS, probe_import, probe_metadata
 
 __all__ = ["PROBES", "ProbeContext", "ProbeResult", "facts_from_probes", "run_probes"]
 
@@ -38,6 +40,7 @@ PROBES: dict[str, Probe] = {
     gpu_nvidia_proc.NAME: gpu_nvidia_proc.probe,
     gpu_amdsmi.NAME: gpu_amdsmi.probe,
     gpu_nvml.NAME: gpu_nvml.probe,
+    gpu_intel.NAME: gpu_intel.probe,
     gpu_torch.NAME: gpu_torch.probe,
     torch_build.NAME: torch_build.probe,
     rocm.NAME: rocm.probe,
@@ -49,8 +52,9 @@ PROBES: dict[str, Probe] = {
     "tilelang.import": partial(probe_import, TILELANG),
     "triton": partial(probe_metadata, TRITON),
     "triton.import": partial(probe_import, TRITON),
-    "vllm": partial(probe_metadata, VLLM),
+    vllm_build.NAME: vllm_build.probe,
     "vllm.import": partial(probe_import, VLLM),
+    "vllm_xpu_kernels": partial(probe_metadata, XPU_KERNELS),
 }
 
 

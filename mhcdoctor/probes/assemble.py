@@ -6,15 +6,16 @@ A fact no probe established stays None (unknown) and gets no `sources` entry.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from mhcdoctor.facts import Device, Facts
+from mhcdoctor.facts import Device, Facts, VllmSelfCheck
 from mhcdoctor.probes.base import ProbeResult
 from mhcdoctor.probes.devices import merge_devices, normalize_bdf, normalize_gfx
 
 # Richest source first: amdsmi and NVML name the product and the memory; torch sees only visible devices;
 # sysfs and /proc know the least but never hang.
-_DEVICE_PROBES = ("gpu.amdsmi", "gpu.nvml", "gpu.torch", "gpu.kfd", "gpu.nvidia-proc")
+_DEVICE_PROBES = ("gpu.amdsmi", "gpu.nvml", "gpu.torch", "gpu.kfd", "gpu.nvidia-proc", "gpu.intel")
 # Statuses after which a probe's silence about devices is itself knowledge: it looked and found none.
 _ANSWERED = ("ok", "missing")
 
@@ -29,6 +30,8 @@ def facts_from_probes(results: list[ProbeResult]) -> Facts:
     _aiter(facts, by_name)
     for lib in ("tilelang", "triton", "vllm"):
         _package(facts, lib, by_name)
+    _vllm(facts, by_name)
+    _package(facts, "xpu_kernels", by_name, probe="vllm_xpu_kernels")
     return facts
 
 
@@ -66,10 +69,10 @@ def _devices(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
     if vendors == {"amd", "nvidia"}:  # a mixed host: the torch build says which one vLLM would use
         torch = _ok(by_name, "torch") or {}
         platform = "cuda" if torch.get("cuda") and not torch.get("hip") else "rocm"
-    elif vendors:
-        platform = "rocm" if "amd" in vendors else "cuda"
+    elif vendors:  # an Intel GPU beside an AMD or NVIDIA one: the latter is what vLLM's plugins try first
+        platform = "rocm" if "amd" in vendors else "cuda" if "nvidia" in vendors else "xpu"
     facts.set("platform", platform, source)
-    vendor = {"rocm": "amd", "cuda": "nvidia"}.get(platform)
+    vendor = {"rocm": "amd", "cuda": "nvidia", "xpu": "intel"}.get(platform)
     arch = next((d.arch for d in devices if d.vendor == vendor and d.arch), None)
     if arch is not None:
         facts.set("arch", arch, source)
@@ -109,7 +112,7 @@ def _runtimes(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
 def _torch(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
     result = by_name.get("torch")
     if result is not None and result.status in _ANSWERED:
-        for key in ("present", "version", "location", "cuda", "hip"):
+        for key in ("present", "version", "location", "cuda", "hip", "xpu"):
             facts.set(f"torch.{key}", result.data.get(key), "probe:torch")
     _imports(facts, "torch", by_name, probe="gpu.torch")
     initialised = _ok(by_name, "gpu.torch")
@@ -117,12 +120,32 @@ def _torch(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
         facts.set("torch.gpus_visible", len(initialised.get("devices") or []), "probe:gpu.torch")
 
 
-def _package(facts: Facts, lib: str, by_name: dict[str, ProbeResult]) -> None:
-    result = by_name.get(lib)
+def _package(facts: Facts, lib: str, by_name: dict[str, ProbeResult], probe: str | None = None) -> None:
+    name = probe or lib
+    result = by_name.get(name)
     if result is not None and result.status in _ANSWERED:
         for key in ("present", "version", "location"):
-            facts.set(f"{lib}.{key}", result.data.get(key), f"probe:{lib}")
-    _imports(facts, lib, by_name)
+            facts.set(f"{lib}.{key}", result.data.get(key), f"probe:{name}")
+    if probe is None:
+        _imports(facts, lib, by_name)
+
+
+def _vllm(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
+    """Which build vLLM is (the vllm probe), and what vLLM itself reported (vllm.selfcheck, full check only)."""
+    data = _ok(by_name, "vllm") or {}
+    for key in ("build", "build_evidence"):
+        if key in data:
+            facts.set(f"vllm.{key}", data[key], "probe:vllm")
+    result = by_name.get("vllm.selfcheck")
+    if result is None or result.status in ("skipped", "missing") or "platform" not in result.data:
+        return
+    fields = {f.name for f in dataclasses.fields(VllmSelfCheck)}
+    values = {k: v for k, v in result.data.items() if k in fields}
+    if result.status != "ok" and not values.get("error"):
+        values["error"] = result.error
+    fused = values.get("fused")
+    values["fused"] = {str(k): str(v) for k, v in fused.items()} if isinstance(fused, dict) else None
+    facts.set("vllm.selfcheck", VllmSelfCheck(**values), "probe:vllm.selfcheck")
 
 
 def _imports(facts: Facts, lib: str, by_name: dict[str, ProbeResult], probe: str | None = None) -> None:

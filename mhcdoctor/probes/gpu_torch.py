@@ -4,7 +4,8 @@ It is also the torch import probe (one import of torch, not two): it reports `im
 imported, so a GPU initialisation that hangs afterwards still leaves that fact.
 
 `get_device_properties(i).gcnArchName` is the arch on ROCm but the product *name* on CUDA builds, so on CUDA the
-arch comes from major/minor. torch honours *_VISIBLE_DEVICES (NVML and sysfs do not). Not run with --fast.
+arch comes from major/minor. Intel GPUs come from torch.xpu (an XPU build of torch). torch honours
+*_VISIBLE_DEVICES (NVML and sysfs do not). Not run with --fast.
 """
 
 from __future__ import annotations
@@ -44,6 +45,17 @@ try:
                 "bdf": bdf,
             })
 except BaseException as exc:  # torch imported, but the GPU runtime failed to initialise
+    report(failure(exc, **data))
+    raise SystemExit(0)
+try:  # Intel GPUs: vLLM's XPU platform asks torch.xpu.is_available()
+    xpu = getattr(torch, "xpu", None)
+    data["xpu_available"] = bool(xpu is not None and xpu.is_available())
+    for i in range(xpu.device_count() if data["xpu_available"] else 0):
+        p = xpu.get_device_properties(i)
+        data["devices"].append({"vendor": "intel", "arch": None, "name": p.name,
+                                "memory_bytes": int(getattr(p, "total_memory", 0)) or None, "driver": None,
+                                "bdf": None})
+except BaseException as exc:
     report(failure(exc, **data))
     raise SystemExit(0)
 report(data)

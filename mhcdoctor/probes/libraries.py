@@ -28,6 +28,7 @@ class Library:
 TILELANG = Library("tilelang", "tilelang")
 TRITON = Library("triton", "triton")
 VLLM = Library("vllm", "vllm")
+XPU_KERNELS = Library("vllm_xpu_kernels", "vllm-xpu-kernels")  # vLLM's XPU ops; vllm/platforms/xpu.py imports it
 
 IMPORT_CODE = """
 import importlib

@@ -1,4 +1,4 @@
-"""torch's version and build (CUDA or HIP) from torch/version.py read as text: importing torch is slow and risky.
+"""torch's version and build (CUDA, HIP or XPU) from torch/version.py read as text: importing torch is slow and risky.
 
 Finds torch's folder on the search path (no import), parses version.py with `ast` (nothing is executed), and
 falls back to the distribution's metadata for the version.
@@ -14,7 +14,7 @@ from mhcdoctor.probes.packages import distribution, find_package
 
 NAME = "torch"
 SOURCE = "file: torch/version.py"
-_KEYS = ("__version__", "cuda", "hip", "git_version")
+_KEYS = ("__version__", "cuda", "hip", "xpu", "git_version")
 
 
 def probe(ctx: ProbeContext) -> ProbeResult:
@@ -29,6 +29,7 @@ def probe(ctx: ProbeContext) -> ProbeResult:
         "version": values.get("__version__"),
         "cuda": values.get("cuda"),
         "hip": values.get("hip"),
+        "xpu": values.get("xpu"),
     }
     evidence = [f"{version_file}: " + ", ".join(f"{k}={values.get(k)!r}" for k in _KEYS if k in values)]
     if data["version"] is None:

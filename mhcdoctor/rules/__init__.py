@@ -29,14 +29,14 @@ def decide(facts: Facts, model: ModelConfig, vllm_version: str | None = None) ->
 
     version = vllm_version if vllm_version is not None else facts.vllm.version
     rule_set, reason, note = _pick_rules(version, facts.vllm.present if vllm_version is None else True)
-    result = dispatch(rule_set, facts, model) if rule_set is not None else None
+    result = dispatch(rule_set, facts, model, version) if rule_set is not None else None
     ctx = FindingContext(facts, model, rule_set, result, version, reason)
     findings = evaluate(ctx)
     ops = result.ops if result is not None else _no_support_ops(version)
     ops = {op: ops[op] for op in OPS}
     if rule_set is not None:
         for op, decision in ops.items():
-            decision.preferred = preferred_path(rule_set, facts, op)
+            decision.preferred = preferred_path(rule_set, facts, op, result.platform if result else None)
     verdict = _verdict(findings, rule_set, facts, result, ctx.used_ops())
     return Decision(
         model={"name": model.name, "hidden_size": model.hidden_size, "hc_mult": model.hc_mult},
@@ -88,7 +88,7 @@ def _verdict(
         return "fail"
     if "warn" in severities:
         return "degraded"
-    if any(result.ops[op].path != preferred_path(rule_set, facts, op) for op in used):
+    if any(result.ops[op].path != preferred_path(rule_set, facts, op, result.platform) for op in used):
         return "degraded"
     return "ok"
 

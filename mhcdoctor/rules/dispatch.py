@@ -10,7 +10,8 @@ says which; it raises no finding by itself.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
@@ -35,6 +36,10 @@ class Dispatch:
     ops: dict[str, OpDecision]
     fused_post_pre: bool
     tilelang_required: bool  # without tilelang the model cannot be built or its kernels cannot run
+    platform: str = "cuda"  # vLLM's platform (vllm_platform): cuda, rocm, xpu, cpu, unspecified, conflict
+    # The values vLLM's own code computes on the way, as the rules predict them (keys of VllmSelfCheck), for the
+    # self-check against the installed vLLM; a key is absent where this release has no such value.
+    values: dict[str, Any] = field(default_factory=dict)
 
 
 def arch_has(facts: Facts, *names: str) -> bool | None:
@@ -87,18 +92,27 @@ def _unknown(what: str) -> str:
     return f"{what} is unknown (not established), so this gate does not pass"
 
 
-def preferred_path(rule_set: RuleSet, facts: Facts, op: str) -> str:
+def preferred_path(rule_set: RuleSet, facts: Facts, op: str, platform: str | None = None) -> str:
     """The best path a release offers an op on this machine: on ROCm aiter where it has an aiter path, else
     tilelang; on CUDA tilelang.
 
     Where the release itself rules a kernel out, the next path is the best on offer and counts as preferred:
     0.20.0 computes hc_head in torch, 0.21 runs ROCm's pre/post/hc_head in inline torch, and from 0.24 tilelang
     mHC is off on gfx942 (from 0.27 on gfx1250 too), where hc_head's best is triton and the others' is torch;
-    aiter's arch test leaves gfx90a and RDNA out, where tilelang is the best.
+    aiter's arch test leaves gfx90a and RDNA out, where tilelang is the best. On vLLM's CPU platform the best is its
+    CPU ops; on XPU the vllm-xpu-kernels ops (0.27+), before that torch (and triton for hc_head). `platform` is vLLM's
+    platform (vllm_platform); by default the machine's.
     """
+    platform = platform or facts.platform
+    if platform == "cpu":
+        return "cpu"
+    if platform == "xpu":
+        if rule_set.xpu == "kernels":
+            return "xpu"
+        return "triton" if op == "hc_head" else "torch"
     if op == "hc_head" and rule_set.hc_head == "torch":
         return "torch"
-    if facts.platform != "rocm":
+    if platform != "rocm":
         return "tilelang"
     if rule_set.rocm_style == "torch-inline" and op != "mhc_fused_post_pre":
         return "torch"
@@ -267,20 +281,199 @@ def aiter_api_gate(f: Facts, feature: str) -> Gate:
 # --- the decision ------------------------------------------------------------------------------------------------
 
 
-def dispatch(rs: RuleSet, f: Facts, model: ModelConfig) -> Dispatch:
-    if f.platform == "cpu":
-        return _no_gpu()
-    if f.platform == "cuda":
-        return _cuda(rs, f)
-    if rs.rocm_style == "custom-op":
-        return _rocm_custom_op(rs, f, model)
-    return _rocm_module(rs, f)
+def dispatch(rs: RuleSet, f: Facts, model: ModelConfig, vllm_version: str | None = None) -> Dispatch:
+    """The path per op. `vllm_version` is the release asked about (default: the installed one's version)."""
+    platform, platform_gate = vllm_platform(f, vllm_version if vllm_version is not None else f.vllm.version)
+    if platform == "cpu":
+        result = _cpu(rs, platform_gate)
+    elif platform == "xpu":
+        result = _xpu(rs, f, platform_gate)
+    elif platform not in ("cuda", "rocm"):
+        result = _no_platform(platform_gate)
+    elif platform == "cuda":
+        result = _cuda(rs, f)
+    elif rs.rocm_style == "custom-op":
+        result = _rocm_custom_op(rs, f, model)
+    else:
+        result = _rocm_module(rs, f)
+    result.platform = platform
+    result.values = {"platform": _PLATFORM_CLASSES[platform], "forward": _FORWARD.get(platform), **result.values}
+    if rs.rocm_style == "custom-op" or platform in ("cpu", "xpu"):
+        result.values["fused"] = result.fused_post_pre
+    return result
 
 
-def _no_gpu() -> Dispatch:
-    gate = Gate("dispatch", "platform", "cpu", False, "no ROCm or CUDA GPU: vLLM's DeepSeek-V4 mHC kernels need one")
+# vllm/platforms/__init__.py resolves one of these classes; CustomOp.dispatch_forward picks the method.
+_PLATFORM_CLASSES = {
+    "cuda": "CudaPlatform",
+    "rocm": "RocmPlatform",
+    "xpu": "XPUPlatform",
+    "cpu": "CpuPlatform",
+    "unspecified": "UnspecifiedPlatform",
+    "conflict": None,
+}
+# UnspecifiedPlatform is none of rocm/cpu/tpu/xpu/out-of-tree, so dispatch_forward falls through to forward_cuda.
+_FORWARD = {
+    "cuda": "forward_cuda",
+    "rocm": "forward_hip",
+    "xpu": "forward_xpu",
+    "cpu": "forward_cpu",
+    "unspecified": "forward_cuda",
+}
+
+
+def vllm_platform(f: Facts, version: str | None) -> tuple[str, Gate]:
+    """The platform vLLM would detect (vllm/platforms/__init__.py, the same in 0.20–0.34), from the facts.
+
+    Each built-in plugin is tried: cuda (NVML counts GPUs and "cpu" is not in vLLM's version), rocm (amdsmi sees
+    GPUs), xpu (torch.xpu.is_available(): an Intel GPU and an XPU build of torch), cpu ("cpu" in vLLM's version, as
+    its CPU build's `+cpu` label says). None active: UnspecifiedPlatform; more than one: vLLM raises RuntimeError.
+    """
+    v = version or ""
+    cpu_build = "cpu" in v
+    machine = f.platform
+    active = []
+    if machine == "cuda" and not cpu_build:
+        active.append("cuda")
+    if machine == "rocm":
+        active.append("rocm")
+    torch_xpu = torch_has_xpu(f)
+    if machine == "xpu" and torch_xpu is not False:
+        active.append("xpu")
+    if cpu_build:
+        active.append("cpu")
+    name = "vllm/platforms/__init__.py"
+    if len(active) > 1:
+        text = (
+            f"both the {active[0]} and the cpu platform plugins detect (vLLM {v} is a CPU build on a machine with "
+            f"{machine.upper()} GPUs): vLLM raises 'Only one platform plugin can be activated'"
+        )
+        return "conflict", Gate("dispatch", name, active, False, text)
+    if active:
+        platform = active[0]
+        why = {
+            "cuda": "NVML sees NVIDIA GPUs and vLLM's version has no 'cpu'",
+            "rocm": "amdsmi sees AMD GPUs",
+            "xpu": "torch.xpu.is_available(): an Intel GPU and torch's XPU build"
+            + (" (torch's build not established: assumed)" if torch_xpu is None else ""),
+            "cpu": f"vLLM {v} is a CPU build ('cpu' in its version)"
+            + (f"; its {machine.upper()} GPUs go unused" if machine != "cpu" else ""),
+        }[platform]
+        return platform, Gate("dispatch", name, platform, True, f"{why}: {_PLATFORM_CLASSES[platform]}")
+    if machine == "xpu":
+        text = f"an Intel GPU, but torch {f.torch.version} has no XPU build, so torch.xpu.is_available() is False"
+    elif version is None:
+        text = "no GPU, and vLLM's build is not established (its CPU build has 'cpu' in its version, e.g. 0.34.0+cpu)"
+    else:
+        text = f"no GPU, and vLLM {v} is not a CPU build (no 'cpu' in its version; PyPI's wheel is the CUDA build)"
+    return "unspecified", Gate("dispatch", name, "unspecified", False, text + ": UnspecifiedPlatform runs no model")
+
+
+def torch_has_xpu(f: Facts) -> bool | None:
+    """Whether torch is an XPU build (torch/version.py's `xpu`, or a +xpu version); None when unknown."""
+    t = f.torch
+    if t.xpu or "+xpu" in (t.version or ""):
+        return True
+    if t.version and "torch.xpu" in f.sources:
+        return False
+    return None
+
+
+def _no_platform(gate: Gate) -> Dispatch:
     ops = {op: OpDecision("unavailable", [gate]) for op in ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")}
     return Dispatch(ops, False, False)
+
+
+def _no_model(gate: Gate, what: str, since: str) -> Dispatch:
+    """A platform vLLM detects but whose DeepSeek-V4 model this release lacks: it imports the CUDA model instead."""
+    missing = Gate(
+        "dispatch",
+        f"models/deepseek_v4/{what}/",
+        False,
+        False,
+        f"this release has no DeepSeek-V4 {what.upper()} model (it arrives in {since}): "
+        "vLLM imports its CUDA model instead, whose kernels need an NVIDIA GPU",
+    )
+    ops = {
+        op: OpDecision("unavailable", [gate, missing])
+        for op in ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
+    }
+    return Dispatch(ops, False, False)
+
+
+# vllm/model_executor/kernels/mhc/cpu.py: the wrappers forward_cpu calls, and the CPU build's ops behind them.
+_CPU_OPS = {
+    "mhc_pre": "mhc_pre_cpu → hc_pre_fused_cpu",
+    "mhc_post": "mhc_post_cpu → hc_post_fused_cpu",
+    "mhc_fused_post_pre": "mhc_post_cpu, then mhc_pre_cpu",
+    "hc_head": "hc_head_fused_cpu",
+}
+
+
+def _cpu(rs: RuleSet, platform_gate: Gate) -> Dispatch:
+    """vLLM's CPU platform: models/deepseek_v4/cpu/ (0.30+), each mHC op's forward_cpu calls the CPU build's ops."""
+    if not rs.cpu_model:
+        result = _no_model(platform_gate, "cpu", "0.30.0")
+        result.values = {"has_tilelang_mhc": False} if rs.tilelang_mhc_skips_gfx942 else {}
+        return result
+    # cpu/model.py: use_fused_mhc = HAS_TILELANG_MHC and not (...); HAS_TILELANG_MHC is False off CUDA and ROCm.
+    fused = Gate(
+        "model",
+        "model runs fused post+pre",
+        {"tilelang_mhc": False},
+        False,
+        "HAS_TILELANG_MHC is False off CUDA and ROCm → no: post and pre run separately",
+    )
+    ops = {}
+    for op, calls in _CPU_OPS.items():
+        kernel = Gate("cpu", "CustomOp.forward_cpu", "forward_cpu", True, f"{calls} (vLLM's CPU build: torch.ops._C)")
+        lead = [platform_gate, fused] if op == "mhc_fused_post_pre" else [platform_gate]
+        ops[op] = choose(lead, [("cpu", [kernel])])
+    return Dispatch(ops, False, False, values={"has_tilelang_mhc": False, "has_aiter_mhc": False})
+
+
+def _xpu(rs: RuleSet, f: Facts, platform_gate: Gate) -> Dispatch:
+    """vLLM's XPU platform (Intel GPUs): models/deepseek_v4/xpu/ from 0.23; vllm_xpu_kernels ops from 0.27."""
+    if rs.xpu == "none":
+        return _no_model(platform_gate, "xpu", "0.23.0")
+    present = f.xpu_kernels.present
+    kernels_text = "vllm/platforms/xpu.py imports vllm_xpu_kernels._C, ._moe_C and ._xpu_C when the platform loads"
+    if present is None:
+        installed = Gate("xpu", "vllm_xpu_kernels installed", None, True, f"{kernels_text}; not established: assumed")
+    else:
+        version = f" {f.xpu_kernels.version}" if f.xpu_kernels.version else ""
+        text = f"{kernels_text}; " + (f"vllm-xpu-kernels{version} is installed" if present else "it is not installed")
+        installed = Gate("xpu", "vllm_xpu_kernels installed", present, present, text)
+    fused_gate = Gate(
+        "model",
+        "model runs fused post+pre",
+        rs.xpu_fused,
+        rs.xpu_fused,
+        "xpu/model.py runs mhc_fused_post_pre between sublayers"
+        if rs.xpu_fused
+        else "xpu/model.py runs mhc_pre and mhc_post separately",
+    )
+    ops = {}
+    for op in ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head"):
+        lead = [platform_gate, fused_gate] if op == "mhc_fused_post_pre" else [platform_gate]
+        if rs.xpu == "kernels":
+            call = Gate("xpu", "CustomOp.forward_xpu", "forward_xpu", True, f"torch.ops._xpu_C.{_XPU_OPS[op]}")
+            ops[op] = choose(lead, [("xpu", [installed, call])])
+        elif op == "hc_head":
+            call = Gate("triton", "CustomOp.forward_xpu", "forward_xpu", True, "the triton hc_head kernel")
+            ops[op] = choose(lead, [("triton", [installed, call])])
+        else:
+            call = Gate("torch", "CustomOp.forward_xpu", "forward_xpu", True, "forward_native: the torch reference")
+            ops[op] = choose(lead, [("torch", [installed, call])])
+    return Dispatch(ops, rs.xpu_fused, False, values={"has_aiter_mhc": False} if rs.aiter_arch != "none" else {})
+
+
+_XPU_OPS = {
+    "mhc_pre": "mhc_pre",
+    "mhc_post": "mhc_post",
+    "mhc_fused_post_pre": "mhc_fused_post_pre",
+    "hc_head": "hc_head_fused",
+}
 
 
 def _module_gate(rs: RuleSet, f: Facts) -> Gate:
@@ -321,7 +514,26 @@ def _cuda(rs: RuleSet, f: Facts) -> Dispatch:
             [*lead, Gate("model", "model runs fused post+pre", True, True, "the CUDA model runs it between sublayers")],
             [tilelang],
         )
-    return Dispatch(ops, rs.fused_op != "none", True)
+    return Dispatch(ops, rs.fused_op != "none", True, values=_module_values(rs, f, has_tilelang=None, aiter=False))
+
+
+def _module_values(rs: RuleSet, f: Facts, has_tilelang: bool | None, aiter: bool | None) -> dict[str, Any]:
+    """layers/mhc.py's module-level values as the rules predict them (CustomOp releases, 0.22+).
+
+    has_tilelang None: computed here from the has_tilelang() gate (CUDA, where nothing else counts)."""
+    if rs.rocm_style != "custom-op":
+        return {}
+    if has_tilelang is None:
+        has_tilelang = has_tilelang_gate(rs, f).passed if f.tilelang.present is not None else None
+    values: dict[str, Any] = {"has_tilelang": has_tilelang}
+    if rs.tilelang_mhc_skips_gfx942:  # HAS_TILELANG_MHC exists from 0.24
+        values["has_tilelang_mhc"] = has_tilelang
+    if rs.aiter_arch != "none":
+        values["has_aiter_mhc"] = aiter
+    if rs.aiter_probes_norm:
+        values["aiter_fused"] = False
+        values["aiter_pre_norm"] = False
+    return values
 
 
 def _hc_head_torch() -> Candidate:
@@ -401,7 +613,14 @@ def _rocm_custom_op(rs: RuleSet, f: Facts, model: ModelConfig) -> Dispatch:
     else:
         fused_candidates += [("tilelang", tl), torch]
     ops["mhc_fused_post_pre"] = choose([*lead_pre, fused_why], fused_candidates)
-    return Dispatch(ops, fused, False)
+    has_tl = tl[0].passed and (not rs.tilelang_skips_gfx1250 or tl[1].passed)
+    values = _module_values(rs, f, has_tl, has_aiter_mhc if has_aiter else None)
+    if "has_tilelang_mhc" in values:
+        values["has_tilelang_mhc"] = tl_ok
+    if rs.aiter_probes_norm:  # HAS_AITER_MHC_FUSED and HAS_AITER_MHC_PRE_NORM: HAS_AITER_MHC and the API probe
+        values["aiter_fused"] = has_aiter_mhc and aiter_api_gate(f, "has_fused_post_pre").passed
+        values["aiter_pre_norm"] = has_aiter_mhc and aiter_api_gate(f, "mhc_pre_norm_args").passed
+    return Dispatch(ops, fused, False, values=values)
 
 
 def _rocm_fused(

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from mhcdoctor.decision import OPS
-from mhcdoctor.facts import AiterFacts, Facts, PackageFacts
+from mhcdoctor.facts import AiterFacts, Facts, PackageFacts, TorchFacts
 from mhcdoctor.findings import CATALOGUE
 from mhcdoctor.models import BUILTIN_MODELS
 from mhcdoctor.rules import decide
@@ -18,19 +18,26 @@ from mhcdoctor.rules.releases import RULE_SETS, RuleSet
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
-# Machines every rule set is shown on: (label, platform, arch, aiter version or None, tilelang installed).
-SCENARIOS: tuple[tuple[str, str, str, str | None, bool], ...] = (
-    ("MI355X, aiter 0.1.16, tilelang", "rocm", "gfx950", "0.1.16", True),
-    ("MI355X, tilelang, no aiter", "rocm", "gfx950", None, True),
-    ("MI300X, aiter 0.1.16, tilelang", "rocm", "gfx942", "0.1.16", True),
-    ("MI300X, aiter 0.1.14, tilelang", "rocm", "gfx942", "0.1.14", True),
-    ("MI300X, nothing", "rocm", "gfx942", None, False),
-    ("H200, tilelang", "cuda", "sm_90", None, True),
+# Machines every rule set is shown on: (label, platform, arch, aiter version or None, tilelang installed, the local
+# label of vLLM's version: "+cpu" is its CPU build, "" PyPI's CUDA wheel or a GPU build).
+SCENARIOS: tuple[tuple[str, str, str | None, str | None, bool, str], ...] = (
+    ("MI355X, aiter 0.1.16, tilelang", "rocm", "gfx950", "0.1.16", True, ""),
+    ("MI355X, tilelang, no aiter", "rocm", "gfx950", None, True, ""),
+    ("MI300X, aiter 0.1.16, tilelang", "rocm", "gfx942", "0.1.16", True, ""),
+    ("MI300X, aiter 0.1.14, tilelang", "rocm", "gfx942", "0.1.14", True, ""),
+    ("MI300X, nothing", "rocm", "gfx942", None, False, ""),
+    ("H200, tilelang", "cuda", "sm_90", None, True, ""),
+    ("Intel GPU, XPU torch, vllm-xpu-kernels", "xpu", None, None, False, ""),
+    ("CPU, vLLM's CPU build (+cpu)", "cpu", None, None, False, "+cpu"),
+    ("CPU, PyPI's vLLM (CUDA build)", "cpu", None, None, False, ""),
 )
 
 
-def scenario_facts(platform: str, arch: str, aiter: str | None, tilelang: bool) -> Facts:
+def scenario_facts(platform: str, arch: str | None, aiter: str | None, tilelang: bool) -> Facts:
     facts = Facts(platform=platform, arch=arch)  # type: ignore[arg-type]
+    if platform == "xpu":
+        facts.torch = TorchFacts(present=True, version="2.11.0+xpu", xpu="20250101")
+        facts.xpu_kernels = PackageFacts(present=True, version="0.1.5")
     if aiter is None:
         facts.aiter = AiterFacts(present=False)
     else:
@@ -53,8 +60,9 @@ def rules_page() -> str:
         "mhcdoctor picks the rule set from the installed vLLM (or `--vllm VERSION`). With no vLLM it applies the",
         "newest set and says so; a newer vLLM gets the newest set with a warning; a vLLM older than 0.20.0 has no",
         "DeepSeek-V4 model. Each set was read from the released wheels (0.21.0 from its sdist, the only artefact",
-        "PyPI has): `layers/mhc.py`, `models/deepseek_v4/{amd,nvidia}/model.py`, `utils/import_utils.py`,",
-        "`_aiter_ops.py` and `platforms/rocm.py`. A set marked *inferred* would follow KNOWLEDGE.md because its",
+        "PyPI has): `layers/mhc.py`, `models/deepseek_v4/{amd,nvidia,xpu,cpu}/model.py`, `utils/import_utils.py`,",
+        "`_aiter_ops.py`, `platforms/__init__.py`, `platforms/rocm.py`, `platforms/xpu.py`, `custom_op.py` and",
+        "`kernels/mhc/cpu.py`. A set marked *inferred* would follow KNOWLEDGE.md because its",
         "code could not be read (none is). The rules were read, not run on a GPU; a note says where a consequence",
         "(such as DeepGEMM failing on ROCm) is inferred.",
         "",
@@ -65,18 +73,32 @@ def rules_page() -> str:
         "probe in full (so a find_spec release's broken tilelang, or an aiter that fails to import, shows).",
         "",
         "| rule set | releases | has_tilelang() | aiter gate | fused op on ROCm | AMD model fuses post+pre | "
-        "hc_head on ROCm |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "hc_head on ROCm | Intel XPU | CPU platform |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for rs in RULE_SETS:
         out.append(
             f"| `{rs.id}`{' (inferred)' if rs.inferred else ''} | {_releases(rs)} | {_has_tilelang(rs)} | "
-            f"{_aiter_gate(rs)} | {_fused_op(rs)} | {_rocm_fused(rs)} | {_hc_head(rs)} |"
+            f"{_aiter_gate(rs)} | {_fused_op(rs)} | {_rocm_fused(rs)} | {_hc_head(rs)} | {_xpu(rs)} | {_cpu(rs)} |"
         )
     out += [
         "",
         "CUDA, every release: tilelang for every op with no fallback (0.20.0 computes hc_head in torch); a missing",
         "tilelang is an ImportError (0.20–0.21, at model build) or a failure at the first call (0.22+).",
+        "",
+        "Which platform vLLM runs on is its own detection (`vllm/platforms/__init__.py`, the same in 0.20–0.34): the",
+        "CUDA plugin needs NVML to count an NVIDIA GPU and no 'cpu' in vLLM's version; ROCm needs amdsmi to see an",
+        "AMD GPU; XPU needs `torch.xpu.is_available()` (an Intel GPU and torch's XPU build); CPU needs 'cpu' in",
+        "vLLM's version (its CPU build is labelled `+cpu`). None detected: UnspecifiedPlatform, which builds no",
+        "model (PyPI's wheel on a machine without a GPU); two detected: vLLM raises RuntimeError.",
+        "`CustomOp.dispatch_forward` then calls forward_hip (ROCm), forward_cpu, forward_xpu or forward_cuda",
+        "(everything else, UnspecifiedPlatform included). `models/deepseek_v4/__init__.py` imports `xpu/model.py`",
+        "from 0.23 and `cpu/model.py` from 0.30; before that those platforms get the CUDA model, which cannot run",
+        "there. On XPU, `vllm/platforms/xpu.py` imports `vllm_xpu_kernels` (the vllm-xpu-kernels package) in every",
+        "release; from 0.27 every mHC op's forward_xpu calls `torch.ops._xpu_C`. On CPU (0.30+) forward_cpu calls",
+        "`mhc_pre_cpu`, `mhc_post_cpu` and `hc_head_fused_cpu` (`model_executor/kernels/mhc/cpu.py`), which call",
+        "the CPU build's `hc_pre_fused_cpu`, `hc_post_fused_cpu` and `hc_head_fused_cpu` ops; the CPU model fuses",
+        "post+pre only with HAS_TILELANG_MHC, which is False off CUDA and ROCm.",
         "",
     ]
     for rs in RULE_SETS:
@@ -125,6 +147,18 @@ def _hc_head(rs: RuleSet) -> str:
     return "tilelang (CUDA kernels)" if rs.rocm_style == "tilelang-module" else "tilelang, else triton"
 
 
+def _xpu(rs: RuleSet) -> str:
+    if rs.xpu == "none":
+        return "no XPU model"
+    if rs.xpu == "torch":
+        return "torch pre/post" + (" and fused" if rs.xpu_fused else "") + ", triton hc_head"
+    return "vllm-xpu-kernels, fused"
+
+
+def _cpu(rs: RuleSet) -> str:
+    return "CPU build's ops, unfused" if rs.cpu_model else "no CPU model"
+
+
 def _rule_set_section(rs: RuleSet, model: str, hidden: int) -> list[str]:
     out = [f"## `{rs.id}`: vLLM {_releases(rs)}" + (" (inferred)" if rs.inferred else ""), "", rs.summary, ""]
     if rs.refs:
@@ -140,8 +174,8 @@ def _rule_set_section(rs: RuleSet, model: str, hidden: int) -> list[str]:
         "| --- | " + " | ".join("---" for _ in OPS) + " | --- | --- |",
     ]
     config = BUILTIN_MODELS[model]
-    for label, platform, arch, aiter, tilelang in SCENARIOS:
-        d = decide(scenario_facts(platform, arch, aiter, tilelang), config, rs.first)
+    for label, platform, arch, aiter, tilelang, build in SCENARIOS:
+        d = decide(scenario_facts(platform, arch, aiter, tilelang), config, rs.first + build)
         paths = " | ".join(d.ops[op].path for op in OPS)
         out.append(f"| {label} | {paths} | {'yes' if d.fused_post_pre else 'no'} | {d.verdict} |")
     return [*out, ""]
@@ -156,7 +190,8 @@ def findings_page() -> str:
         "A finding is data: an id, a severity, a predicate over the facts and the decision, a fix and references.",
         "The verdict is `fail` with any fail finding, `degraded` with a warn finding or when an op the model runs",
         "is not on the platform's preferred path (ROCm: aiter where the release has an aiter path, else tilelang;",
-        "CUDA: tilelang; where the release itself rules tilelang out, as on gfx942 from 0.24, the next path), and",
+        "CUDA: tilelang; where the release itself rules tilelang out, as on gfx942 from 0.24, the next path;",
+        "XPU: vllm-xpu-kernels from 0.27, torch and triton before; CPU: the CPU build's ops), and",
         "`ok` otherwise. Exit codes: 0 ok, 1 degraded, 3 fail (`--fail-on` narrows them). An unknown fact raises",
         "no finding by itself.",
         "",

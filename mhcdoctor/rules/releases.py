@@ -5,8 +5,12 @@ interpreter in `mhcdoctor.rules.dispatch` turns a rule set, the facts and a mode
 Every entry was read from the released wheels (0.20.0 to 0.34.0; 0.21.0 from its sdist, as PyPI has no wheel
 for it): `vllm/model_executor/layers/mhc.py`, `vllm/models/deepseek_v4/{amd,nvidia}/model.py`,
 `vllm/utils/import_utils.py` (has_tilelang), `vllm/_aiter_ops.py` (is_aiter_found_and_supported) and
-`vllm/platforms/rocm.py` (on_mi3xx, get_cdna_version). Where this differs from shared/docs/KNOWLEDGE.md §3 the
-entry's `notes` say so. `python -m mhcdoctor.rules.docsgen` writes docs/rules.md from this table.
+`vllm/platforms/rocm.py` (on_mi3xx, get_cdna_version); for Intel GPUs and CPUs `vllm/models/deepseek_v4/__init__.py`
+(which model module each platform imports), `vllm/models/deepseek_v4/{xpu,cpu}/model.py`, the `forward_xpu` and
+`forward_cpu` methods in `layers/mhc.py`, `vllm/model_executor/kernels/mhc/cpu.py`, `vllm/model_executor/custom_op.py`
+(dispatch_forward) and `vllm/platforms/__init__.py` (platform detection). Where this differs from
+shared/docs/KNOWLEDGE.md §3 the entry's `notes` say so. `python -m mhcdoctor.rules.docsgen` writes docs/rules.md
+from this table.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ HasTilelang = Literal["find_spec", "import"]
 #   torch-inline:    as tilelang-module, but mhc_pre/mhc_post/hc_head branch to inline torch on ROCm;
 #   custom-op:       MHCPreOp & co. (CustomOp.forward_hip) choose a kernel per op.
 RocmStyle = Literal["tilelang-module", "torch-inline", "custom-op"]
+XpuStyle = Literal["none", "torch", "kernels"]
 AiterArch = Literal["none", "mi3xx", "cdna3+"]
 AiterFused = Literal["none", "unprobed", "probed"]
 # When the ROCm model runs the fused post+pre op between sublayers.
@@ -51,6 +56,12 @@ class RuleSet:
     hc_head: Literal["torch", "tilelang"]  # 0.20.0 computes hc_head in torch; later releases call kernels
     cuda_first_pre_deepgemm: bool  # CUDA's first-layer pre calls DeepGEMM with no tilelang fallback
     deepgemm_sm120: bool  # DeepGEMM supported on sm_12x too (0.24+: support_deep_gemm)
+    # Intel GPUs (vLLM's XPUPlatform): "none": no models/deepseek_v4/xpu/ (the CUDA model is imported and needs CUDA
+    # kernels); "torch": the XPU model with forward_xpu = forward_native for pre/post/fused and triton hc_head;
+    # "kernels": forward_xpu calls torch.ops._xpu_C (the vllm-xpu-kernels package) for all four ops.
+    xpu: XpuStyle
+    xpu_fused: bool  # the XPU model runs the fused post+pre op between sublayers (0.24+)
+    cpu_model: bool  # models/deepseek_v4/cpu/ with forward_cpu on every mHC op (0.30+)
     inferred: bool = False  # encoded from KNOWLEDGE.md because the release's code could not be read
     notes: tuple[str, ...] = ()
 
@@ -75,6 +86,9 @@ RULE_SETS: tuple[RuleSet, ...] = (
         hc_head="torch",
         cuda_first_pre_deepgemm=True,
         deepgemm_sm120=False,
+        xpu="none",
+        xpu_fused=False,
+        cpu_model=False,
         notes=(
             "layers/mhc.py raises ImportError on CUDA and ROCm alike when find_spec('tilelang') is None.",
             "mhc_pre always calls DeepGEMM's tf32_hc_prenorm_gemm, which has no ROCm build: ROCm cannot run it "
@@ -100,6 +114,9 @@ RULE_SETS: tuple[RuleSet, ...] = (
         hc_head="tilelang",
         cuda_first_pre_deepgemm=True,
         deepgemm_sm120=False,
+        xpu="none",
+        xpu_fused=False,
+        cpu_model=False,
         notes=("DeepGEMM is still called by mhc_pre on every platform: ROCm cannot run it (inferred).",),
     ),
     RuleSet(
@@ -122,6 +139,9 @@ RULE_SETS: tuple[RuleSet, ...] = (
         hc_head="tilelang",
         cuda_first_pre_deepgemm=True,
         deepgemm_sm120=False,
+        xpu="none",
+        xpu_fused=False,
+        cpu_model=False,
         notes=(
             "KNOWLEDGE.md §3 has no row for 0.21.0 (PyPI has only its sdist). Read from the sdist: ROCm branches "
             "to torch inside mhc_pre, mhc_post and hc_head, but the fused post+pre op (tilelang, DeepGEMM past 16 "
@@ -149,6 +169,9 @@ RULE_SETS: tuple[RuleSet, ...] = (
         hc_head="tilelang",
         cuda_first_pre_deepgemm=False,
         deepgemm_sm120=False,
+        xpu="none",
+        xpu_fused=False,
+        cpu_model=False,
         notes=("gfx942 is not excluded: tilelang mHC runs there and computes wrong results (vLLM #45698).",),
     ),
     RuleSet(
@@ -170,6 +193,9 @@ RULE_SETS: tuple[RuleSet, ...] = (
         hc_head="tilelang",
         cuda_first_pre_deepgemm=False,
         deepgemm_sm120=False,
+        xpu="torch",
+        xpu_fused=False,
+        cpu_model=False,
     ),
     RuleSet(
         id="vllm-0.24",
@@ -190,6 +216,9 @@ RULE_SETS: tuple[RuleSet, ...] = (
         hc_head="tilelang",
         cuda_first_pre_deepgemm=False,
         deepgemm_sm120=True,
+        xpu="torch",
+        xpu_fused=True,
+        cpu_model=False,
         notes=("has_tilelang() is still a trial import here (KNOWLEDGE.md names only 0.23 and 0.27).",),
     ),
     RuleSet(
@@ -212,6 +241,9 @@ RULE_SETS: tuple[RuleSet, ...] = (
         hc_head="tilelang",
         cuda_first_pre_deepgemm=False,
         deepgemm_sm120=True,
+        xpu="torch",
+        xpu_fused=True,
+        cpu_model=False,
         notes=(
             "vLLM never checks aiter's version: an aiter without the sqrsum fix (aiter #3033) is selected.",
             "hc_mult is not tested: a model with hc_mult != 4 reaches aiter's C++ check and fails.",
@@ -236,6 +268,9 @@ RULE_SETS: tuple[RuleSet, ...] = (
         hc_head="tilelang",
         cuda_first_pre_deepgemm=True,
         deepgemm_sm120=True,
+        xpu="torch",
+        xpu_fused=True,
+        cpu_model=False,
     ),
     RuleSet(
         id="vllm-0.27",
@@ -257,6 +292,9 @@ RULE_SETS: tuple[RuleSet, ...] = (
         hc_head="tilelang",
         cuda_first_pre_deepgemm=True,
         deepgemm_sm120=True,
+        xpu="kernels",
+        xpu_fused=True,
+        cpu_model=False,
     ),
     RuleSet(
         id="vllm-0.28",
@@ -277,6 +315,9 @@ RULE_SETS: tuple[RuleSet, ...] = (
         hc_head="tilelang",
         cuda_first_pre_deepgemm=True,
         deepgemm_sm120=True,
+        xpu="kernels",
+        xpu_fused=True,
+        cpu_model=False,
     ),
     RuleSet(
         id="vllm-0.29",
@@ -298,6 +339,9 @@ RULE_SETS: tuple[RuleSet, ...] = (
         hc_head="tilelang",
         cuda_first_pre_deepgemm=True,
         deepgemm_sm120=True,
+        xpu="kernels",
+        xpu_fused=True,
+        cpu_model=False,
         notes=(
             "rocm_aiter_ops.mhc_pre passes norm_weight and norm_eps positionally on every call, folded or not: an "
             "aiter whose mhc_pre lacks them (before 0.1.15) raises TypeError at the first call, not only when the "
@@ -324,6 +368,9 @@ RULE_SETS: tuple[RuleSet, ...] = (
         hc_head="tilelang",
         cuda_first_pre_deepgemm=True,
         deepgemm_sm120=True,
+        xpu="kernels",
+        xpu_fused=True,
+        cpu_model=True,
         notes=(
             "The probes import aiter.ops.mhc: an aiter that does not import, or PyPI's unrelated `aiter`, fails "
             "them, so mhc_pre (with a folded norm) and the fused op fall back while mhc_post still calls aiter.",

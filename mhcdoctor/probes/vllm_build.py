@@ -1,0 +1,61 @@
+"""vLLM's distribution (the `vllm` probe) and which build it is: CUDA, ROCm, CPU or XPU, from files only.
+
+vLLM's setup.py appends the target to the version of every build but PyPI's CUDA one: `+cpu`, `+xpu`,
+`+rocm<ver>`, `+cu<ver>`. vLLM itself asks its version for "cpu" to pick its CPU platform
+(vllm/platforms/__init__.py, cpu_platform_plugin). Without a label, the extension modules in the package say it:
+`_rocm_C` (ROCm), `vllm_flash_attn`/`_flashmla_C` (CUDA); a package with no extension module at all (a source tree,
+a stand-in) has no established build.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mhcdoctor.probes.base import ProbeContext, ProbeResult
+from mhcdoctor.probes.libraries import VLLM, probe_metadata
+
+NAME = "vllm"
+
+_LABELS = (("cpu", "cpu"), ("xpu", "xpu"), ("rocm", "rocm"), ("cu", "cuda"))
+# Extension modules that only one build ships (the PyPI 0.34.0 wheel: vllm_flash_attn/_vllm_fa3_C.abi3.so).
+_MARKERS = (("_rocm_C", "rocm"), ("vllm_flash_attn", "cuda"), ("_flashmla_C", "cuda"))
+
+
+def build_from_version(version: str | None) -> tuple[str | None, str | None]:
+    """The build a version's local label names (`0.34.0+cpu` → cpu), with the evidence; (None, None) without one."""
+    if not version or "+" not in version:
+        return None, None
+    label = version.split("+", 1)[1].lower()
+    for prefix, build in _LABELS:
+        if label.startswith(prefix):
+            return build, f"version {version}: local label +{label}"
+    return None, None
+
+
+def build_from_files(package: Path) -> tuple[str | None, str]:
+    """The build the package's extension modules say, with the evidence."""
+    try:
+        names = sorted(p.name for p in package.iterdir())
+        shared = [n for n in names if n.endswith(".so")]
+    except OSError as exc:
+        return None, f"{package}: {exc}"
+    for marker, build in _MARKERS:
+        if any(n.startswith(marker) for n in names):
+            return build, f"{package}: {marker}* ships only in the {build.upper() if build != 'rocm' else 'ROCm'} build"
+    if "_C.abi3.so" in shared or any(n.startswith("_C.") for n in shared):
+        return None, f"{package}: _C only; no module that names the build"
+    return None, f"{package}: no compiled extension module (a source tree or a stand-in)"
+
+
+def probe(ctx: ProbeContext) -> ProbeResult:
+    result = probe_metadata(VLLM, ctx)
+    if result.status != "ok":
+        return result
+    build, evidence = build_from_version(result.data.get("version"))
+    if build is None:
+        build, evidence = build_from_files(Path(result.data["location"]))
+        if build is None and result.data.get("version"):
+            evidence += f"; version {result.data['version']} has no local label"
+    result.data.update(build=build, build_evidence=evidence)
+    result.evidence.append(f"build: {build or 'not established'} ({evidence})")
+    return result

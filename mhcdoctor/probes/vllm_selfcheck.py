@@ -1,0 +1,112 @@
+"""The self-check: ask the installed vLLM itself, in a child, for the values its mHC dispatch reads.
+
+The child imports vLLM (never the doctor's own process; never with --fast) and reports, step by step so that a
+hang keeps what came before: the platform class vllm/platforms/__init__.py resolves, the CustomOp method
+dispatch_forward picks for MHCPreOp, has_tilelang(), layers/mhc.py's HAS_TILELANG_MHC, HAS_AITER_MHC,
+HAS_AITER_MHC_FUSED and HAS_AITER_MHC_PRE_NORM (where the release has them), and the DeepSeek-V4 model's
+use_fused_mhc for each model size asked about. use_fused_mhc is an attribute set in the decoder layer's __init__,
+so the child evaluates the assignments of that __init__ in order, in the model module's namespace, with a stand-in
+`self` that holds only hidden_size and hc_mult (a statement that needs anything else is skipped); where the
+model has no such attribute the value is not reported. The `rules-disagree-with-vllm` finding compares these
+values with the rules' trace.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mhcdoctor.probes.base import ProbeContext, ProbeResult
+from mhcdoctor.probes.children import run_probe_child, skipped
+from mhcdoctor.probes.packages import find_package
+
+NAME = "vllm.selfcheck"
+SOURCE = "child: import vllm; its dispatch values"
+
+CODE = """
+import ast, inspect, sys, types
+SIZES = {sizes!r}
+out = {{}}
+def step(key, fn):
+    try:
+        out[key] = fn()
+    except BaseException as exc:
+        out.setdefault("error", (key + ": " + type(exc).__name__ + ": " + str(exc)).splitlines()[0][:500])
+    report(out)
+try:
+    from vllm.platforms import current_platform
+    out["platform"] = type(current_platform).__name__
+except BaseException as exc:
+    report(failure(exc))
+    raise SystemExit(0)
+report(out)
+
+def forward():
+    try:
+        from vllm.model_executor.layers.mhc import MHCPreOp
+        return MHCPreOp()._forward_method.__name__
+    except BaseException:  # no config context: the same chain dispatch_forward walks, on vLLM's platform object
+        p = current_platform
+        for test, name in (("is_rocm", "forward_hip"), ("is_cpu", "forward_cpu"), ("is_tpu", "forward_tpu"),
+                           ("is_xpu", "forward_xpu"), ("is_out_of_tree", "forward_oot")):
+            if getattr(p, test)():
+                return name
+        return "forward_cuda"
+
+def has_tilelang():
+    from vllm.utils.import_utils import has_tilelang
+    return bool(has_tilelang())
+
+def module_flag(name):
+    import vllm.model_executor.layers.mhc as mhc
+    value = getattr(mhc, name, None)
+    return None if value is None else bool(value)
+
+step("has_tilelang", has_tilelang)
+for key, name in (("has_tilelang_mhc", "HAS_TILELANG_MHC"), ("has_aiter_mhc", "HAS_AITER_MHC"),
+                  ("aiter_fused", "HAS_AITER_MHC_FUSED"), ("aiter_pre_norm", "HAS_AITER_MHC_PRE_NORM")):
+    step(key, lambda name=name: module_flag(name))
+step("forward", forward)
+
+def fused_flags():
+    import vllm.models.deepseek_v4 as package
+    module = sys.modules[package.DeepseekV4ForCausalLM.__module__]
+    out["model_module"] = module.__name__
+    tree = ast.parse(inspect.getsource(module))
+    init = None
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+        for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"):
+            if "self.use_fused_mhc" in ast.unparse(fn):
+                init = fn
+    if init is None:
+        return None
+    flags = {{}}
+    for hidden, hc in SIZES:
+        self = types.SimpleNamespace(hidden_size=hidden, hc_mult=hc)
+        local = {{"self": self}}
+        for stmt in init.body:
+            if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+                continue
+            target = stmt.targets[0]
+            try:
+                value = eval(compile(ast.Expression(stmt.value), "<init>", "eval"), vars(module), local)
+            except Exception:
+                continue
+            if isinstance(target, ast.Name):
+                local[target.id] = value
+            elif ast.unparse(target) == "self.use_fused_mhc":
+                flags[f"{{hidden}}x{{hc}}"] = "true" if value else "false"
+                break
+    return flags
+
+step("fused", fused_flags)
+"""
+
+
+def probe(ctx: ProbeContext, sizes: list[tuple[int, int]]) -> ProbeResult:
+    """The installed vLLM's own dispatch values for these model sizes (hidden_size, hc_mult)."""
+    if ctx.fast:
+        return skipped(NAME, SOURCE)
+    if find_package("vllm", ctx.search_path) is None:
+        return ProbeResult(NAME, "missing", {}, [], SOURCE, error="vllm is not installed")
+    quiet = dataclasses.replace(ctx, env={**ctx.env, "VLLM_LOGGING_LEVEL": ctx.env.get("VLLM_LOGGING_LEVEL", "ERROR")})
+    return run_probe_child(NAME, CODE.format(sizes=[list(s) for s in sizes]), quiet, SOURCE)
