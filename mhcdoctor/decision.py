@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Path_ = Literal["aiter", "tilelang", "triton", "torch", "unavailable"]
+# xpu: vllm-xpu-kernels' ops (torch.ops._xpu_C); cpu: the ops of vLLM's CPU build (torch.ops._C.*_fused_cpu).
+Path_ = Literal["aiter", "tilelang", "triton", "torch", "xpu", "cpu", "unavailable"]
 Severity = Literal["info", "warn", "fail"]
 Verdict = Literal["ok", "degraded", "fail"]
 

@@ -14,6 +14,7 @@ from packaging.version import InvalidVersion
 from mhcdoctor.decision import OPS, Decision, Gate, OpDecision, Verdict
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
+from mhcdoctor.probes.vllm_build import build_from_version
 from mhcdoctor.rules.dispatch import Dispatch, dispatch, preferred_path
 from mhcdoctor.rules.releases import NEWEST, RULE_SETS, RuleSet, is_newer_than_known, rules_for_vllm
 
@@ -40,7 +41,7 @@ def decide(facts: Facts, model: ModelConfig, vllm_version: str | None = None) ->
     verdict = _verdict(findings, rule_set, facts, result, ctx.used_ops())
     return Decision(
         model={"name": model.name, "hidden_size": model.hidden_size, "hc_mult": model.hc_mult},
-        facts=_facts_summary(facts, version),
+        facts=_facts_summary(facts, version, result, findings),
         rules=rule_set.id if rule_set is not None else "vllm-before-0.20",
         rules_note=note,
         ops=ops,
@@ -93,7 +94,29 @@ def _verdict(
     return "ok"
 
 
-def _facts_summary(facts: Facts, vllm_version: str | None) -> dict[str, Any]:
+# Findings that say vLLM itself cannot start a DeepSeek-V4 model here, whatever the mHC paths.
+VLLM_CANNOT_RUN = (
+    "no-gpu",
+    "vllm-no-platform-model",
+    "vllm-platform-conflict",
+    "vllm-build-mismatch",
+    "xpu-kernels-missing",
+    "vllm-not-importable",
+    "vllm-no-dsv4",
+)
+
+
+def _vllm_summary(facts: Facts, version: str | None, result: Dispatch | None, findings: list[Any]) -> dict[str, Any]:
+    """vLLM's version, its build, the platform it detects here and whether it can run a DeepSeek-V4 model at all."""
+    build = facts.vllm.build if version == facts.vllm.version else build_from_version(version)[0]
+    platform = result.platform if result is not None else None
+    blocked = [f.id for f in findings if f.id in VLLM_CANNOT_RUN]
+    return {"version": version, "build": build, "platform": platform, "runs_here": not blocked, "blocked_by": blocked}
+
+
+def _facts_summary(
+    facts: Facts, vllm_version: str | None, result: Dispatch | None, findings: list[Any]
+) -> dict[str, Any]:
     """The facts the rules read, in the contract's shape plus the fields that decided a gate."""
     a, tl = facts.aiter, facts.tilelang
     return {
@@ -110,6 +133,6 @@ def _facts_summary(facts: Facts, vllm_version: str | None) -> dict[str, Any]:
             "has_fused_post_pre": a.has_fused_post_pre,
         },
         "tilelang": {"version": tl.version, "present": tl.present, "imports": tl.imports},
-        "vllm": {"version": vllm_version},
+        "vllm": _vllm_summary(facts, vllm_version, result, findings),
         "compilers": {"nvcc": facts.nvcc.found, "hipcc": facts.hipcc.found},
     }

@@ -56,11 +56,12 @@ def test_every_rule_set_cites_its_sources(rule_set):
     assert rule_set.refs or rule_set.inferred  # the earliest releases predate a PR we could cite
 
 
-@pytest.mark.parametrize("label, platform, arch, aiter, tilelang", SCENARIOS)
+@pytest.mark.parametrize("label, platform, arch, aiter, tilelang, build", SCENARIOS)
 @pytest.mark.parametrize("rule_set", RULE_SETS, ids=lambda r: r.id)
-def test_explain_documents_match_the_schema(validator, rule_set, label, platform, arch, aiter, tilelang):
+def test_explain_documents_match_the_schema(validator, rule_set, label, platform, arch, aiter, tilelang, build):
     for model in BUILTIN_MODELS.values():
-        document = to_document(decide(scenario_facts(platform, arch, aiter, tilelang), model, rule_set.first))
+        facts = scenario_facts(platform, arch, aiter, tilelang)
+        document = to_document(decide(facts, model, rule_set.first + build))
         validator.validate(document)
 
 
