@@ -319,3 +319,77 @@ def context(
         fast=fast,
         env=base_env,
     )
+
+
+# A stand-in vLLM whose code answers the self-check the way a real release's does: vllm/platforms resolves a
+# platform class, layers/mhc.py holds the module flags, models/deepseek_v4 picks a model module whose decoder layer
+# sets use_fused_mhc in __init__. `marker` (a file) records the pid of every process that imports it.
+_VLLM_PLATFORMS = """\
+import os as _os
+_marker = {marker!r}
+if _marker:
+    with open(_marker, "a") as _f:
+        _f.write(str(_os.getpid()) + "\\n")
+class {platform}:
+    def is_rocm(self): return {platform!r} == "RocmPlatform"
+    def is_cpu(self): return {platform!r} == "CpuPlatform"
+    def is_tpu(self): return False
+    def is_xpu(self): return {platform!r} == "XPUPlatform"
+    def is_out_of_tree(self): return False
+    def is_cuda(self): return {platform!r} == "CudaPlatform"
+current_platform = {platform}()
+"""
+_VLLM_MODEL = """\
+from vllm.model_executor.layers.mhc import HAS_AITER_MHC, HAS_TILELANG_MHC
+class DeepseekV4DecoderLayer:
+    def __init__(self, config):
+        self.hidden_size = config.hidden_size
+        self.use_fused_mhc = {fused_expr}
+class DeepseekV4ForCausalLM:
+    pass
+"""
+
+
+def vllm(
+    site_dir: Path,
+    version: str = "0.34.0+cpu",
+    platform: str = "CpuPlatform",
+    flags: dict[str, bool] | None = None,
+    has_tilelang: bool = False,
+    fused_expr: str = "HAS_TILELANG_MHC and not (HAS_AITER_MHC and self.hidden_size % 256 == 0)",
+    marker: Path | None = None,
+    files: dict[str, str] | None = None,
+) -> Path:
+    """A stand-in vLLM `version` that resolves `platform` and whose layers/mhc.py sets `flags` (HAS_* names)."""
+    values = {"HAS_TILELANG_MHC": False, "HAS_AITER_MHC": False, "HAS_AITER_MHC_FUSED": False,
+              "HAS_AITER_MHC_PRE_NORM": False, **(flags or {})}  # fmt: skip
+    mhc = "".join(f"{k} = {v!r}\n" for k, v in values.items())
+    mhc += "class MHCPreOp:\n    def __init__(self):\n        raise RuntimeError('no vLLM config in this process')\n"
+    tree = {
+        "platforms/__init__.py": _VLLM_PLATFORMS.format(platform=platform, marker=str(marker or "")),
+        "utils/__init__.py": "",
+        "utils/import_utils.py": f"def has_tilelang():\n    return {has_tilelang!r}\n",
+        "model_executor/__init__.py": "",
+        "model_executor/layers/__init__.py": "",
+        "model_executor/layers/mhc.py": "import vllm.platforms\n" + mhc,
+        "models/__init__.py": "",
+        "models/deepseek_v4/__init__.py": "from .cpu.model import DeepseekV4ForCausalLM\n",
+        "models/deepseek_v4/cpu/__init__.py": "",
+        "models/deepseek_v4/cpu/model.py": _VLLM_MODEL.format(fused_expr=fused_expr),
+        **(files or {}),
+    }
+    folder = package(site_dir, "vllm", tree, init=f"__version__ = {version!r}\n")
+    dist_info(site_dir, "vllm", version, top_level=["vllm"], files=["vllm/__init__.py"])
+    return folder
+
+
+def intel_gpu(root: Path, card: int, bdf: str, device_id: str = "0x0bd5", pci_class: str = "0x038000") -> Path:
+    """/sys/class/drm/cardN whose `device` links to a PCI device folder named by its address, as sysfs does."""
+    device = root / "sys/devices/pci0000:00" / bdf
+    write(device / "vendor", "0x8086\n")
+    write(device / "class", f"{pci_class}\n")
+    write(device / "device", f"{device_id}\n")
+    card_dir = root / "sys/class/drm" / f"card{card}"
+    card_dir.mkdir(parents=True, exist_ok=True)
+    (card_dir / "device").symlink_to(device)
+    return card_dir

@@ -23,7 +23,7 @@ def render_check(doc: dict[str, Any], style: Style, verbose: bool = False) -> st
     mode = doc.get("mode", "full")
     head = f"mhcdoctor {doc.get('mhcdoctor_version', '')} {style.dash()} check ({mode}, {doc.get('seconds', 0):.2f} s)"
     lines += [style.bold(head), ""]
-    lines += _machine(facts, style)
+    lines += _machine(facts, style, doc.get("models", []))
     lines += [""] + _models(doc.get("models", []), style)
     findings = doc.get("findings", [])
     if findings:
@@ -38,7 +38,7 @@ def render_check(doc: dict[str, Any], style: Style, verbose: bool = False) -> st
     return "\n".join(lines) + "\n"
 
 
-def _machine(facts: dict[str, Any], style: Style) -> list[str]:
+def _machine(facts: dict[str, Any], style: Style, models: list[dict[str, Any]] | None = None) -> list[str]:
     rows: list[tuple[str, str, str]] = []
     devices = facts.get("devices")
     if devices:
@@ -52,7 +52,7 @@ def _machine(facts: dict[str, Any], style: Style) -> list[str]:
     elif devices is None:
         rows.append(("info", "GPU", "unknown (not probed)"))
     else:
-        rows.append(("fail", "GPU", "no ROCm or CUDA GPU visible"))
+        rows.append(("fail", "GPU", "no GPU visible (AMD, NVIDIA or Intel)"))
     rows.append(("info", "platform", _runtime_line(facts)))
     rows.append(_torch_row(facts.get("torch", {})))
     for key in ("nvcc", "hipcc"):
@@ -62,6 +62,8 @@ def _machine(facts: dict[str, Any], style: Style) -> list[str]:
     rows.append(_aiter_row(facts.get("aiter", {})))
     for key in ("tilelang", "triton", "vllm"):
         rows.append(_package_row(key if key != "vllm" else "vLLM", facts.get(key, {})))
+    if (facts.get("vllm") or {}).get("present") and models:
+        rows.append(_vllm_build_row(facts["vllm"], models[0].get("facts", {}).get("vllm") or {}))
     width = max(len(label) for _, label, _ in rows)
     out = [style.bold("Machine")]
     for level, label, text in rows:
@@ -103,6 +105,34 @@ def _aiter_row(aiter: dict[str, Any]) -> tuple[str, str, str]:
     if row[0] == "ok" and aiter.get("sqrsum_fix") == "absent":
         return ("warn", row[1], row[2])
     return row
+
+
+_BUILDS = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU", "cpu": "CPU"}
+_PLATFORMS = {
+    "cuda": "CudaPlatform",
+    "rocm": "RocmPlatform",
+    "xpu": "XPUPlatform",
+    "cpu": "CpuPlatform",
+    "unspecified": "UnspecifiedPlatform",
+    "conflict": "two platforms at once",
+}
+
+
+def _vllm_build_row(vllm: dict[str, Any], decided: dict[str, Any]) -> tuple[str, str, str]:
+    """Which build of vLLM this is, the platform it detects here, and whether it can run here at all."""
+    build = vllm.get("build")
+    text = f"{_BUILDS[build]} build" if build in _BUILDS else "build not established"
+    if vllm.get("build_evidence"):
+        text += f" ({vllm['build_evidence']})"
+    platform = decided.get("platform")
+    if platform:
+        text += f"; detects {_PLATFORMS.get(platform, platform)} here"
+    check = vllm.get("selfcheck") or {}
+    if check.get("platform"):
+        text += f" (vLLM itself says {check['platform']})"
+    if decided.get("runs_here") is False:
+        return ("fail", "vLLM build", f"{text}: cannot run here ({', '.join(decided.get('blocked_by') or [])})")
+    return ("ok", "vLLM build", f"{text}: can run here")
 
 
 def _package_row(label: str, pkg: dict[str, Any]) -> tuple[str, str, str]:
