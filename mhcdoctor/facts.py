@@ -140,6 +140,8 @@ class Facts:
             raise FactsError(f"facts: {exc}") from None
         if facts.platform not in PLATFORMS:
             raise FactsError(f"facts.platform must be one of {', '.join(PLATFORMS)}, not {facts.platform!r}")
+        if facts.vllm.build is not None and facts.vllm.build not in VLLM_BUILDS:
+            raise FactsError(f"facts.vllm.build must be one of {', '.join(VLLM_BUILDS)} or null")
         if facts.aiter.sqrsum_fix not in FIX_STATES:
             raise FactsError(f"facts.aiter.sqrsum_fix must be one of {', '.join(FIX_STATES)}")
         return facts

@@ -365,9 +365,9 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         "exist yet, and the CUDA model it imports instead needs NVIDIA kernels.",
         when=lambda c: _vllm_platform(c) in ("cpu", "xpu") and _no_platform_model(c),
         detail=lambda c: (
-            f"vLLM {c.vllm_version} runs on its {_vllm_platform(c).upper()} platform, but its "
-            "models/deepseek_v4/__init__.py has no branch for it and imports the CUDA model "
-            f"(the {_vllm_platform(c).upper()} model arrives in "
+            f"vLLM {c.vllm_version} runs on its {str(_vllm_platform(c)).upper()} platform, but has no DeepSeek-V4 "
+            f"model for it and imports the CUDA model, which needs NVIDIA kernels (the "
+            f"{str(_vllm_platform(c)).upper()} model arrives in "
             f"{'0.30.0' if _vllm_platform(c) == 'cpu' else '0.23.0'})."
         ),
         fix="pip install -U vllm  # CPU: vLLM's CPU build 0.30+; XPU: 0.27+ runs every mHC op on vllm-xpu-kernels",

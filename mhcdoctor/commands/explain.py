@@ -72,7 +72,13 @@ Rules per vLLM release: docs/rules.md; findings and their fixes: docs/findings.m
 
 @click.command("explain", epilog=EXAMPLES)
 @model_options
-@click.option("--platform", default=None, metavar="rocm|cuda|cpu", help="What if the platform were this.")
+@click.option(
+    "--platform",
+    default=None,
+    metavar="rocm|cuda|xpu|cpu",
+    help="What if the machine were this (xpu: Intel GPUs; cpu: no GPU, which vLLM serves only as its CPU build, "
+    "e.g. --vllm 0.34.0+cpu).",
+)
 @click.option(
     "--arch", default=None, metavar="ARCH", help="What if the GPU arch were this (gfx942, gfx950, sm_90, ...)."
 )
@@ -86,7 +92,12 @@ Rules per vLLM release: docs/rules.md; findings and their fixes: docs/findings.m
     help="What if aiter had (or lacked) the sqrsum race fix.",
 )
 @click.option("--tilelang", default=None, metavar="VERSION|none", help="What if this tilelang were installed.")
-@click.option("--vllm", default=None, metavar="VERSION|none", help="Apply the rules of this vLLM release.")
+@click.option(
+    "--vllm",
+    default=None,
+    metavar="VERSION|none",
+    help="Apply the rules of this vLLM release; a local label names its build, as vLLM reads it (0.34.0+cpu).",
+)
 @click.option("--rocm", default=None, metavar="VERSION", help="What if the ROCm version were this.")
 @click.option(
     "--from", "from_path", default=None, metavar="REPORT.json", help="Take the facts from a saved check --json."

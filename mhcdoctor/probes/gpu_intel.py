@@ -12,7 +12,7 @@ import json
 import re
 import subprocess
 
-from mhcdoctor.probes.base import ProbeContext, ProbeResult, read_text
+from mhcdoctor.probes.base import ProbeContext, ProbeResult, Status, read_text
 from mhcdoctor.probes.devices import DeviceRecord, normalize_bdf
 
 NAME = "gpu.intel"
@@ -55,7 +55,7 @@ def probe(ctx: ProbeContext) -> ProbeResult:
         )
     if devices and not ctx.fast:
         _name_with_xpu_smi(ctx, devices, evidence)
-    status = "ok" if devices else "missing"
+    status: Status = "ok" if devices else "missing"
     return ProbeResult(NAME, status, {"devices": devices}, evidence, SOURCE, error=None if devices else "no Intel GPU")
 
 
