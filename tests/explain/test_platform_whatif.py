@@ -1,0 +1,34 @@
+"""`explain --platform xpu|cpu`: replay an Intel GPU host or a CPU server; vLLM's build label decides the CPU case."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def test_cpu_with_vllms_cpu_build_runs_every_op_on_its_cpu_ops(run_cli):
+    result = run_cli("explain", "--model", "deepseek-v4-pro", "--platform", "cpu", "--vllm", "0.34.0+cpu", "--json")
+    doc = result.json()
+    assert result.returncode == 0
+    assert {op: d["path"] for op, d in doc["ops"].items()} == dict.fromkeys(doc["ops"], "cpu")
+    assert doc["facts"]["vllm"]["build"] == "cpu" and doc["facts"]["vllm"]["runs_here"] is True
+
+
+def test_cpu_with_pypis_wheel_says_no_platform(run_cli):
+    result = run_cli("explain", "--model", "deepseek-v4-pro", "--platform", "cpu", "--vllm", "0.34.0")
+    assert result.returncode == 3
+    assert "UnspecifiedPlatform runs no model" in result.stdout
+    assert "no-gpu" in result.stdout
+
+
+def test_xpu_from_027_runs_vllm_xpu_kernels(run_cli):
+    result = run_cli("explain", "--model", "deepseek-v4-pro", "--platform", "xpu", "--vllm", "0.27.0", "--json")
+    doc = result.json()
+    assert {d["path"] for d in doc["ops"].values()} == {"xpu"}
+    assert doc["fused_post_pre"] is True and result.returncode == 0
+
+
+@pytest.mark.parametrize("platform", ["tpu", "CPU-ONLY"])
+def test_an_unknown_platform_is_a_usage_error(run_cli, platform):
+    result = run_cli("explain", "--platform", platform)
+    assert result.returncode == 2
+    assert "--platform must be one of rocm, cuda, xpu, cpu" in result.stderr
