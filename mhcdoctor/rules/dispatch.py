@@ -297,6 +297,11 @@ def dispatch(rs: RuleSet, f: Facts, model: ModelConfig, vllm_version: str | None
     else:
         result = _rocm_module(rs, f)
     result.platform = platform
+    if platform not in ("cuda", "rocm"):  # layers/mhc.py still computes its flags: False off CUDA and ROCm
+        flags = _module_values(rs, f, has_tilelang=None, aiter=False)
+        if "has_tilelang_mhc" in flags:
+            flags["has_tilelang_mhc"] = False
+        result.values = {**flags, **result.values}
     result.values = {"platform": _PLATFORM_CLASSES[platform], "forward": _FORWARD.get(platform), **result.values}
     if rs.rocm_style == "custom-op" or platform in ("cpu", "xpu"):
         result.values["fused"] = result.fused_post_pre
@@ -413,9 +418,7 @@ _CPU_OPS = {
 def _cpu(rs: RuleSet, platform_gate: Gate) -> Dispatch:
     """vLLM's CPU platform: models/deepseek_v4/cpu/ (0.30+), each mHC op's forward_cpu calls the CPU build's ops."""
     if not rs.cpu_model:
-        result = _no_model(platform_gate, "cpu", "0.30.0")
-        result.values = {"has_tilelang_mhc": False} if rs.tilelang_mhc_skips_gfx942 else {}
-        return result
+        return _no_model(platform_gate, "cpu", "0.30.0")
     # cpu/model.py: use_fused_mhc = HAS_TILELANG_MHC and not (...); HAS_TILELANG_MHC is False off CUDA and ROCm.
     fused = Gate(
         "model",
@@ -429,7 +432,7 @@ def _cpu(rs: RuleSet, platform_gate: Gate) -> Dispatch:
         kernel = Gate("cpu", "CustomOp.forward_cpu", "forward_cpu", True, f"{calls} (vLLM's CPU build: torch.ops._C)")
         lead = [platform_gate, fused] if op == "mhc_fused_post_pre" else [platform_gate]
         ops[op] = choose(lead, [("cpu", [kernel])])
-    return Dispatch(ops, False, False, values={"has_tilelang_mhc": False, "has_aiter_mhc": False})
+    return Dispatch(ops, False, False)
 
 
 def _xpu(rs: RuleSet, f: Facts, platform_gate: Gate) -> Dispatch:
@@ -465,7 +468,7 @@ def _xpu(rs: RuleSet, f: Facts, platform_gate: Gate) -> Dispatch:
         else:
             call = Gate("torch", "CustomOp.forward_xpu", "forward_xpu", True, "forward_native: the torch reference")
             ops[op] = choose(lead, [("torch", [installed, call])])
-    return Dispatch(ops, rs.xpu_fused, False, values={"has_aiter_mhc": False} if rs.aiter_arch != "none" else {})
+    return Dispatch(ops, rs.xpu_fused, False)
 
 
 _XPU_OPS = {
