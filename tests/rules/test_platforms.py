@@ -128,3 +128,10 @@ def test_the_self_check_says_nothing_about_a_what_if_release():
     rules = rules_for_vllm("0.25.0")
     ctx = FindingContext(facts, PRO, rules, dispatch(rules, facts, PRO, "0.25.0"), "0.25.0", "installed")
     assert selfcheck_disagreements(ctx) == []
+
+
+def test_a_saved_report_keeps_the_build_and_the_self_check():
+    facts = Facts(platform="cpu")
+    facts.vllm = VllmFacts(present=True, version="0.34.0+cpu", build="cpu", build_evidence="version 0.34.0+cpu")
+    facts.vllm.selfcheck = VllmSelfCheck(platform="CpuPlatform", has_tilelang=False, fused={"7168x4": "false"})
+    assert Facts.from_dict(facts.to_dict()) == facts
