@@ -25,7 +25,7 @@ def test_unknown_keys_are_ignored_for_forward_compatibility():
     "document, message",
     [
         ([], "facts must be a JSON object"),
-        ({"platform": "metal"}, "facts.platform must be one of rocm, cuda, cpu"),
+        ({"platform": "metal"}, "facts.platform must be one of rocm, cuda, xpu, cpu"),
         ({"aiter": {"version": 14}}, "facts.aiter.version must be str"),
         ({"aiter": "0.1.14"}, "facts.aiter must be an object"),
         ({"aiter": {"sqrsum_fix": "maybe"}}, "sqrsum_fix must be one of"),
