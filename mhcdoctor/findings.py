@@ -384,7 +384,8 @@ CATALOGUE: tuple[FindingSpec, ...] = (
             f"vLLM {c.vllm_version} is a CPU build, and this machine's {c.facts.platform.upper()} GPU makes its "
             f"{c.facts.platform} plugin detect too; vllm/platforms/__init__.py refuses two and raises RuntimeError."
         ),
-        fix="Install the vLLM build for this machine's GPUs, or set VLLM_TARGET_DEVICE=cpu to choose the CPU platform",
+        fix="Install the vLLM build for this machine's GPUs, or (vLLM 0.28+) export VLLM_TARGET_DEVICE=cpu to choose "
+        "the CPU platform",
         refs=("https://github.com/vllm-project/vllm/blob/main/vllm/platforms/__init__.py",),
     ),
     FindingSpec(
