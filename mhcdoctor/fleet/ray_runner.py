@@ -10,11 +10,14 @@ the check's processes with it). A node that hangs, dies or has no mhcdoctor is a
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import json
 import logging
 import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +25,7 @@ from mhcdoctor.errors import InputError
 from mhcdoctor.fleet import node_task
 from mhcdoctor.fleet.summary import NodeResult
 
+_LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # read once, when ray is imported
 GRACE = 10.0  # seconds beyond --timeout for Ray to start a node's task and return its result
 _ERROR_CHARS = 300
 
@@ -50,6 +54,22 @@ def run_fleet(
     progress: Progress,
 ) -> list[NodeRun]:
     """Connect to the Ray cluster at `address`, check every alive node (and verify each GPU when `verify_args`)."""
+    with _stdout_to_stderr():  # Ray prints to stdout (e.g. "(raylet) A worker died"); --json owns stdout
+        return _run(address, check_args, timeout, verify_args, want_bundle, progress)
+
+
+def _run(
+    address: str,
+    check_args: list[str],
+    timeout: float,
+    verify_args: list[str] | None,
+    want_bundle: bool,
+    progress: Progress,
+) -> list[NodeRun]:
+    if _is_loopback(address):
+        # Ray rewrites a loopback GCS address to the machine's primary IP (services.resolve_ip_for_localhost),
+        # where no node of a loopback cluster listens, and hangs; with this variable off it keeps 127.0.0.1.
+        os.environ[_LOOPBACK_SWITCH] = "0"
     ray = _import_ray()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -161,6 +181,30 @@ def _parse(text: str, schema: str) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) and doc.get("schema") == schema else None
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send whatever is written to stdout, by Python or by Ray's threads and C++ core, to stderr for a while."""
+    sys.stdout.flush()
+    saved_fd, saved_stream = os.dup(1), sys.stdout
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved_fd, 1)
+        os.close(saved_fd)
+        sys.stdout = saved_stream
+
+
+def _is_loopback(address: str) -> bool:
+    host = address.split("://")[-1].rsplit(":", 1)[0].strip("[]")
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def _import_ray() -> Any:
