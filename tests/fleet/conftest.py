@@ -2,7 +2,7 @@
 
 Nodes (all on loopback, each a raylet of its own, as on separate machines):
     head     MI300X tree, AMD's aiter 0.1.14 (fixed)
-    normal   the same as head
+    normal   the same as head, and two (pretend) GPUs for Ray to hand to verify tasks
     odd      MI300X tree, aiter 0.1.13 with the sqrsum race: the node the summary must single out
     victim   its check hangs in a sysfs read; the test kills its Ray worker mid-run
     hung     its check hangs in a sysfs read and is left to the timeout
@@ -75,7 +75,10 @@ def local_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalFleet
     fleet = LocalFleet(cluster)
     try:
         for role in ("normal", "odd", "victim", "hung"):
-            node = cluster.add_node(node_ip_address="127.0.0.1", num_cpus=1, env_vars={**nodes[role], ROLE: role})
+            gpus = 2 if role == "normal" else 0
+            node = cluster.add_node(
+                node_ip_address="127.0.0.1", num_cpus=1, num_gpus=gpus, env_vars={**nodes[role], ROLE: role}
+            )
             fleet.node_ids[role] = node.node_id
         fleet.remember_processes()
         yield fleet

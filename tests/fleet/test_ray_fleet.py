@@ -67,6 +67,11 @@ def _watch(fleet: LocalFleet, done: threading.Event, watch: Watch) -> None:
                 watch.killed_worker = worker
 
 
+def _remember(fleet: LocalFleet, done: threading.Event) -> None:
+    while not done.wait(0.3):
+        fleet.remember_processes()
+
+
 @dataclass
 class Run:
     code: int
@@ -154,3 +159,21 @@ def test_the_bundle_holds_the_summary_and_every_nodes_bundle(fleet_run: Run, tmp
     odd_bundle.write_bytes(members[f"{root}nodes/{fleet_run.names['odd']}.tar.gz"])
     assert read_bundle(odd_bundle).report["facts"]["aiter"]["version"] == "0.1.13"
     assert members[f"{root}nodes/{fleet_run.names['hung']}.error.txt"].startswith(b"timeout:")
+
+
+def test_verify_runs_one_task_per_gpu_on_the_node_that_has_them(local_fleet: LocalFleet) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in (ROLE, "MHCDOCTOR_SYSROOT", "RAY_ADDRESS")}
+    cmd = [sys.executable, "-m", "mhcdoctor", "fleet", "--address", local_fleet.address, "--fast", "--verify"]
+    cmd += ["--json", "--timeout", "40", "--hidden", "256"]
+    done = threading.Event()
+    watcher = threading.Thread(target=_remember, args=(local_fleet, done), daemon=True)
+    watcher.start()
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=40 + GRACE + STARTUP + 30)
+    finally:
+        done.set()
+        watcher.join()
+    rows = {row["source"]: row for row in json.loads(proc.stdout)["nodes"]}
+    gpu_rows = rows[local_fleet.node_ids["normal"]]["verify"]
+    assert sorted(v["gpu"] for v in gpu_rows) == ["0", "1"], proc.stderr  # num_gpus=1 each: Ray gave each its own
+    assert all(rows[local_fleet.node_ids[r]]["verify"] == [] for r in ("head", "odd", "hung"))
