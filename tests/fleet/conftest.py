@@ -14,16 +14,12 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import fakes
 import pytest
-import sockets
-
-ray = pytest.importorskip("ray", reason="the fleet tests need Ray: pip install 'mhcdoctor[fleet]' (CI installs it)")
+from localfleet import ROLE, LocalFleet, alive
 
 MI300X = 90402  # gfx942
-ROLE = "MHCDOCTOR_FLEET_TEST_ROLE"
 
 
 def _machine(root: Path, hang: bool = False) -> Path:
@@ -41,22 +37,9 @@ def _site(base: Path, version: str, kernel: str) -> Path:
     return site
 
 
-class LocalFleet:
-    def __init__(self, cluster: Any) -> None:
-        self.cluster = cluster
-        self.address: str = cluster.address
-        self.node_ids: dict[str, str] = {"head": cluster.head_node.node_id}  # role -> Ray node id
-        self.seen: dict[int, str] = {}  # every process of the cluster seen while it ran: none may outlive it
-
-    def remember_processes(self) -> None:
-        for pid in sockets.descendants(os.getpid()):
-            cmd = _cmdline(pid)
-            if cmd:
-                self.seen.setdefault(pid, cmd)
-
-
 @pytest.fixture(scope="session")
 def local_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalFleet]:
+    pytest.importorskip("ray", reason="the fleet tests need Ray: pip install 'mhcdoctor[fleet]' (CI installs it)")
     from ray.cluster_utils import Cluster
 
     base = tmp_path_factory.mktemp("fleet")
@@ -86,28 +69,8 @@ def local_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalFleet
     finally:
         cluster.shutdown()
     deadline = time.monotonic() + 15
-    left = _alive(fleet.seen)
+    left = alive(fleet.seen)
     while left and time.monotonic() < deadline:
         time.sleep(0.2)
-        left = _alive(fleet.seen)
+        left = alive(fleet.seen)
     assert not left, f"processes left running after the cluster shut down: {left}"
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-    except OSError:
-        return ""
-
-
-def _alive(seen: dict[int, str]) -> dict[int, str]:
-    """The processes seen earlier that still run (the same command line, not a zombie)."""
-    out = {}
-    for pid, cmd in seen.items():
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if state != "Z" and _cmdline(pid) == cmd:
-            out[pid] = cmd[:200]
-    return out

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import procnet
 import pytest
-import sockets
-from conftest import ROLE, LocalFleet
+from localfleet import ROLE, LocalFleet
+from test_merge import fleet_validator
 
 from mhcdoctor.bundle import read_bundle
 
@@ -59,7 +60,7 @@ def _watch(fleet: LocalFleet, done: threading.Event, watch: Watch) -> None:
     """Kill the victim's Ray worker once its check runs; meanwhile record the cluster's sockets and processes."""
     while not done.wait(0.3):
         fleet.remember_processes()
-        watch.sockets |= set(sockets.inet_sockets(sockets.descendants(os.getpid())))
+        watch.sockets |= set(procnet.inet_sockets(procnet.descendants(os.getpid())))
         if watch.killed_worker is None:
             for pid in _report_processes("victim"):
                 worker = _parent(_parent(pid))  # report <- node_task's watchdog <- the Ray worker
@@ -137,6 +138,7 @@ def test_a_hung_node_is_reported_as_timeout_and_the_run_ends_within_its_bound(fl
 
 
 def test_the_exit_code_is_the_worst_node_and_unchecked_nodes_count_as_fail(fleet_run: Run) -> None:
+    fleet_validator().validate(fleet_run.summary)
     assert fleet_run.summary["verdict"] == "fail"
     assert fleet_run.code == 3
     assert fleet_run.summary["counts"]["unchecked"] == 2
@@ -144,8 +146,15 @@ def test_the_exit_code_is_the_worst_node_and_unchecked_nodes_count_as_fail(fleet
 
 def test_no_connection_of_the_cluster_leaves_loopback(fleet_run: Run) -> None:
     assert len(fleet_run.watch.sockets) > 10  # the raylets, GCS, workers and the fleet driver were all seen
-    outside = [s for s in fleet_run.watch.sockets if not (sockets.is_loopback(s[2]) and sockets.is_loopback(s[3]))]
+    outside = [s for s in fleet_run.watch.sockets if not (procnet.is_loopback(s[2]) and procnet.is_loopback(s[3]))]
     assert outside == []
+
+
+def test_the_cluster_and_the_checks_were_seen_running(local_fleet: LocalFleet, fleet_run: Run) -> None:
+    """What the session's teardown requires to be gone afterwards was really there to begin with."""
+    seen = " ".join(local_fleet.seen.values())
+    assert "raylet" in seen and "gcs_server" in seen
+    assert "-m mhcdoctor report" in seen
 
 
 def test_the_bundle_holds_the_summary_and_every_nodes_bundle(fleet_run: Run, tmp_path: Path) -> None:
