@@ -31,6 +31,7 @@ from mhcdoctor.render.term import Style
     show_default=True,
     help="Seconds allowed for each node's check (and each GPU's verify); past it the node is reported as timeout.",
 )
+@click.option("--gpu-nodes-only", is_flag=True, help="Leave out nodes that offer Ray no GPU (e.g. a CPU-only head).")
 @model_options
 @click.option("--no-redact", is_flag=True, help="Nodes share home paths, user and host names as they are.")
 @click.option("--markdown", is_flag=True, help="Markdown, to paste into an issue.")
@@ -48,6 +49,7 @@ def command(
     run_verify: bool,
     fast: bool,
     timeout: float,
+    gpu_nodes_only: bool,
     model: str | None,
     config_path: str | None,
     hidden: int | None,
@@ -74,6 +76,7 @@ def command(
         verify_args,
         bool(bundle_path),
         lambda line: click.echo(f"mhcdoctor: {line}", err=True),
+        gpu_nodes_only=gpu_nodes_only,
     )
     summary = summarize([r.result for r in runs], source="ray")
     node_files: dict[str, bytes] = {}

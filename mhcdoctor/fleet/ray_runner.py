@@ -23,7 +23,7 @@ from typing import Any
 
 from mhcdoctor.errors import InputError
 from mhcdoctor.fleet import node_task
-from mhcdoctor.fleet.summary import NodeResult
+from mhcdoctor.fleet.summary import NodeResult, natural_key
 
 _LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # read once, when ray is imported
 GRACE = 10.0  # seconds beyond --timeout for Ray to start a node's task and return its result
@@ -52,10 +52,13 @@ def run_fleet(
     verify_args: list[str] | None,
     want_bundle: bool,
     progress: Progress,
+    gpu_nodes_only: bool = False,
 ) -> list[NodeRun]:
-    """Connect to the Ray cluster at `address`, check every alive node (and verify each GPU when `verify_args`)."""
+    """Connect to the Ray cluster at `address`, check every alive node (and verify each GPU when `verify_args`).
+
+    `gpu_nodes_only` leaves out nodes that offer Ray no GPU (a CPU-only head node, as KubeRay often runs)."""
     with _stdout_to_stderr():  # Ray prints to stdout (e.g. "(raylet) A worker died"); --json owns stdout
-        return _run(address, check_args, timeout, verify_args, want_bundle, progress)
+        return _run(address, check_args, timeout, verify_args, want_bundle, progress, gpu_nodes_only)
 
 
 def _run(
@@ -65,6 +68,7 @@ def _run(
     verify_args: list[str] | None,
     want_bundle: bool,
     progress: Progress,
+    gpu_nodes_only: bool,
 ) -> list[NodeRun]:
     if _is_loopback(address):
         # Ray rewrites a loopback GCS address to the machine's primary IP (services.resolve_ip_for_localhost),
@@ -80,7 +84,13 @@ def _run(
     try:
         ray.cloudpickle.register_pickle_by_value(node_task)  # nodes need not have mhcdoctor to run the task
         task = ray.remote(node_task.run_on_node)
-        nodes = sorted((n for n in ray.nodes() if n.get("Alive")), key=lambda n: (n["NodeManagerAddress"], n["NodeID"]))
+        alive = [n for n in ray.nodes() if n.get("Alive")]
+        nodes = sorted(
+            (n for n in alive if not gpu_nodes_only or _gpus(n) > 0),
+            key=lambda n: (natural_key(str(n["NodeManagerAddress"])), n["NodeID"]),
+        )
+        if len(nodes) < len(alive):
+            progress(f"{len(alive) - len(nodes)} node(s) without a GPU left out (--gpu-nodes-only)")
         width = max(2, len(str(len(nodes) - 1)))
         runs = [NodeRun(NodeResult(f"node-{i:0{width}d}", "timeout", source=n["NodeID"])) for i, n in enumerate(nodes)]
         progress(f"{len(nodes)} node(s) at {address}; checking each, {timeout:g} s allowed per node")
@@ -91,8 +101,7 @@ def _run(
                 check_args, timeout, want_bundle
             )
             refs[ref] = (i, "check")
-            gpus = int((n.get("Resources") or {}).get("GPU", 0)) if verify_args is not None else 0
-            for _ in range(gpus):
+            for _ in range(_gpus(n) if verify_args is not None else 0):
                 vref = task.options(num_cpus=0, num_gpus=1, max_retries=0, scheduling_strategy=pin).remote(
                     verify_args, timeout, False, True
                 )
@@ -101,6 +110,10 @@ def _run(
         return runs
     finally:
         ray.shutdown()
+
+
+def _gpus(node: dict[str, Any]) -> int:
+    return int((node.get("Resources") or {}).get("GPU", 0))
 
 
 def _collect(ray: Any, refs: dict[Any, tuple[int, str]], runs: list[NodeRun], limit: float, progress: Progress) -> None:

@@ -27,6 +27,9 @@ SCHEMA = "mhcdoctor.fleet/1"
 CHECKED = "checked"
 UNCHECKED_STATUSES: tuple[str, ...] = ("timeout", "lost", "not-installed", "error", "unreadable")
 
+MAX_TEXT = 200  # characters of any one value, title or fix shown
+MAX_MODELS = 16  # models compared per report (a report has one per built-in model, or the one asked for)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _OP_SHORT = {"mhc_pre": "pre", "mhc_post": "post", "mhc_fused_post_pre": "fused", "hc_head": "head"}
 
 
@@ -139,18 +142,24 @@ FACTS: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
 )
 
 
+def clean(text: Any, limit: int = MAX_TEXT) -> str:
+    """Text from a report as one printable line of bounded length: a hostile report cannot drive the terminal."""
+    line = _CONTROL.sub("?", str(text))
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
 def node_facts(doc: dict[str, Any]) -> dict[str, tuple[str, str]]:
     """key -> (label, value as text) for one report: the compared facts, then each model's paths, then verdicts."""
     out = {key: (label, read(doc)) for key, label, read in FACTS}
-    for model in doc.get("models") or []:
+    for model in (doc.get("models") or [])[:MAX_MODELS]:
         if isinstance(model, dict):
-            name = _model_name(model)
+            name = clean(_model_name(model), 80)
             out[f"paths:{name}"] = (f"paths {name}", _paths(model))
     if isinstance(doc.get("verify"), dict):
         out["verify"] = ("verify", _or(doc["verify"].get("verdict")))
     out["mode"] = ("check mode", _or(doc.get("mode")))
     out["mhcdoctor"] = ("mhcdoctor", _or(doc.get("mhcdoctor_version")))
-    return out
+    return {key: (label, clean(value)) for key, (label, value) in out.items()}
 
 
 def summarize(nodes: Iterable[NodeResult], source: str, created: str | None = None) -> dict[str, Any]:
@@ -208,11 +217,11 @@ def _node_row(node: NodeResult) -> dict[str, Any]:
         "name": node.name,
         "status": node.status,
         "verdict": node.verdict,
-        "error": node.error,
+        "error": None if node.error is None else clean(node.error, 400),
         "seconds": node.seconds,
         "source": node.source,
-        "host": _get(report, "host", "hostname"),
-        "findings": sorted({str(f.get("id")) for f in report.get("findings") or [] if isinstance(f, dict)}),
+        "host": None if _get(report, "host", "hostname") is None else clean(_get(report, "host", "hostname"), 80),
+        "findings": sorted({clean(f.get("id"), 80) for f in report.get("findings") or [] if isinstance(f, dict)}),
         "verify": node.verify,
     }
 
@@ -224,14 +233,16 @@ def _findings(checked: list[NodeResult]) -> list[dict[str, Any]]:
         for finding in (node.report or {}).get("findings") or []:
             if not isinstance(finding, dict):
                 continue
-            fid = str(finding.get("id"))
+            fid = clean(finding.get("id"), 80)
+            if finding.get("severity") not in SEVERITY_RANK:
+                continue
             entry = by_id.setdefault(
                 fid,
                 {
                     "id": fid,
                     "severity": str(finding.get("severity")),
-                    "title": str(finding.get("title") or ""),
-                    "fix": str(finding.get("fix") or ""),
+                    "title": clean(finding.get("title") or ""),
+                    "fix": clean(finding.get("fix") or "", 400),
                     "nodes": [],
                 },
             )

@@ -141,3 +141,16 @@ def test_a_node_without_a_report_makes_the_fleet_fail_even_when_the_rest_are_ok(
     assert doc["counts"] == {"nodes": 2, "checked": 1, "ok": 0, "degraded": 0, "fail": 0, "unchecked": 1} | {
         good["verdict"]: 1
     }
+
+
+def test_a_hostile_report_cannot_put_control_characters_on_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = machine_report(tmp_path, "good")
+    hostile = json.loads(json.dumps(good))
+    hostile["facts"]["aiter"]["version"] = "0.1.14\x1b[2J\x1b]0;owned\x07"
+    (tmp_path / "a.json").write_text(json.dumps(good))
+    (tmp_path / "b.json").write_text(json.dumps(hostile))
+    _, out, _ = run(capsys, "merge", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
+    assert "\x1b" not in out and "\x07" not in out
+    assert "b: aiter 0.1.14?[2J?]0;owned? (fixed)" in out

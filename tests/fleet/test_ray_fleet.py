@@ -170,10 +170,10 @@ def test_the_bundle_holds_the_summary_and_every_nodes_bundle(fleet_run: Run, tmp
     assert members[f"{root}nodes/{fleet_run.names['hung']}.error.txt"].startswith(b"timeout:")
 
 
-def test_verify_runs_one_task_per_gpu_on_the_node_that_has_them(local_fleet: LocalFleet) -> None:
+def test_verify_runs_one_task_per_gpu_and_gpu_nodes_only_leaves_out_the_rest(local_fleet: LocalFleet) -> None:
     env = {k: v for k, v in os.environ.items() if k not in (ROLE, "MHCDOCTOR_SYSROOT", "RAY_ADDRESS")}
     cmd = [sys.executable, "-m", "mhcdoctor", "fleet", "--address", local_fleet.address, "--fast", "--verify"]
-    cmd += ["--json", "--timeout", "40", "--hidden", "256"]
+    cmd += ["--gpu-nodes-only", "--json", "--timeout", "40", "--hidden", "256"]
     done = threading.Event()
     watcher = threading.Thread(target=_remember, args=(local_fleet, done), daemon=True)
     watcher.start()
@@ -182,7 +182,7 @@ def test_verify_runs_one_task_per_gpu_on_the_node_that_has_them(local_fleet: Loc
     finally:
         done.set()
         watcher.join()
-    rows = {row["source"]: row for row in json.loads(proc.stdout)["nodes"]}
-    gpu_rows = rows[local_fleet.node_ids["normal"]]["verify"]
+    rows = json.loads(proc.stdout)["nodes"]
+    assert [row["source"] for row in rows] == [local_fleet.node_ids["normal"]], proc.stderr  # the one GPU node
+    gpu_rows = rows[0]["verify"]
     assert sorted(v["gpu"] for v in gpu_rows) == ["0", "1"], proc.stderr  # num_gpus=1 each: Ray gave each its own
-    assert all(rows[local_fleet.node_ids[r]]["verify"] == [] for r in ("head", "odd", "hung"))
