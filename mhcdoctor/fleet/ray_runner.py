@@ -15,6 +15,7 @@ import ipaddress
 import json
 import logging
 import os
+import socket
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -26,6 +27,7 @@ from mhcdoctor.fleet import node_task
 from mhcdoctor.fleet.summary import NodeResult, natural_key
 
 _LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # read once, when ray is imported
+CONNECT_SECONDS = 5.0  # to reach the cluster's GCS before handing it to Ray
 GRACE = 10.0  # seconds beyond --timeout for Ray to start a node's task and return its result
 _ERROR_CHARS = 300
 
@@ -74,6 +76,7 @@ def _run(
         # Ray rewrites a loopback GCS address to the machine's primary IP (services.resolve_ip_for_localhost),
         # where no node of a loopback cluster listens, and hangs; with this variable off it keeps 127.0.0.1.
         os.environ[_LOOPBACK_SWITCH] = "0"
+    _check_listening(address)
     ray = _import_ray()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -210,6 +213,21 @@ def _stdout_to_stderr() -> Iterator[None]:
         os.dup2(saved_fd, 1)
         os.close(saved_fd)
         sys.stdout = saved_stream
+
+
+def _check_listening(address: str) -> None:
+    """Fail in seconds, not minutes, when nothing listens at an explicit HOST:PORT (ray.init would retry for long)."""
+    if "://" in address or ":" not in address:  # 'auto', or a ray:// client address: left to Ray
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS):
+            pass
+    except ValueError:
+        raise InputError(f"--address {address} is not HOST:PORT") from None
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise InputError(f"no Ray cluster at {address}: {reason} (start one with `ray start --head`)") from None
 
 
 def _is_loopback(address: str) -> bool:
