@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -26,7 +25,6 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--full", action="store_true", help="Full checks (imports in children) instead of --fast.")
     args = parser.parse_args()
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # keep this driver's cluster on 127.0.0.1
     from ray.cluster_utils import Cluster
 
     start = time.perf_counter()

@@ -7,7 +7,6 @@ Skipped where no GPU is visible (CI). Run: pytest -q -s -m gpu tests/fleet/test_
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -25,7 +24,6 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def gpu_cluster() -> Iterator[str]:
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"  # keep this test's driver on loopback
     from ray.cluster_utils import Cluster
 
     gpus = torch.cuda.device_count()
