@@ -24,7 +24,7 @@ from typing import Any
 
 from mhcdoctor.errors import InputError
 from mhcdoctor.fleet import node_task
-from mhcdoctor.fleet.summary import NodeResult, natural_key
+from mhcdoctor.fleet.summary import VERDICTS, NodeResult, natural_key
 
 _LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # read once, when ray is imported
 CONNECT_SECONDS = 5.0  # to reach the cluster's GCS before handing it to Ray
@@ -188,7 +188,8 @@ def _verify_row(outcome: dict[str, Any]) -> dict[str, Any]:
         error = f"exit {outcome['code']}: {_last_line(str(outcome.get('stderr') or ''))}"
         return {"gpu": gpu, "verdict": "fail", "status": "error", "error": error}
     failed = sorted({f"{r.get('path')} {r.get('op')}" for r in doc.get("results") or [] if r.get("status") != "pass"})
-    return {"gpu": gpu, "verdict": doc.get("verdict", "fail"), "status": "checked", "error": None, "not_pass": failed}
+    verdict = doc.get("verdict") if doc.get("verdict") in VERDICTS else "fail"
+    return {"gpu": gpu, "verdict": verdict, "status": "checked", "error": None, "not_pass": failed}
 
 
 def _parse(text: str, schema: str) -> dict[str, Any] | None:

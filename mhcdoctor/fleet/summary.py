@@ -25,6 +25,7 @@ SCHEMA = "mhcdoctor.fleet/1"
 
 # A node's status: `checked` has a report; every other status means no report, and the node counts as fail.
 CHECKED = "checked"
+VERDICTS: tuple[str, ...] = ("ok", "degraded", "fail")
 UNCHECKED_STATUSES: tuple[str, ...] = ("timeout", "lost", "not-installed", "error", "unreadable")
 
 MAX_TEXT = 200  # characters of any one value, title or fix shown
@@ -49,9 +50,8 @@ class NodeResult:
     def verdict(self) -> str:
         if self.report is None:
             return "fail"
-        verdicts = [str(self.report.get("verdict") or "fail")]
-        verdicts += [str(v.get("verdict") or "fail") for v in self.verify]
-        return worst_verdict(verdicts)
+        verdicts = [self.report.get("verdict"), *(v.get("verdict") for v in self.verify)]
+        return worst_verdict(v if v in VERDICTS else "fail" for v in verdicts)  # a verdict not known counts as fail
 
 
 def _get(doc: dict[str, Any], *keys: str) -> Any:

@@ -154,3 +154,12 @@ def test_a_hostile_report_cannot_put_control_characters_on_the_terminal(
     _, out, _ = run(capsys, "merge", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
     assert "\x1b" not in out and "\x07" not in out
     assert "b: aiter 0.1.14?[2J?]0;owned? (fixed)" in out
+
+
+def test_a_report_with_a_verdict_not_known_counts_as_fail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    odd = dict(machine_report(tmp_path, "good"), verdict="splendid")
+    (tmp_path / "a.json").write_text(json.dumps(odd))
+    code, out, _ = run(capsys, "merge", "--json", str(tmp_path / "a.json"))
+    doc = json.loads(out)
+    fleet_validator().validate(doc)
+    assert (code, doc["verdict"], doc["nodes"][0]["verdict"]) == (3, "fail", "fail")
