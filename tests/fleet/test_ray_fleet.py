@@ -101,6 +101,7 @@ def fleet_run(local_fleet: LocalFleet, tmp_path_factory: pytest.TempPathFactory)
         done.set()
         watcher.join()
     seconds = time.monotonic() - start
+    print(f"\nfleet run on 5 nodes (2 hung, --timeout {TIMEOUT:g}): {seconds:.1f} s")
     summary = json.loads(proc.stdout)
     by_id = {row["source"]: row["name"] for row in summary["nodes"]}
     names = {role: by_id[node_id] for role, node_id in local_fleet.node_ids.items()}
