@@ -89,13 +89,14 @@ def build_files(
     return files
 
 
-def write_bundle(path: str | Path, files: dict[str, bytes]) -> int:
-    """Write `files` as a tar.gz at `path`; returns its size. No user, group or host name goes into the headers."""
+def write_bundle(path: str | Path, files: dict[str, bytes], root: str = ROOT) -> int:
+    """Write `files` as a tar.gz at `path`, under the folder `root`; returns its size. No user, group or host name
+    goes into the headers."""
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
         now = int(_dt.datetime.now(_dt.timezone.utc).timestamp())
         for name, data in sorted(files.items()):
-            info = tarfile.TarInfo(f"{ROOT}/{name}")
+            info = tarfile.TarInfo(f"{root}/{name}")
             info.size, info.mtime, info.mode = len(data), now, 0o644
             tar.addfile(info, io.BytesIO(data))
     out = io.BytesIO()

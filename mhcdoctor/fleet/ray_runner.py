@@ -1,0 +1,257 @@
+"""`mhcdoctor fleet` on Ray: one check per node, pinned to it, and with --verify one verify per GPU, all at once.
+
+Each task is pinned with NodeAffinitySchedulingStrategy(soft=False), never left to the scheduler to spread, and
+asks for no CPU (`num_cpus=0`), so a node busy serving still runs its check; a verify task asks for one GPU
+(`num_gpus=1`), and Ray makes only that GPU visible to it. Tasks are never retried: a worker that dies is
+reported, not hidden. The driver gives every node `timeout` seconds (plus GRACE for Ray to start the task and
+send its result back), then cancels what is left (force: the worker is killed, and node_task's watchdog takes
+the check's processes with it). A node that hangs, dies or has no mhcdoctor is a row with its status and error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import logging
+import os
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from mhcdoctor.errors import InputError
+from mhcdoctor.fleet import node_task
+from mhcdoctor.fleet.summary import VERDICTS, NodeResult, natural_key
+
+_LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # read once, when ray is imported
+CONNECT_SECONDS = 5.0  # to reach the cluster's GCS before handing it to Ray
+GRACE = 10.0  # seconds beyond --timeout for Ray to start a node's task and return its result
+_ERROR_CHARS = 300
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class NodeRun:
+    """What came back from one node: the check's outcome and each GPU's verify, with the node's bundle."""
+
+    result: NodeResult
+    bundle: bytes | None = None
+    verify_runs: list[dict[str, Any]] = field(default_factory=list)
+
+
+def default_address() -> str:
+    return os.environ.get("RAY_ADDRESS") or "auto"
+
+
+def run_fleet(
+    address: str,
+    check_args: list[str],
+    timeout: float,
+    verify_args: list[str] | None,
+    want_bundle: bool,
+    progress: Progress,
+    gpu_nodes_only: bool = False,
+) -> list[NodeRun]:
+    """Connect to the Ray cluster at `address`, check every alive node (and verify each GPU when `verify_args`).
+
+    `gpu_nodes_only` leaves out nodes that offer Ray no GPU (a CPU-only head node, as KubeRay often runs)."""
+    with _stdout_to_stderr():  # Ray prints to stdout (e.g. "(raylet) A worker died"); --json owns stdout
+        return _run(address, check_args, timeout, verify_args, want_bundle, progress, gpu_nodes_only)
+
+
+def _run(
+    address: str,
+    check_args: list[str],
+    timeout: float,
+    verify_args: list[str] | None,
+    want_bundle: bool,
+    progress: Progress,
+    gpu_nodes_only: bool,
+) -> list[NodeRun]:
+    if _is_loopback(address):
+        # Ray rewrites a loopback GCS address to the machine's primary IP (services.resolve_ip_for_localhost),
+        # where no node of a loopback cluster listens, and hangs; with this variable off it keeps 127.0.0.1.
+        os.environ[_LOOPBACK_SWITCH] = "0"
+    _check_listening(address)
+    ray = _import_ray()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    try:
+        ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, configure_logging=False)
+    except Exception as exc:  # ConnectionError, or RuntimeError when no cluster is found at 'auto'
+        raise InputError(f"cannot connect to the Ray cluster at {address}: {_first_line(exc)}") from None
+    try:
+        ray.cloudpickle.register_pickle_by_value(node_task)  # nodes need not have mhcdoctor to run the task
+        task = ray.remote(node_task.run_on_node)
+        alive = [n for n in ray.nodes() if n.get("Alive")]
+        nodes = sorted(
+            (n for n in alive if not gpu_nodes_only or _gpus(n) > 0),
+            key=lambda n: (natural_key(str(n["NodeManagerAddress"])), n["NodeID"]),
+        )
+        if len(nodes) < len(alive):
+            progress(f"{len(alive) - len(nodes)} node(s) without a GPU left out (--gpu-nodes-only)")
+        width = max(2, len(str(len(nodes) - 1)))
+        runs = [NodeRun(NodeResult(f"node-{i:0{width}d}", "timeout", source=n["NodeID"])) for i, n in enumerate(nodes)]
+        progress(f"{len(nodes)} node(s) at {address}; checking each, {timeout:g} s allowed per node")
+        refs: dict[Any, tuple[int, str]] = {}
+        for i, n in enumerate(nodes):
+            pin = NodeAffinitySchedulingStrategy(node_id=n["NodeID"], soft=False)
+            ref = task.options(num_cpus=0, max_retries=0, scheduling_strategy=pin).remote(
+                check_args, timeout, want_bundle
+            )
+            refs[ref] = (i, "check")
+            for _ in range(_gpus(n) if verify_args is not None else 0):
+                vref = task.options(num_cpus=0, num_gpus=1, max_retries=0, scheduling_strategy=pin).remote(
+                    verify_args, timeout, False, True
+                )
+                refs[vref] = (i, "verify")
+        _collect(ray, refs, runs, timeout + GRACE, progress)
+        return runs
+    finally:
+        ray.shutdown()
+
+
+def _gpus(node: dict[str, Any]) -> int:
+    return int((node.get("Resources") or {}).get("GPU", 0))
+
+
+def _collect(ray: Any, refs: dict[Any, tuple[int, str]], runs: list[NodeRun], limit: float, progress: Progress) -> None:
+    deadline = time.monotonic() + limit
+    pending = list(refs)
+    while pending:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        done, pending = ray.wait(pending, num_returns=1, timeout=left)
+        for ref in done:
+            index, kind = refs[ref]
+            run = runs[index]
+            try:
+                outcome = ray.get(ref)
+            except ray.exceptions.RayError as exc:
+                outcome = {"lost": f"{type(exc).__name__}: {_first_line(exc)}"}
+            if kind == "check":
+                _record_check(run, outcome)
+                progress(f"{run.result.name}: {run.result.status} ({run.result.verdict})")
+            else:
+                run.verify_runs.append(outcome)
+    for ref in pending:  # past the deadline: the worker is killed, the watchdog takes the check with it
+        ray.cancel(ref, force=True)
+        index, kind = refs[ref]
+        run = runs[index]
+        if kind == "check":
+            run.result.status, run.result.seconds = "timeout", round(limit, 3)
+            run.result.error = f"no result within {limit:g} s; the task was cancelled"
+        else:
+            run.verify_runs.append({"lost": f"no verify result within {limit:g} s; the task was cancelled"})
+    for run in runs:
+        run.result.verify = [_verify_row(v) for v in run.verify_runs]
+
+
+def _record_check(run: NodeRun, outcome: dict[str, Any]) -> None:
+    node = run.result
+    node.seconds = outcome.get("seconds")
+    if "lost" in outcome:
+        node.status, node.error = "lost", f"the node's Ray worker died or the node left: {outcome['lost']}"
+        return
+    if outcome["timed_out"]:
+        node.status, node.error = "timeout", f"the check did not finish in {node.seconds:g} s and was killed"
+        return
+    stderr = str(outcome.get("stderr") or "")
+    if outcome["code"] != 0 and "No module named mhcdoctor" in stderr:
+        node.status, node.error = (
+            "not-installed",
+            f"mhcdoctor is not installed in this node's Python ({outcome['python']})",
+        )
+        return
+    report = _parse(outcome.get("stdout") or "", "mhcdoctor.check/1")
+    if report is None:
+        node.status, node.error = "error", f"exit {outcome['code']}: {_last_line(stderr)}"
+        return
+    node.status, node.report = "checked", report
+    run.bundle = outcome.get("bundle")
+
+
+def _verify_row(outcome: dict[str, Any]) -> dict[str, Any]:
+    """One GPU's verify as a row: its verdict, or why there is none (which counts as fail)."""
+    gpu = ",".join(outcome.get("gpus") or []) or None
+    if "lost" in outcome:
+        return {"gpu": gpu, "verdict": "fail", "status": "lost", "error": outcome["lost"]}
+    if outcome["timed_out"]:
+        return {"gpu": gpu, "verdict": "fail", "status": "timeout", "error": "verify did not finish and was killed"}
+    doc = _parse(outcome.get("stdout") or "", "mhcdoctor.verify/1")
+    if doc is None:
+        error = f"exit {outcome['code']}: {_last_line(str(outcome.get('stderr') or ''))}"
+        return {"gpu": gpu, "verdict": "fail", "status": "error", "error": error}
+    failed = sorted({f"{r.get('path')} {r.get('op')}" for r in doc.get("results") or [] if r.get("status") != "pass"})
+    verdict = doc.get("verdict") if doc.get("verdict") in VERDICTS else "fail"
+    return {"gpu": gpu, "verdict": verdict, "status": "checked", "error": None, "not_pass": failed}
+
+
+def _parse(text: str, schema: str) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return doc if isinstance(doc, dict) and doc.get("schema") == schema else None
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Send whatever is written to stdout, by Python or by Ray's threads and C++ core, to stderr for a while."""
+    sys.stdout.flush()
+    saved_fd, saved_stream = os.dup(1), sys.stdout
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved_fd, 1)
+        os.close(saved_fd)
+        sys.stdout = saved_stream
+
+
+def _check_listening(address: str) -> None:
+    """Fail in seconds, not minutes, when nothing listens at an explicit HOST:PORT (ray.init would retry for long)."""
+    if "://" in address or ":" not in address:  # 'auto', or a ray:// client address: left to Ray
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS):
+            pass
+    except ValueError:
+        raise InputError(f"--address {address} is not HOST:PORT") from None
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise InputError(f"no Ray cluster at {address}: {reason} (start one with `ray start --head`)") from None
+
+
+def _is_loopback(address: str) -> bool:
+    host = address.split("://")[-1].rsplit(":", 1)[0].strip("[]")
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise InputError("`mhcdoctor fleet` needs Ray: pip install 'mhcdoctor[fleet]'") from None
+    return ray
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:_ERROR_CHARS]
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return (lines[-1] if lines else "no output")[:_ERROR_CHARS]

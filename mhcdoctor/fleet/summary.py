@@ -1,0 +1,273 @@
+"""Merge per-node check/1 reports into one fleet/1 summary: what support needs first about many nodes.
+
+Pure: no I/O. The summary holds, in this order: the fleet verdict (the worst node's; a node that could not be
+checked counts as fail), the facts that differ between nodes with the odd nodes named (the largest group of
+nodes is "the others"), the facts every checked node shares, once, and the findings grouped by id with the nodes
+that raised each. Only the facts that decide the mHC path or its correctness are compared (GPU arch and count,
+driver, ROCm/CUDA, torch, aiter and its sqrsum fix, tilelang, triton, vLLM, the path per op, the verdict): the
+full per-node detail stays in each node's report, and `mhcdoctor diff` compares two of them field by field.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mhcdoctor import __version__
+from mhcdoctor.checkreport import worst_verdict
+from mhcdoctor.decision import OPS, SEVERITY_RANK
+
+SCHEMA = "mhcdoctor.fleet/1"
+
+# A node's status: `checked` has a report; every other status means no report, and the node counts as fail.
+CHECKED = "checked"
+VERDICTS: tuple[str, ...] = ("ok", "degraded", "fail")
+UNCHECKED_STATUSES: tuple[str, ...] = ("timeout", "lost", "not-installed", "error", "unreadable")
+
+MAX_TEXT = 200  # characters of any one value, title or fix shown
+MAX_MODELS = 16  # models compared per report (a report has one per built-in model, or the one asked for)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_OP_SHORT = {"mhc_pre": "pre", "mhc_post": "post", "mhc_fused_post_pre": "fused", "hc_head": "head"}
+
+
+@dataclass
+class NodeResult:
+    """One node: its name in the summary, and either its check/1 report or why there is none."""
+
+    name: str
+    status: str  # "checked" or one of UNCHECKED_STATUSES
+    report: dict[str, Any] | None = None
+    error: str | None = None
+    seconds: float | None = None
+    source: str | None = None  # the file it was read from, or the Ray node id
+    verify: list[dict[str, Any]] = field(default_factory=list)  # fleet --verify: one entry per GPU
+
+    @property
+    def verdict(self) -> str:
+        if self.report is None:
+            return "fail"
+        verdicts = [self.report.get("verdict"), *(v.get("verdict") for v in self.verify)]
+        return worst_verdict(v if v in VERDICTS else "fail" for v in verdicts)  # a verdict not known counts as fail
+
+
+def _get(doc: dict[str, Any], *keys: str) -> Any:
+    value: Any = doc
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+def _or(value: Any, missing: str = "unknown") -> str:
+    return missing if value is None else str(value)
+
+
+def _package(name: str) -> Callable[[dict[str, Any]], str]:
+    def read(doc: dict[str, Any]) -> str:
+        facts = _get(doc, "facts", name)
+        if not isinstance(facts, dict) or facts.get("present") is None:
+            return "unknown"
+        if not facts.get("present"):
+            return "none"
+        text = _or(facts.get("version"), "version unknown")
+        return text if facts.get("imports") is not False else f"{text} (does not import)"
+
+    return read
+
+
+def _aiter(doc: dict[str, Any]) -> str:
+    text = _package("aiter")(doc)
+    if text in ("none", "unknown"):
+        return text
+    if _get(doc, "facts", "aiter", "genuine") is False:
+        return f"{text} (not AMD's aiter)"
+    fix = {"present": "fixed", "absent": "race"}.get(str(_get(doc, "facts", "aiter", "sqrsum_fix")), "fix unknown")
+    return f"{text} ({fix})"
+
+
+def _gpus(doc: dict[str, Any]) -> str:
+    devices = _get(doc, "facts", "devices")
+    if not isinstance(devices, list):
+        return "unknown"
+    if not devices:
+        return "none"
+    kinds = Counter(str(d.get("arch") or d.get("name") or "?") for d in devices if isinstance(d, dict))
+    return ", ".join(f"{n}x {kind}" for kind, n in sorted(kinds.items()))
+
+
+def _driver(doc: dict[str, Any]) -> str:
+    if _get(doc, "facts", "nvidia_driver"):
+        return f"nvidia {_get(doc, 'facts', 'nvidia_driver')}"
+    devices = _get(doc, "facts", "devices")
+    drivers = sorted({str(d["driver"]) for d in devices or [] if isinstance(d, dict) and d.get("driver")})
+    return ", ".join(drivers) or "unknown"
+
+
+def _torch(doc: dict[str, Any]) -> str:
+    text = _package("torch")(doc)
+    build = _get(doc, "facts", "torch", "hip"), _get(doc, "facts", "torch", "cuda")
+    if build[0]:
+        return f"{text} (hip {build[0]})"
+    return f"{text} (cuda {build[1]})" if build[1] else text
+
+
+def _model_name(model: dict[str, Any]) -> str:
+    info: dict[str, Any] = model["model"] if isinstance(model.get("model"), dict) else {}
+    return str(info.get("name") or f"hidden {info.get('hidden_size')}")
+
+
+def _paths(model: dict[str, Any]) -> str:
+    ops: dict[str, Any] = model["ops"] if isinstance(model.get("ops"), dict) else {}
+    paths = [str(_get(ops, op, "path") or "-") for op in OPS if op in ops]
+    if paths and len(set(paths)) == 1:
+        return f"{paths[0]} (all ops)"
+    return " ".join(f"{_OP_SHORT.get(op, op)}={_get(ops, op, 'path') or '-'}" for op in OPS if op in ops)
+
+
+# (key, label, how to read it from a check/1 document), in the order support reads them.
+FACTS: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
+    ("gpus", "GPUs", _gpus),
+    ("platform", "platform", lambda d: _or(_get(d, "facts", "platform"))),
+    ("driver", "driver", _driver),
+    ("rocm", "ROCm", lambda d: _or(_get(d, "facts", "rocm_version"), "none")),
+    ("cuda", "CUDA (driver)", lambda d: _or(_get(d, "facts", "cuda_driver_version"), "none")),
+    ("torch", "torch", _torch),
+    ("aiter", "aiter", _aiter),
+    ("tilelang", "tilelang", _package("tilelang")),
+    ("triton", "triton", _package("triton")),
+    ("vllm", "vLLM", _package("vllm")),
+)
+
+
+def clean(text: Any, limit: int = MAX_TEXT) -> str:
+    """Text from a report as one printable line of bounded length: a hostile report cannot drive the terminal."""
+    line = _CONTROL.sub("?", str(text))
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def node_facts(doc: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """key -> (label, value as text) for one report: the compared facts, then each model's paths, then verdicts."""
+    out = {key: (label, read(doc)) for key, label, read in FACTS}
+    for model in (doc.get("models") or [])[:MAX_MODELS]:
+        if isinstance(model, dict):
+            name = clean(_model_name(model), 80)
+            out[f"paths:{name}"] = (f"paths {name}", _paths(model))
+    if isinstance(doc.get("verify"), dict):
+        out["verify"] = ("verify", _or(doc["verify"].get("verdict")))
+    out["mode"] = ("check mode", _or(doc.get("mode")))
+    out["mhcdoctor"] = ("mhcdoctor", _or(doc.get("mhcdoctor_version")))
+    return {key: (label, clean(value)) for key, (label, value) in out.items()}
+
+
+def summarize(nodes: Iterable[NodeResult], source: str, created: str | None = None) -> dict[str, Any]:
+    """The fleet/1 document for these nodes (`source`: "ray" or "merge")."""
+    nodes = list(nodes)
+    checked = [n for n in nodes if n.report is not None]
+    per_node = {n.name: node_facts(n.report) for n in checked if n.report is not None}
+    for n in checked:
+        per_node[n.name]["verdict"] = ("verdict", n.verdict)
+        for v in n.verify:
+            per_node[n.name][f"verify:gpu{v.get('gpu')}"] = (f"verify GPU {v.get('gpu')}", _or(v.get("verdict")))
+    keys: list[str] = []
+    for facts in per_node.values():
+        keys += [k for k in facts if k not in keys]
+    differences, shared = [], []
+    for key in keys:
+        label = next(facts[key][0] for facts in per_node.values() if key in facts)
+        groups: dict[str, list[str]] = {}
+        for name, facts in per_node.items():
+            groups.setdefault(facts.get(key, (label, "not reported"))[1], []).append(name)
+        if len(groups) == 1:
+            shared.append({"key": key, "label": label, "value": next(iter(groups))})
+            continue
+        ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+        differences.append(
+            {
+                "key": key,
+                "label": label,
+                "majority": {"value": ordered[0][0], "count": len(ordered[0][1])},
+                "odd": [{"value": value, "count": len(names), "nodes": names} for value, names in ordered[1:]],
+            }
+        )
+    counts = Counter(n.verdict if n.report is not None else "unchecked" for n in nodes)
+    return {
+        "schema": SCHEMA,
+        "mhcdoctor_version": __version__,
+        "created": created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "source": source,
+        "verdict": worst_verdict(n.verdict for n in nodes) if nodes else "fail",
+        "counts": {
+            "nodes": len(nodes),
+            "checked": len(checked),
+            **{k: counts.get(k, 0) for k in ("ok", "degraded", "fail", "unchecked")},
+        },
+        "nodes": [_node_row(n) for n in nodes],
+        "differences": differences,
+        "shared": shared,
+        "findings": _findings(checked),
+    }
+
+
+def _node_row(node: NodeResult) -> dict[str, Any]:
+    report = node.report or {}
+    return {
+        "name": node.name,
+        "status": node.status,
+        "verdict": node.verdict,
+        "error": None if node.error is None else clean(node.error, 400),
+        "seconds": node.seconds,
+        "source": node.source,
+        "host": None if _get(report, "host", "hostname") is None else clean(_get(report, "host", "hostname"), 80),
+        "findings": sorted({clean(f.get("id"), 80) for f in report.get("findings") or [] if isinstance(f, dict)}),
+        "verify": node.verify,
+    }
+
+
+def _findings(checked: list[NodeResult]) -> list[dict[str, Any]]:
+    """Each finding id once: its worst severity, first wording, and the nodes that raised it, most severe first."""
+    by_id: dict[str, dict[str, Any]] = {}
+    for node in checked:
+        for finding in (node.report or {}).get("findings") or []:
+            if not isinstance(finding, dict):
+                continue
+            fid = clean(finding.get("id"), 80)
+            if finding.get("severity") not in SEVERITY_RANK:
+                continue
+            entry = by_id.setdefault(
+                fid,
+                {
+                    "id": fid,
+                    "severity": str(finding.get("severity")),
+                    "title": clean(finding.get("title") or ""),
+                    "fix": clean(finding.get("fix") or "", 400),
+                    "nodes": [],
+                },
+            )
+            if SEVERITY_RANK.get(str(finding.get("severity")), 0) > SEVERITY_RANK.get(entry["severity"], 0):
+                entry["severity"] = str(finding.get("severity"))
+            if node.name not in entry["nodes"]:
+                entry["nodes"].append(node.name)
+    ordered = sorted(by_id.values(), key=lambda f: (-SEVERITY_RANK.get(f["severity"], 0), -len(f["nodes"]), f["id"]))
+    for entry in ordered:
+        entry["count"] = len(entry["nodes"])
+    return ordered
+
+
+def natural_key(name: str) -> list[Any]:
+    """node-2 before node-10."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def unique_names(names: Iterable[str]) -> list[str]:
+    """Names as given, made printable and unique (a second `node-3` becomes `node-3~2`)."""
+    out: list[str] = []
+    for raw in names:
+        base = re.sub(r"[^\x21-\x7e]", "_", raw)[:64] or "node"
+        name, n = base, 2
+        while name in out:
+            name, n = f"{base}~{n}", n + 1
+        out.append(name)
+    return out

@@ -1,0 +1,37 @@
+"""`mhcdoctor fleet` input errors: one line on stderr and exit 2, in well under Ray's own connection retries."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+
+
+def _free_loopback_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_no_cluster_at_the_address_is_one_line_and_exit_2() -> None:
+    address = f"127.0.0.1:{_free_loopback_port()}"
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "mhcdoctor", "fleet", "--address", address, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.splitlines() == [
+        f"mhcdoctor: error: no Ray cluster at {address}: Connection refused (start one with `ray start --head`)"
+    ]
+    assert time.monotonic() - start < 15
+
+
+def test_an_address_without_a_port_number_is_one_line_and_exit_2() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "mhcdoctor", "fleet", "--address", "127.0.0.1:head"], capture_output=True, text=True
+    )
+    assert (proc.returncode, proc.stderr) == (2, "mhcdoctor: error: --address 127.0.0.1:head is not HOST:PORT\n")

@@ -1,0 +1,165 @@
+"""`mhcdoctor merge`: the fleet summary from saved reports, as support reads it (no Ray needed).
+
+The reports are real `check` documents of fake machines (fakes.py): MI300X nodes with AMD's aiter 0.1.14, one
+with the racy 0.1.13, saved as `mhcdoctor report --json` would save them.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import fakes
+import jsonschema
+import pytest
+
+from mhcdoctor.checkreport import build_check
+from mhcdoctor.cli import main
+from mhcdoctor.fleet.summary import NodeResult, summarize
+from mhcdoctor.models import BUILTIN_MODELS
+
+MI300X = 90402
+
+
+def fleet_validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(
+        json.loads(resources.files("mhcdoctor").joinpath("schemas/fleet.schema.json").read_text())
+    )
+
+
+def machine_report(tmp_path: Path, name: str, aiter: str = "0.1.14", kernel: str = "fixed") -> dict[str, Any]:
+    base = tmp_path / name
+    site = fakes.site(base)
+    fakes.aiter(site, version=aiter, kernel=kernel, norm_args=True, fused=True)
+    fakes.torch(site, version="2.9.1+rocm7.2", cuda=None, hip="7.2.26015")
+    fakes.kfd(base / "root", [0, MI300X, MI300X])
+    fakes.rocm(base / "root")
+    ctx = fakes.context(base, site=site, root=base / "root", fast=True)
+    return build_check(ctx, [BUILTIN_MODELS["deepseek-v4-pro"]])
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder as Slurm leaves it: node-0.json ... node-15.json, node-7 with the racy aiter."""
+    tmp = tmp_path_factory.mktemp("merge")
+    good = json.dumps(machine_report(tmp, "good"))
+    racy = json.dumps(machine_report(tmp, "racy", aiter="0.1.13", kernel="racy"))
+    folder = tmp / "reports"
+    folder.mkdir()
+    for i in range(16):
+        (folder / f"node-{i}.json").write_text(racy if i == 7 else good)
+    return folder
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(exit_info.value.code or 0), out, err
+
+
+def test_the_text_names_the_odd_node_and_counts_the_others(saved: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "merge", str(saved))
+    assert "node-7: aiter 0.1.13 (race) — 15 others 0.1.14 (fixed)" in out
+    assert "aiter-sqrsum-race on 1 of 16 nodes: node-7" in out
+    assert code == 3
+
+
+def test_facts_all_nodes_share_are_listed_once(saved: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "merge", str(saved))
+    shared = out.split("Same on all 16 checked nodes:")[1].split("\n\n")[0]
+    assert "GPUs" in shared and "2x gfx942" in shared
+    assert out.count("2x gfx942") == 1
+
+
+def test_json_follows_the_published_schema(saved: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "merge", "--json", str(saved))
+    doc = json.loads(out)
+    fleet_validator().validate(doc)
+    assert [n["name"] for n in doc["nodes"]][:3] == ["node-0", "node-1", "node-2"]  # node-10 after node-9
+
+
+def test_markdown_holds_the_same_lines(saved: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "merge", "--markdown", str(saved))
+    assert out.startswith("## mhcdoctor fleet: Fleet of 16 nodes: fail")
+    assert "- node-7: aiter 0.1.13 (race) — 15 others 0.1.14 (fixed)" in out
+
+
+def test_an_empty_report_file_is_a_node_not_checked(
+    saved: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "node-99.json"
+    empty.write_text("")  # what `mhcdoctor report --json > node-99.json` leaves where mhcdoctor is missing
+    code, out, _ = run(capsys, "merge", "--json", str(saved / "node-0.json"), str(empty))
+    doc = json.loads(out)
+    row = doc["nodes"][1]
+    assert (row["name"], row["status"], row["verdict"]) == ("node-99", "unreadable", "fail")
+    assert "not valid JSON" in row["error"]
+    assert doc["counts"]["unchecked"] == 1 and code == 3
+
+
+def test_a_missing_path_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "merge", str(tmp_path / "nope"))
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [f"mhcdoctor: error: no such file or folder: {tmp_path / 'nope'}"]
+
+
+def test_the_bundle_holds_each_report_and_the_summary(
+    saved: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tarfile
+
+    bundle = tmp_path / "fleet.tar.gz"
+    run(capsys, "merge", "--bundle", str(bundle), str(saved))
+    with tarfile.open(bundle) as tar:
+        names = set(tar.getnames())
+    assert {"mhcdoctor-fleet/summary.json", "mhcdoctor-fleet/summary.md", "mhcdoctor-fleet/nodes/node-7.json"} <= names
+    assert len([n for n in names if n.startswith("mhcdoctor-fleet/nodes/")]) == 16
+
+
+def test_the_verdict_is_the_worst_nodes_and_fail_on_narrows_the_exit_code(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = machine_report(tmp_path, "good")
+    degraded = dict(good, verdict="degraded")
+    (tmp_path / "a.json").write_text(json.dumps(good))
+    (tmp_path / "b.json").write_text(json.dumps(degraded))
+    code, _, _ = run(capsys, "merge", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
+    assert code == 1
+    code, _, _ = run(capsys, "merge", "--fail-on", "fail", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
+    assert code == 0
+
+
+def test_a_node_without_a_report_makes_the_fleet_fail_even_when_the_rest_are_ok(tmp_path: Path) -> None:
+    good = machine_report(tmp_path, "good")
+    doc = summarize(
+        [NodeResult("node-0", "checked", report=good), NodeResult("node-1", "timeout", error="hung")], source="ray"
+    )
+    assert doc["verdict"] == "fail"
+    assert doc["counts"] == {"nodes": 2, "checked": 1, "ok": 0, "degraded": 0, "fail": 0, "unchecked": 1} | {
+        good["verdict"]: 1
+    }
+
+
+def test_a_hostile_report_cannot_put_control_characters_on_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = machine_report(tmp_path, "good")
+    hostile = json.loads(json.dumps(good))
+    hostile["facts"]["aiter"]["version"] = "0.1.14\x1b[2J\x1b]0;owned\x07"
+    (tmp_path / "a.json").write_text(json.dumps(good))
+    (tmp_path / "b.json").write_text(json.dumps(hostile))
+    _, out, _ = run(capsys, "merge", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
+    assert "\x1b" not in out and "\x07" not in out
+    assert "b: aiter 0.1.14?[2J?]0;owned? (fixed)" in out
+
+
+def test_a_report_with_a_verdict_not_known_counts_as_fail(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    odd = dict(machine_report(tmp_path, "good"), verdict="splendid")
+    (tmp_path / "a.json").write_text(json.dumps(odd))
+    code, out, _ = run(capsys, "merge", "--json", str(tmp_path / "a.json"))
+    doc = json.loads(out)
+    fleet_validator().validate(doc)
+    assert (code, doc["verdict"], doc["nodes"][0]["verdict"]) == (3, "fail", "fail")

@@ -1,0 +1,69 @@
+"""What runs on each node (mhcdoctor/fleet/node_task.py), without Ray: a hung check is killed with everything it
+started, and a Python without mhcdoctor is reported as such."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import fakes
+import pytest
+
+from mhcdoctor.fleet import node_task
+from mhcdoctor.fleet.ray_runner import NodeRun, _record_check
+from mhcdoctor.fleet.summary import NodeResult
+
+
+def _report_processes(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return [p for p in found if p != os.getpid()]
+
+
+def test_a_hung_check_is_killed_at_the_timeout_with_its_whole_process_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "root"
+    fakes.kfd(root, [0, 90402])
+    (root / "sys/module/amdgpu/version").unlink()
+    os.mkfifo(root / "sys/module/amdgpu/version")  # a driver file whose read never returns
+    monkeypatch.setenv("MHCDOCTOR_SYSROOT", str(root))
+    marker = f"MHCDOCTOR_NODE_TASK_TEST={tmp_path.name}"
+    monkeypatch.setenv("MHCDOCTOR_NODE_TASK_TEST", tmp_path.name)
+    start = time.monotonic()
+    outcome = node_task.run_on_node(["report", "--fast", "--json"], timeout=3.0, want_bundle=False)
+    assert outcome["timed_out"] and time.monotonic() - start < 10
+    run = NodeRun(NodeResult("node-00", "timeout"))
+    _record_check(run, outcome)
+    assert (run.result.status, run.result.verdict) == ("timeout", "fail")
+    assert _report_processes(marker) == []
+
+
+BASE_PYTHON = os.path.join(sys.base_exec_prefix, "bin", f"python{sys.version_info.major}.{sys.version_info.minor}")
+
+
+@pytest.mark.skipif(not os.path.isfile(BASE_PYTHON), reason="needs the interpreter this venv was made from")
+def test_a_node_whose_python_lacks_mhcdoctor_is_reported_not_installed(tmp_path: Path) -> None:
+    python = BASE_PYTHON  # the venv's base interpreter: the same Python, without the venv's packages
+    probe = subprocess.run([python, "-I", "-c", "import mhcdoctor"], capture_output=True)
+    if probe.returncode == 0:
+        pytest.skip(f"{python} has mhcdoctor installed")
+    script = (
+        f"import json\nexec(open({node_task.__file__!r}).read())\n"
+        "print(json.dumps(run_on_node(['report', '--json'], 30.0, False)))\n"
+    )
+    # The node's Python runs the task (standard library only) and its own `python -m mhcdoctor`, which is absent.
+    out = subprocess.run([python, "-I", "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    run = NodeRun(NodeResult("node-03", "timeout"))
+    _record_check(run, json.loads(out.stdout))
+    assert run.result.status == "not-installed"
+    assert run.result.error == f"mhcdoctor is not installed in this node's Python ({python})"

@@ -1,0 +1,189 @@
+"""`mhcdoctor fleet` on a real five-node Ray cluster on 127.0.0.1 (see conftest.py for the nodes).
+
+One fleet run (module-scoped, it takes the cluster's timeout once) is read by several tests: while it runs, a
+watcher kills the victim node's Ray worker in the middle of its check and records every socket the cluster's
+processes hold; the hung node is left to the timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import procnet
+import pytest
+from localfleet import ROLE, LocalFleet
+from test_merge import fleet_validator
+
+from mhcdoctor.bundle import read_bundle
+
+TIMEOUT = 30.0  # per node; the fast checks of healthy nodes take a few seconds even on a loaded machine
+GRACE = 10.0  # mhcdoctor.fleet.ray_runner.GRACE
+STARTUP = 15.0  # the driver's own start and connection to the cluster
+
+
+@dataclass
+class Watch:
+    killed_worker: int | None = None
+    sockets: set[tuple[int, str, str, str]] = field(default_factory=set)
+
+
+def _report_processes(role: str) -> list[int]:
+    """The `python -m mhcdoctor report` processes running on the node with this role (read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().split(b"\0")
+            env = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmd[1:4] == [b"-m", b"mhcdoctor", b"report"] and f"{ROLE}={role}".encode() in env:
+            found.append(int(entry.name))
+    return found
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _watch(fleet: LocalFleet, done: threading.Event, watch: Watch) -> None:
+    """Kill the victim's Ray worker once its check runs; meanwhile record the cluster's sockets and processes."""
+    while not done.wait(0.3):
+        fleet.remember_processes()
+        watch.sockets |= set(procnet.inet_sockets(procnet.descendants(os.getpid())))
+        if watch.killed_worker is None:
+            for pid in _report_processes("victim"):
+                worker = _parent(_parent(pid))  # report <- node_task's watchdog <- the Ray worker
+                os.kill(worker, signal.SIGKILL)
+                watch.killed_worker = worker
+
+
+def _remember(fleet: LocalFleet, done: threading.Event) -> None:
+    while not done.wait(0.3):
+        fleet.remember_processes()
+
+
+@dataclass
+class Run:
+    code: int
+    seconds: float
+    summary: dict[str, Any]
+    stderr: str
+    watch: Watch
+    bundle: Path
+    names: dict[str, str]  # role -> node name in the summary
+
+
+@pytest.fixture(scope="module")
+def fleet_run(local_fleet: LocalFleet, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    bundle = tmp_path_factory.mktemp("fleet-run") / "fleet.tar.gz"
+    env = {k: v for k, v in os.environ.items() if k not in (ROLE, "MHCDOCTOR_SYSROOT", "RAY_ADDRESS")}
+    env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None)  # the fleet command must stay on loopback by itself
+    cmd = [sys.executable, "-m", "mhcdoctor", "fleet", "--address", local_fleet.address, "--fast", "--json"]
+    cmd += ["--timeout", str(TIMEOUT), "--bundle", str(bundle)]
+    watch, done = Watch(), threading.Event()
+    watcher = threading.Thread(target=_watch, args=(local_fleet, done, watch), daemon=True)
+    watcher.start()
+    start = time.monotonic()
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT + GRACE + STARTUP + 30)
+    finally:
+        done.set()
+        watcher.join()
+    seconds = time.monotonic() - start
+    print(f"\nfleet run on 5 nodes (2 hung, --timeout {TIMEOUT:g}): {seconds:.1f} s")
+    summary = json.loads(proc.stdout)
+    by_id = {row["source"]: row["name"] for row in summary["nodes"]}
+    names = {role: by_id[node_id] for role, node_id in local_fleet.node_ids.items()}
+    return Run(proc.returncode, seconds, summary, proc.stderr, watch, bundle, names)
+
+
+def _row(run: Run, role: str) -> dict[str, Any]:
+    return next(row for row in run.summary["nodes"] if row["name"] == run.names[role])
+
+
+def test_every_node_is_a_row_and_the_healthy_ones_are_checked(fleet_run: Run) -> None:
+    assert fleet_run.summary["counts"]["nodes"] == 5, fleet_run.stderr
+    assert {_row(fleet_run, r)["status"] for r in ("head", "normal", "odd")} == {"checked"}, fleet_run.stderr
+
+
+def test_the_summary_singles_out_the_node_with_the_racy_aiter(fleet_run: Run) -> None:
+    aiter = next(d for d in fleet_run.summary["differences"] if d["key"] == "aiter")
+    assert aiter["majority"] == {"value": "0.1.14 (fixed)", "count": 2}
+    assert aiter["odd"] == [{"value": "0.1.13 (race)", "count": 1, "nodes": [fleet_run.names["odd"]]}]
+    race = next(f for f in fleet_run.summary["findings"] if f["id"] == "aiter-sqrsum-race")
+    assert race["nodes"] == [fleet_run.names["odd"]]
+
+
+def test_a_node_whose_worker_was_killed_mid_run_is_reported_lost(fleet_run: Run) -> None:
+    assert fleet_run.watch.killed_worker is not None, "the victim's check never started"
+    row = _row(fleet_run, "victim")
+    assert row["status"] == "lost" and row["verdict"] == "fail"
+    assert "worker died" in row["error"]
+
+
+def test_a_hung_node_is_reported_as_timeout_and_the_run_ends_within_its_bound(fleet_run: Run) -> None:
+    row = _row(fleet_run, "hung")
+    assert row["status"] == "timeout", row
+    assert fleet_run.seconds < TIMEOUT + GRACE + STARTUP, fleet_run.seconds
+
+
+def test_the_exit_code_is_the_worst_node_and_unchecked_nodes_count_as_fail(fleet_run: Run) -> None:
+    fleet_validator().validate(fleet_run.summary)
+    assert fleet_run.summary["verdict"] == "fail"
+    assert fleet_run.code == 3
+    assert fleet_run.summary["counts"]["unchecked"] == 2
+
+
+def test_no_connection_of_the_cluster_leaves_loopback(fleet_run: Run) -> None:
+    assert len(fleet_run.watch.sockets) > 10  # the raylets, GCS, workers and the fleet driver were all seen
+    outside = [s for s in fleet_run.watch.sockets if not (procnet.is_loopback(s[2]) and procnet.is_loopback(s[3]))]
+    assert outside == []
+
+
+def test_the_cluster_and_the_checks_were_seen_running(local_fleet: LocalFleet, fleet_run: Run) -> None:
+    """What the session's teardown requires to be gone afterwards was really there to begin with."""
+    seen = " ".join(local_fleet.seen.values())
+    assert "raylet" in seen and "gcs_server" in seen
+    assert "-m mhcdoctor report" in seen
+
+
+def test_the_bundle_holds_the_summary_and_every_nodes_bundle(fleet_run: Run, tmp_path: Path) -> None:
+    import tarfile
+
+    with tarfile.open(fleet_run.bundle) as tar:
+        members = {m.name: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}  # type: ignore[union-attr]
+    root = "mhcdoctor-fleet/"
+    assert json.loads(members[root + "summary.json"])["verdict"] == "fail"
+    odd_bundle = tmp_path / "odd.tar.gz"
+    odd_bundle.write_bytes(members[f"{root}nodes/{fleet_run.names['odd']}.tar.gz"])
+    assert read_bundle(odd_bundle).report["facts"]["aiter"]["version"] == "0.1.13"
+    assert members[f"{root}nodes/{fleet_run.names['hung']}.error.txt"].startswith(b"timeout:")
+
+
+def test_verify_runs_one_task_per_gpu_and_gpu_nodes_only_leaves_out_the_rest(local_fleet: LocalFleet) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in (ROLE, "MHCDOCTOR_SYSROOT", "RAY_ADDRESS")}
+    cmd = [sys.executable, "-m", "mhcdoctor", "fleet", "--address", local_fleet.address, "--fast", "--verify"]
+    cmd += ["--gpu-nodes-only", "--json", "--timeout", "40", "--hidden", "256"]
+    done = threading.Event()
+    watcher = threading.Thread(target=_remember, args=(local_fleet, done), daemon=True)
+    watcher.start()
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=40 + GRACE + STARTUP + 30)
+    finally:
+        done.set()
+        watcher.join()
+    rows = json.loads(proc.stdout)["nodes"]
+    assert [row["source"] for row in rows] == [local_fleet.node_ids["normal"]], proc.stderr  # the one GPU node
+    gpu_rows = rows[0]["verify"]
+    assert sorted(v["gpu"] for v in gpu_rows) == ["0", "1"], proc.stderr  # num_gpus=1 each: Ray gave each its own
