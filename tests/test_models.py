@@ -1,18 +1,30 @@
 """Model configs: the built-ins, Hugging Face config.json files, and the overrides users pass."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from mhcdoctor.models import BUILTIN_MODELS, ModelError, load_config, resolve
 
+PUBLISHED = json.loads((Path(__file__).parent / "data" / "published_model_configs.json").read_text())
 
-def test_builtin_deepseek_v4_configs_match_their_published_config_json():
-    pro, flash = BUILTIN_MODELS["deepseek-v4-pro"], BUILTIN_MODELS["deepseek-v4-flash"]
-    assert (pro.hidden_size, pro.num_layers, pro.hc_mult, pro.hc_sinkhorn_iters) == (7168, 61, 4, 20)
-    assert (flash.hidden_size, flash.num_layers) == (4096, 43)
-    assert pro.hc_eps == pro.rms_norm_eps == 1e-6
-    assert BUILTIN_MODELS["deepseek-v4.1-flash"].note, "the less certain config says so"
+
+@pytest.mark.parametrize("name", ["deepseek-v4-pro", "deepseek-v4-flash"])
+def test_builtin_config_matches_the_fields_of_its_published_config_json(name, tmp_path):
+    """tests/data/published_model_configs.json: the published values, each with the URL it was read from."""
+    published = PUBLISHED[name]
+    assert published["published"].startswith("https://huggingface.co/deepseek-ai/") and published["read_from"]
+    (tmp_path / "config.json").write_text(json.dumps(published["fields"]))
+    from_published = load_config(tmp_path)
+    built_in = BUILTIN_MODELS[name]
+    fields = ("hidden_size", "num_layers", "hc_mult", "hc_sinkhorn_iters", "hc_eps", "rms_norm_eps")
+    assert [getattr(built_in, f) for f in fields] == [getattr(from_published, f) for f in fields]
+
+
+def test_v41_flash_has_no_published_config_here_and_its_note_says_so():
+    assert "less certain" in (BUILTIN_MODELS["deepseek-v4.1-flash"].note or "")
+    assert "deepseek-v4.1-flash" not in PUBLISHED
 
 
 def test_mix_width_is_n_times_n_plus_2():
