@@ -245,3 +245,15 @@ def test_torch_that_sees_no_gpu_on_a_gpu_machine_is_a_fail(machine):
     assert proc.returncode == 3
     fast, _ = machine.check_json("--fast")
     assert "torch-sees-no-gpu" not in finding_ids(fast), "--fast initialises no GPU, so it cannot know"
+
+
+def test_an_aiter_that_vllm_selects_but_that_does_not_import_is_a_fail_with_its_error(machine):
+    fakes.kfd(machine.root, [0, 90402])
+    fakes.rocm(machine.root, "6.4.1-120")
+    fakes.aiter(machine.site, version="0.1.14", init=fakes.raises('ImportError("undefined symbol: hipModuleLoad")'))
+    fakes.library(machine.site, "vllm", "0.25.0")
+    doc, proc = machine.check_json()
+    finding = next(f for f in doc["findings"] if f["id"] == "aiter-not-importable")
+    assert finding["severity"] == "fail" and "undefined symbol: hipModuleLoad" in finding["detail"]
+    assert proc.returncode == 3
+    assert "aiter-not-importable" in machine.check().stdout
