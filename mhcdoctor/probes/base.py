@@ -24,8 +24,9 @@ from typing import Any, Literal
 Status = Literal["ok", "missing", "error", "timeout", "crash", "skipped"]
 STATUSES: tuple[str, ...] = ("ok", "missing", "error", "timeout", "crash", "skipped")
 
-# The most of a child's stdout/stderr kept as evidence: enough for a traceback's tail, bounded for reports.
-_EVIDENCE_CHARS = 4000
+# The most of a child's stdout/stderr kept as evidence. Large on purpose: redaction masks secrets in the whole text
+# first and only then cuts it to its display length (redact.DISPLAY_CHARS), so no secret is split by a cut.
+_EVIDENCE_CHARS = 64 << 10
 
 
 @dataclass
