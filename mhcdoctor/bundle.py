@@ -33,7 +33,7 @@ from typing import Any
 
 from mhcdoctor import __version__
 from mhcdoctor.errors import InputError
-from mhcdoctor.userfiles import parse_json
+from mhcdoctor.userfiles import parse_json, read_user_bytes
 
 SCHEMA = "mhcdoctor.bundle/1"
 ROOT = "mhcdoctor-report"
@@ -123,19 +123,20 @@ def write_bundle(path: str | Path, files: dict[str, bytes], root: str = ROOT) ->
     return len(out.getvalue())
 
 
-def is_bundle(path: str | Path) -> bool:
-    """A gzip file (by its magic bytes), whatever its name."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(2) == b"\x1f\x8b"
-    except OSError:
-        return False
+def is_bundle_data(data: bytes) -> bool:
+    """Gzip data (by its magic bytes), whatever the file's name."""
+    return data[:2] == b"\x1f\x8b"
 
 
 def read_bundle(path: str | Path) -> Bundle:
     """Read a bundle without extracting it; InputError (one line) when it is unreadable, unsafe or damaged."""
-    files = _read_members(Path(path))
-    where = f"bundle {path}"
+    return read_bundle_data(read_user_bytes(path, "bundle", InputError, _MAX_STREAM_BYTES), str(path))
+
+
+def read_bundle_data(data: bytes, label: str) -> Bundle:
+    """A bundle already read (from a file, a pipe or stdin) and labelled `label` in messages."""
+    files = _read_members(data, label)
+    where = f"bundle {label}"
     manifest = _parse(files, "manifest.json", where)
     report = _parse(files, "report.json", where)
     listed = manifest.get("files")
@@ -144,21 +145,21 @@ def read_bundle(path: str | Path) -> Bundle:
     for entry in listed:
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             raise InputError(f"{where}: manifest.json lists a malformed entry")
-        data = files.get(entry["path"])
-        if data is None:
+        member = files.get(entry["path"])
+        if member is None:
             raise InputError(f"{where}: {entry['path']} is listed in manifest.json but missing")
-        if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+        if hashlib.sha256(member).hexdigest() != entry.get("sha256"):
             raise InputError(
                 f"{where}: {entry['path']} does not match its sha256 in manifest.json (changed or damaged)"
             )
     return Bundle(files, manifest, report)
 
 
-def _read_members(path: Path) -> dict[str, bytes]:
-    where = f"bundle {path}"
+def _read_members(compressed: bytes, label: str) -> dict[str, bytes]:
+    where = f"bundle {label}"
     files: dict[str, bytes] = {}
     try:
-        data = _decompress(path)
+        data = _decompress(compressed)
         _scan_headers(data)
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
             for count, member in enumerate(tar, start=1):
@@ -178,18 +179,16 @@ def _read_members(path: Path) -> dict[str, bytes]:
                 files[name] = body
     except InputError as exc:
         raise InputError(str(exc) if str(exc).startswith(where) else f"{where}: {exc}") from None
-    except FileNotFoundError:
-        raise InputError(f"{where} not found") from None
     except (OSError, EOFError, tarfile.TarError, zlib.error) as exc:
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         raise InputError(f"{where} is not a readable .tar.gz: {reason}") from None
     return _strip_root(files, where)
 
 
-def _decompress(path: Path) -> bytes:
+def _decompress(compressed: bytes) -> bytes:
     """The decompressed tar, read in chunks and refused past _MAX_STREAM_BYTES (a gzip bomb stops here)."""
     chunks, total = [], 0
-    with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
+    with gzip.GzipFile(fileobj=io.BytesIO(compressed), mode="rb") as gz:
         while chunk := gz.read(1 << 20):
             total += len(chunk)
             if total > _MAX_STREAM_BYTES:

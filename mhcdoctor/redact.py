@@ -209,10 +209,10 @@ def _doctor_words() -> frozenset[str]:
 _WORDS: frozenset[str] | None = None
 
 
-def _is_doctor_word(name: str) -> bool:
+def is_doctor_word(name: str) -> bool:
+    """The name is one of the doctor's words, alone or numbered the way pods are (`vllm-0`, `aiter_2`)."""
     words = _doctor_words()
-    parts = [p for p in re.split(r"[^A-Za-z0-9]+", name.lower()) if p]
-    return name.lower() in words or any(p in words for p in parts if not p.isdigit())
+    return name.lower() in words or re.sub(r"[-_.]?\d+$", "", name.lower()) in words
 
 
 @dataclass(frozen=True)
@@ -395,7 +395,7 @@ class _Scrubber:
                 # A host name takes its domain with it: node17.corp.example.com names the organisation too.
                 domain = r"(?:\.[A-Za-z0-9-]+)*" if kind == "host" else ""
                 name = re.escape(value) + domain
-                if _is_doctor_word(value):
+                if is_doctor_word(value):
                     # Only where it stands as an identity (its home is taken by the home rule above): a host after
                     # // or @ or in a host=/hostname: field; a user before @ or in a user= field.
                     if kind == "host":

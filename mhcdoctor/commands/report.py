@@ -32,7 +32,11 @@ from mhcdoctor.render.term import Style
 @timeout_option
 @python_option
 @click.option("--bundle", "bundle_path", default=None, metavar="FILE.tar.gz", help="Also write a support bundle.")
-@click.option("--no-redact", is_flag=True, help="Share home paths, user and host names as they are (secrets and GPU UUIDs stay masked).")
+@click.option(
+    "--no-redact",
+    is_flag=True,
+    help="Share home paths, user and host names as they are (secrets and GPU UUIDs stay masked).",
+)
 @click.option("--preview", is_flag=True, help="Print exactly what would be shared; write nothing.")
 @json_option
 def command(

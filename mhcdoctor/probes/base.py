@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -20,6 +19,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from mhcdoctor.text import visible, visible_strings
 
 Status = Literal["ok", "missing", "error", "timeout", "crash", "skipped"]
 STATUSES: tuple[str, ...] = ("ok", "missing", "error", "timeout", "crash", "skipped")
@@ -44,17 +45,15 @@ class ProbeResult:
         self.evidence = [printable(line) for line in self.evidence]
         if self.error is not None:
             self.error = printable(self.error)
+        self.data = visible_strings(self.data)  # versions and paths read from METADATA may hold ESC too
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffd]")
-
-
 def printable(text: str, limit: int = _EVIDENCE_CHARS) -> str:
     """`text` safe to print and paste: control characters (ESC included) and undecodable bytes become `?`."""
-    text = _CONTROL.sub("?", str(text))
+    text = visible(str(text))
     return text if len(text) <= limit else text[:limit] + "…"
 
 

@@ -98,7 +98,9 @@ def test_gpu_uuids_become_pseudonyms_that_keep_devices_apart():
     assert first == again != second and a not in first and first.startswith("gpu-")
 
 
-@pytest.mark.parametrize(("user", "host"), [("vllm", "vllm-0"), ("aiter", "mi300x"), ("torch", "rocm-7"), ("pip", "fail")])
+@pytest.mark.parametrize(
+    ("user", "host"), [("vllm", "vllm-0"), ("aiter", "mi300x"), ("torch", "rocm-7"), ("pip", "fail")]
+)
 def test_a_user_or_host_named_like_the_doctors_words_does_not_corrupt_the_report(user: str, host: str):
     race = rocm_report()["findings"][0]
     fix = "pip install -U vllm aiter torch on the MI300X (mi300x) rocm-7 fail"
