@@ -17,6 +17,7 @@ from typing import Any
 
 MAX_BYTES = 64 << 20  # far above any config or report mhcdoctor writes (a bundle's report is bounded to 4 MiB)
 STREAM_SECONDS = 30.0  # a pipe, FIFO or stdin must deliver everything (to EOF) within this
+FIRST_BYTE_SECONDS = 3.0  # ...and its first byte within this
 
 
 def read_user_bytes(
@@ -47,31 +48,36 @@ def read_user_bytes(
 
 
 def _read_fd(fd: int, where: str, error: type[Exception], limit: int, seconds: float) -> bytes:
-    """Read to EOF, `limit` bytes at most; from a pipe, give up after `seconds` without EOF."""
+    """Read to EOF, `limit` bytes at most. From a pipe or FIFO: the first byte must come within FIRST_BYTE_SECONDS
+    (a FIFO's writer may open it after us: until then it reads as empty) and EOF within `seconds`."""
     regular = stat.S_ISREG(os.fstat(fd).st_mode)
-    deadline = time.monotonic() + seconds
-    chunks, total = [], 0
+    start = time.monotonic()
+    chunks: list[bytes] = []
+    total = 0
     while True:
-        if not regular:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise error(f"{where}: no end of input within {seconds:.0f} s (a pipe or FIFO still open?)")
         try:
             chunk = os.read(fd, min(1 << 20, limit + 1 - total))
         except BlockingIOError:
-            continue
+            chunk = None
         except OSError as exc:
             raise error(f"cannot read {where}: {exc.strerror or exc}") from None
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
-        if total > limit:
-            raise error(f"{where} is larger than {limit >> 20} MiB; is it the right file?")
-    data = b"".join(chunks)
-    if not data:
-        raise error(f"{where} is empty" + ("" if regular else " (nothing was written to the pipe or FIFO)"))
-    return data
+        if chunk:
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise error(f"{where} is larger than {limit >> 20} MiB; is it the right file?")
+            continue
+        if regular or (chunk == b"" and total):
+            break  # EOF
+        waited = time.monotonic() - start
+        if not total and waited > FIRST_BYTE_SECONDS:
+            raise error(f"{where} is empty (nothing was written to the pipe or FIFO within {FIRST_BYTE_SECONDS:.0f} s)")
+        if waited > seconds:
+            raise error(f"{where}: no end of input within {seconds:.0f} s (a pipe or FIFO still open?)")
+        select.select([fd], [], [], 0.05)
+    if not chunks:
+        raise error(f"{where} is empty")
+    return b"".join(chunks)
 
 
 def read_user_text(path: str | Path, what: str, error: type[Exception], limit: int = MAX_BYTES) -> str:

@@ -27,8 +27,10 @@ def _gz(path: Path, raw: bytes) -> Path:
 def _ustar(name: str, kind: bytes, body: bytes, size: int | None = None) -> bytes:
     info = tarfile.TarInfo(name)
     info.type, info.size = kind, len(body) if size is None else size
-    return info.tobuf(tarfile.USTAR_FORMAT if kind != tarfile.GNUTYPE_SPARSE else tarfile.GNU_FORMAT) + body + (
-        b"\0" * (-len(body) % 512)
+    return (
+        info.tobuf(tarfile.USTAR_FORMAT if kind != tarfile.GNUTYPE_SPARSE else tarfile.GNU_FORMAT)
+        + body
+        + (b"\0" * (-len(body) % 512))
     )
 
 
