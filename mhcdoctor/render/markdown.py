@@ -89,18 +89,24 @@ _FENCE_OPEN = re.compile(r"\s*(`{3,})json\r?\n")
 
 def report_from_markdown(text: str) -> dict[str, Any] | None:
     """The compact report.json folded into a `report` Markdown (an issue body saved to a file), or None."""
-    # Found with str.find and anchored matches only, in linear time (a regex search here was quadratic).
-    start = text.find("<summary>report.json")
-    close = text.find("</summary>", start) if start >= 0 else -1
-    if close < 0 or "<" in text[start + 1 : close]:
-        return None
-    opening = _FENCE_OPEN.match(text, close + len("</summary>"))
-    if opening is None:
+    # str.find and anchored matches only, each start looked at once: linear time (a regex search was quadratic).
+    pos = 0
+    while (start := text.find("<summary>report.json", pos)) >= 0:
+        pos = start + 1
+        close = text.find("</summary>", start)
+        if close < 0:
+            return None
+        if text.find("<", start + 1) != close:
+            continue
+        opening = _FENCE_OPEN.match(text, close + len("</summary>"))
+        if opening is not None:
+            break
+    else:
         return None
     fence = opening.group(1)
     ending = re.compile(r"\r?\n" + fence + r"(?!`)").search(text, opening.end())
     if ending is None:
-        return None
+        return None  # no later start can close either
     try:
         document = json.loads(text[opening.end() : ending.start()])
     except ValueError:
