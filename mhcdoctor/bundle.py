@@ -9,8 +9,12 @@ Layout (all under one folder, `mhcdoctor-report/`, so extracting it never scatte
 
 Design constraints: the size is bounded (long strings are cut in the middle and the cut is recorded in the
 manifest); a missing or broken probe is a file saying so, never a failed bundle. Reading one back is safe:
-nothing is extracted to disk, member names must be plain relative paths, links are refused, and both each
-member and the whole decompressed stream are size-limited. A damaged bundle is one InputError line.
+nothing is extracted to disk, member names must be plain relative paths, and the whole decompressed tar is
+read into memory under a cap near the writer's own bound (_MAX_STREAM_BYTES). Before tarfile sees it, our own
+bounded scan walks every 512-byte header: only regular files and folders pass (links, devices, GNU sparse members
+and GNU long-name records are refused, so a hole cannot expand), and a pax header must be small and made only of
+well-formed records with known keys and short values (older Pythons' tarfile hangs on a crafted pax header,
+CVE-2024-6232). A damaged bundle is one InputError line.
 """
 
 from __future__ import annotations
@@ -25,20 +29,30 @@ import tarfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, Any
+from typing import Any
 
 from mhcdoctor import __version__
 from mhcdoctor.errors import InputError
-from mhcdoctor.userfiles import parse_json
+from mhcdoctor.userfiles import parse_json, read_user_bytes
 
 SCHEMA = "mhcdoctor.bundle/1"
 ROOT = "mhcdoctor-report"
 DEFAULT_LIMIT = 4 << 20  # uncompressed bytes for the whole bundle: ample for a report, small enough to attach
 
-# Reading limits: a bundle we wrote is far below them; anything above is damaged or hostile.
+# Reading limits: a bundle we wrote is far below them (its files total about DEFAULT_LIMIT); anything above is
+# damaged or hostile.
 _MAX_MEMBERS = 1000
-_MAX_MEMBER_BYTES = 32 << 20
-_MAX_STREAM_BYTES = 128 << 20
+_MAX_STREAM_BYTES = 3 * DEFAULT_LIMIT  # the decompressed tar, headers included
+_MAX_MEMBER_BYTES = 2 * DEFAULT_LIMIT
+_MAX_PAX_BYTES = 8 << 10
+_MAX_PAX_VALUE = 1024
+# Pax keys refused: sparse maps (GNU.sparse.*, holes that cost nothing to store), size overrides and link targets.
+# Others (path, mtime, bsdtar's LIBARCHIVE.* and SCHILY.*) pass when short and well-formed.
+_PAX_REFUSED = re.compile(rb"GNU\.sparse\.|size$|linkpath$|realsize", re.IGNORECASE)
+_PAX_KEY = re.compile(rb"[A-Za-z0-9._-]{1,64}")
+_REGULAR = (b"0", b"\0", b"7")  # regular file (7: contiguous, read as regular)
+_FOLDER = b"5"
+_PAX = (b"x", b"g")
 _MIN_STRING = 200  # strings are never cut shorter than this
 
 
@@ -109,19 +123,20 @@ def write_bundle(path: str | Path, files: dict[str, bytes], root: str = ROOT) ->
     return len(out.getvalue())
 
 
-def is_bundle(path: str | Path) -> bool:
-    """A gzip file (by its magic bytes), whatever its name."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(2) == b"\x1f\x8b"
-    except OSError:
-        return False
+def is_bundle_data(data: bytes) -> bool:
+    """Gzip data (by its magic bytes), whatever the file's name."""
+    return data[:2] == b"\x1f\x8b"
 
 
 def read_bundle(path: str | Path) -> Bundle:
     """Read a bundle without extracting it; InputError (one line) when it is unreadable, unsafe or damaged."""
-    files = _read_members(Path(path))
-    where = f"bundle {path}"
+    return read_bundle_data(read_user_bytes(path, "bundle", InputError, _MAX_STREAM_BYTES), str(path))
+
+
+def read_bundle_data(data: bytes, label: str) -> Bundle:
+    """A bundle already read (from a file, a pipe or stdin) and labelled `label` in messages."""
+    files = _read_members(data, label)
+    where = f"bundle {label}"
     manifest = _parse(files, "manifest.json", where)
     report = _parse(files, "report.json", where)
     listed = manifest.get("files")
@@ -130,61 +145,105 @@ def read_bundle(path: str | Path) -> Bundle:
     for entry in listed:
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             raise InputError(f"{where}: manifest.json lists a malformed entry")
-        data = files.get(entry["path"])
-        if data is None:
+        member = files.get(entry["path"])
+        if member is None:
             raise InputError(f"{where}: {entry['path']} is listed in manifest.json but missing")
-        if hashlib.sha256(data).hexdigest() != entry.get("sha256"):
+        if hashlib.sha256(member).hexdigest() != entry.get("sha256"):
             raise InputError(
                 f"{where}: {entry['path']} does not match its sha256 in manifest.json (changed or damaged)"
             )
     return Bundle(files, manifest, report)
 
 
-class _Capped(io.RawIOBase):
-    """A read-only stream that refuses to yield more than `limit` bytes: a gzip bomb stops here."""
-
-    def __init__(self, inner: IO[bytes] | gzip.GzipFile, limit: int) -> None:
-        self.inner, self.left = inner, limit
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.inner.read(min(len(buffer), self.left + 1))
-        if len(data) > self.left:
-            raise InputError(f"decompresses to more than {_MAX_STREAM_BYTES >> 20} MiB")
-        self.left -= len(data)
-        buffer[: len(data)] = data
-        return len(data)
-
-
-def _read_members(path: Path) -> dict[str, bytes]:
-    where = f"bundle {path}"
+def _read_members(compressed: bytes, label: str) -> dict[str, bytes]:
+    where = f"bundle {label}"
     files: dict[str, bytes] = {}
     try:
-        with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw, mode="rb") as gz:
-            stream = io.BufferedReader(_Capped(gz, _MAX_STREAM_BYTES))
-            with tarfile.open(fileobj=stream, mode="r|") as tar:
-                for count, member in enumerate(tar, start=1):
-                    if count > _MAX_MEMBERS:
-                        raise InputError(f"{where}: more than {_MAX_MEMBERS} files")
-                    name = _safe_name(member.name, where)
-                    if member.isdir():
-                        continue
-                    if not member.isfile():
-                        raise InputError(f"{where}: {member.name} is a link or special file; refusing it")
-                    if member.size > _MAX_MEMBER_BYTES:
-                        raise InputError(f"{where}: {member.name} is larger than {_MAX_MEMBER_BYTES >> 20} MiB")
-                    handle = tar.extractfile(member)
-                    files[name] = handle.read() if handle else b""
+        data = _decompress(compressed)
+        _scan_headers(data)
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+            for count, member in enumerate(tar, start=1):
+                if count > _MAX_MEMBERS:
+                    raise InputError(f"more than {_MAX_MEMBERS} files")
+                name = _safe_name(member.name, where)
+                if member.isdir():
+                    continue
+                if member.type not in (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.CONTTYPE) or member.sparse:
+                    raise InputError(f"{member.name} is a link or special file; refusing it")
+                if member.size > _MAX_MEMBER_BYTES:
+                    raise InputError(f"{member.name} is larger than {_MAX_MEMBER_BYTES >> 20} MiB")
+                handle = tar.extractfile(member)
+                body = handle.read(_MAX_MEMBER_BYTES + 1) if handle else b""
+                if len(body) != member.size:
+                    raise InputError(f"{member.name} is cut short or longer than its header says")
+                files[name] = body
     except InputError as exc:
         raise InputError(str(exc) if str(exc).startswith(where) else f"{where}: {exc}") from None
-    except FileNotFoundError:
-        raise InputError(f"{where} not found") from None
     except (OSError, EOFError, tarfile.TarError, zlib.error) as exc:
         reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
         raise InputError(f"{where} is not a readable .tar.gz: {reason}") from None
     return _strip_root(files, where)
+
+
+def _decompress(compressed: bytes) -> bytes:
+    """The decompressed tar, read in chunks and refused past _MAX_STREAM_BYTES (a gzip bomb stops here)."""
+    chunks, total = [], 0
+    with gzip.GzipFile(fileobj=io.BytesIO(compressed), mode="rb") as gz:
+        while chunk := gz.read(1 << 20):
+            total += len(chunk)
+            if total > _MAX_STREAM_BYTES:
+                raise InputError(f"decompresses to more than {_MAX_STREAM_BYTES >> 20} MiB")
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _scan_headers(data: bytes) -> None:
+    """Walk the tar's 512-byte headers ourselves, in bounded time, and refuse what tarfile must never parse."""
+    pos = 0
+    while pos + 512 <= len(data):
+        header = data[pos : pos + 512]
+        if header == bytes(512):
+            return
+        kind = header[156:157]
+        size = _octal(header[124:136])
+        if kind in _PAX:
+            if size > _MAX_PAX_BYTES:
+                raise InputError(f"a pax header of {size} bytes (at most {_MAX_PAX_BYTES} expected); refusing it")
+            _check_pax(data[pos + 512 : pos + 512 + size])
+        elif kind not in _REGULAR and kind != _FOLDER:
+            what = {b"S": "a GNU sparse member", b"L": "a GNU long name", b"K": "a GNU long link"}.get(kind)
+            raise InputError(f"{what or 'a link or special file'} (tar type {kind!r}); refusing it")
+        pos += 512 + (size + 511) // 512 * 512
+    # Running off the end is tarfile's to report (a truncated download).
+
+
+def _octal(field: bytes) -> int:
+    text = field.rstrip(b"\0 ").strip()
+    if not text:
+        return 0
+    if not re.fullmatch(rb"[0-7]{1,12}", text):
+        raise InputError("a tar header with a malformed size field; refusing it")
+    return int(text, 8)
+
+
+def _check_pax(body: bytes) -> None:
+    """Every record is `LENGTH KEY=VALUE\n`, LENGTH its exact size, KEY known, VALUE short: nothing to backtrack on."""
+    pos = 0
+    while pos < len(body):
+        if body[pos:] == bytes(len(body) - pos):
+            return  # padding
+        space = body.find(b" ", pos, pos + 8)
+        digits = body[pos:space] if space > 0 else b""
+        if not digits.isdigit() or digits.startswith(b"0"):
+            raise InputError("a malformed pax header; refusing it")
+        end = pos + int(digits)
+        record = body[space + 1 : end]
+        key, eq, value = record.partition(b"=")
+        if end > len(body) or not record.endswith(b"\n") or not eq or len(value) > _MAX_PAX_VALUE + 1:
+            raise InputError("a malformed pax header; refusing it")
+        if not _PAX_KEY.fullmatch(key) or _PAX_REFUSED.match(key):
+            raise InputError(f"a pax header with key {key[:40].decode('ascii', 'replace')!r}; refusing it")
+        pos = end
 
 
 def _safe_name(name: str, where: str) -> str:

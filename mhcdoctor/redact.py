@@ -6,8 +6,15 @@ Design constraints:
   what it replaced. `Identity.of_this_machine()` is the only part that looks at the machine.
 - Environment variables: only an allowlist of relevant names is kept (`relevant_env`, also used by `check`);
   within it, any name that looks like a secret has its value masked.
-- Identity: the home folder becomes `~`; user and host names become stable short hashes (`user-1a2b3c4d`), so two
-  reports from one machine still compare equal in `mhcdoctor diff`.
+- Identity: the home folder becomes `~`; user and host names become salted hashes (`user-1a2b3c4d5e6f`). The salt
+  is random per report and never stored, so a pseudonym cannot be reversed by hashing guessed names; within one
+  report a name always gives the same pseudonym. `mhcdoctor diff` compares facts, not names.
+- A user or host name that is also one of the doctor's own words (user `vllm`, host `vllm-0` or `mi300x`) is
+  replaced only where it stands as an identity: a path segment, a URL's host, after `@`, `host=`/`user=` fields.
+- Secrets are masked even with `--no-redact` (which keeps home, user and host names): no triage step needs a
+  token's value, so no flag un-masks them.
+- Redact first, then cut: probes keep a large bound of output; redaction cuts evidence to its display length
+  only after masking, so a secret split by the cut cannot ship in part.
 - Secrets in free text (tokens in stderr, credentials in URLs) are masked by shape, and the values of every
   secret-looking variable in the environment are masked wherever they appear.
 """
@@ -18,6 +25,7 @@ import getpass
 import hashlib
 import os
 import re
+import secrets as _secrets
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -47,21 +55,69 @@ ENV_SUFFIXES: tuple[str, ...] = ("_VISIBLE_DEVICES",)  # ROCR_, HIP_, CUDA_, GPU
 ENV_NAMES: frozenset[str] = frozenset({"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "GPU_DEVICE_ORDINAL"})
 
 # A variable whose name holds one of these words (case-insensitive) has its value masked.
-SECRET_NAME_WORDS: tuple[str, ...] = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE")
-_SECRET_NAME = re.compile("|".join(SECRET_NAME_WORDS), re.IGNORECASE)
+SECRET_NAME_WORDS: tuple[str, ...] = (
+    "TOKEN",
+    "KEY",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "CREDENTIAL",
+    "CREDS",
+    "AUTH",
+    "COOKIE",
+    "SIGNATURE",
+)
+# ...and so does one that ends with one of these (DB_PWD; but PWD alone is the working folder).
+SECRET_NAME_SUFFIXES: tuple[str, ...] = ("_PWD", "_PASS")
+_SECRET_NAME = re.compile("|".join(SECRET_NAME_WORDS) + "|(?:" + "|".join(SECRET_NAME_SUFFIXES) + ")$", re.IGNORECASE)
+# Query parameters whose value is a credential: ?access_token=..., &X-Amz-Signature=...
+SECRET_QUERY_PARAMS: tuple[str, ...] = (
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "token",
+    "key",
+    "api_key",
+    "apikey",
+    "sig",
+    "signature",
+    "x-amz-signature",
+    "x-amz-credential",
+    "x-amz-security-token",
+    "client_secret",
+    "secret",
+    "password",
+    "auth",
+    "code",
+)
+_TOKEN_CHARS = r"[A-Za-z0-9._~+/=-]"
 
 # Secrets recognised by their shape in free text; each pattern's first group, if any, is kept.
 SECRET_TEXT_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.DOTALL),
-    re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),  # https://user:password@host
-    re.compile(r"((?i:authorization|proxy-authorization)\s*[:=]\s*(?i:bearer|basic|token)?\s*)\S+"),
+    # https://user:pa@ss/word@host (the password runs to the last @ before the host), and https://TOKEN@host
+    re.compile(r"(?<=://)[^\s/@:'\"]+:[^\s'\"]*(?=@[A-Za-z0-9.\[\]-]+(?:[:/?#\s'\",)]|$))"),
+    re.compile(r"(?<=://)[^\s/@:'\"]{8,}(?=@[A-Za-z0-9.\[\]-]+)"),
+    # Authorization: Bearer x, {'Authorization': 'Bearer x'}, authorization=Basic x
+    re.compile(r"((?i:authorization|proxy-authorization)['\"]?\s*[:=]\s*['\"]?(?i:bearer|basic|token)?\s*)[^\s'\",}]+"),
+    re.compile(r"(\b(?i:bearer|basic)\s+)" + _TOKEN_CHARS + r"{8,}"),
     # HF_TOKEN=..., VLLM_API_KEY: ... (upper case only: "KeyError: 'aiter'" is evidence, not a secret)
     re.compile(r"(\b[A-Z0-9_]*(?:" + "|".join(SECRET_NAME_WORDS) + r")[A-Z0-9_]*['\"]?\s*[=:]\s*['\"]?)[^\s'\",;]+"),
-    re.compile(r"(\b(?i:token|secret|password|passwd|api[_-]?key|access[_-]?key)\b\s*[=:]\s*['\"]?)[^\s'\",;]+"),
-    re.compile(r"((?i:--(?:api-)?(?:key|token|password))[= ])\S+"),
+    re.compile(r"(\b[A-Z0-9_]+(?:" + "|".join(SECRET_NAME_SUFFIXES) + r")['\"]?\s*[=:]\s*['\"]?)[^\s'\",;]+"),
+    re.compile(
+        r"(\b(?i:token|secret|password|passwd|passphrase|api[_-]?key|access[_-]?key)\b['\"]?\s*[=:]\s*['\"]?)[^\s'\",;]+"
+    ),
+    re.compile(r"((?i:--(?:api-)?(?:key|token|password|secret))[= ])\S+"),
+    re.compile(r"([?&;](?i:" + "|".join(re.escape(p) for p in SECRET_QUERY_PARAMS) + r")=)[^&#\s'\"]+"),
+    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),  # JWT
     re.compile(r"\bhf_[A-Za-z0-9]{16,}"),  # Hugging Face
     re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),  # GitHub
-    re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"),  # OpenAI-style API keys
+    re.compile(r"\bglpat-[A-Za-z0-9_-]{16,}"),  # GitLab
+    re.compile(r"\bnpm_[A-Za-z0-9]{30,}"),  # npm
+    re.compile(r"\bpypi-[A-Za-z0-9_-]{30,}"),  # PyPI
+    re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"),  # OpenAI/Anthropic-style API keys
+    re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"),  # Google API keys
     re.compile(r"\bA[KS]IA[0-9A-Z]{16}\b"),  # AWS access key ids
     re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),  # Slack
 )
@@ -109,10 +165,54 @@ def is_secret_name(name: str) -> bool:
     return _SECRET_NAME.search(name) is not None
 
 
-def stable_hash(kind: str, value: str) -> str:
-    """`user-1a2b3c4d`: the same name gives the same hash on every machine and run, and no way back to the name."""
-    digest = hashlib.sha256(f"mhcdoctor:{kind}:{value.lower()}".encode()).hexdigest()[:8]
+def new_salt() -> bytes:
+    """A fresh random salt for one report's pseudonyms; it is never stored or shown."""
+    return _secrets.token_bytes(16)
+
+
+def pseudonym(kind: str, value: str, salt: bytes) -> str:
+    """`user-1a2b3c4d5e6f`: within one report (one salt) a name always gives the same pseudonym; without the salt,
+    which is never stored, hashing guessed names cannot find it."""
+    digest = hashlib.sha256(salt + f"mhcdoctor:{kind}:{value.lower()}".encode()).hexdigest()[:12]
     return f"{kind}-{digest}"
+
+
+# Evidence is shown cut to this many characters (its tail), after redaction: probes keep much more (PROBE_KEEP_CHARS
+# in probes/base.py) so that a secret is masked whole before any cut.
+DISPLAY_CHARS = 4000
+
+# GPU UUIDs are permanent hardware ids: always pseudonymised, even with --no-redact.
+_GPU_UUID = re.compile(r"\b(?:GPU|MIG)-[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}\b")
+
+# Names of GPUs and the doctor's other words that a host may be named after (a host called "mi300x").
+_PRODUCT_WORDS = frozenset(
+    {"mi300x", "mi300a", "mi308x", "mi325x", "mi350x", "mi355x", "h100", "h200", "h20", "h800", "b200", "gb200"}
+    | {"a100", "l40s", "deepseek", "gfx942", "gfx950", "sm90", "sm100", "hip", "nvcc", "hipcc", "pip", "python"}
+)
+
+
+def _doctor_words() -> frozenset[str]:
+    """Every word of the doctor's own text (finding ids, titles, fixes, rule-set ids): a user or host name among them
+    is replaced only where it stands as an identity, never inside that text."""
+    global _WORDS
+    if _WORDS is None:
+        from mhcdoctor.findings import CATALOGUE  # late: findings imports the rules, which need nothing from here
+        from mhcdoctor.rules.releases import RULE_SETS
+
+        text = " ".join(f"{spec.id} {spec.title} {spec.fix}" for spec in CATALOGUE)
+        text += " " + " ".join(f"{rule_set.id} {rule_set.summary}" for rule_set in RULE_SETS)
+        _WORDS = frozenset(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", text)) | PROTECTED_WORDS
+        _WORDS |= _PRODUCT_WORDS
+    return _WORDS
+
+
+_WORDS: frozenset[str] | None = None
+
+
+def is_doctor_word(name: str) -> bool:
+    """The name is one of the doctor's words, alone or numbered the way pods are (`vllm-0`, `aiter_2`)."""
+    words = _doctor_words()
+    return name.lower() in words or re.sub(r"[-_.]?\d+$", "", name.lower()) in words
 
 
 @dataclass(frozen=True)
@@ -196,31 +296,51 @@ def describe_rules() -> list[str]:
         + ", or one of "
         + ", ".join(sorted(ENV_NAMES)),
         "environment: values masked where the name contains " + ", ".join(SECRET_NAME_WORDS),
-        "home folder shown as ~; user and host names replaced by stable hashes (user-xxxxxxxx, host-xxxxxxxx)",
+        "home folder shown as ~; user and host names replaced by hashes salted per report (user-xxxxxxxxxxxx)",
         "tokens, keys and passwords recognised in any text are masked, and so are the values of secret-looking "
-        "environment variables wherever they appear",
+        "environment variables wherever they appear (also with --no-redact)",
+        "GPU UUIDs replaced by salted hashes (also with --no-redact)",
+        f"strings longer than {DISPLAY_CHARS} characters cut to their tail, after masking",
     ]
 
 
-def redact(document: Mapping[str, Any], identity: Identity) -> tuple[dict[str, Any], Redactions]:
+def redact(
+    document: Mapping[str, Any], identity: Identity, *, identities: bool = True, salt: bytes | None = None
+) -> tuple[dict[str, Any], Redactions]:
     """A redacted copy of a check/1 document and the record of what changed.
 
     The document's own host names and secret-looking env values are added to `identity`, so a report saved
-    unredacted on another machine is redacted as well as one made here.
+    unredacted on another machine is redacted as well as one made here. `identities=False` (--no-redact) keeps
+    home, user and host names; secrets and GPU UUIDs are masked either way. Strings are cut to DISPLAY_CHARS last.
     """
     record = Redactions()
-    scrubber = _Scrubber(_with_document(identity, document), record)
+    salt = new_salt() if salt is None else salt
+    full = _with_document(identity, document)
+    if not identities:
+        full = Identity(secret_values=full.secret_values)
+    scrubber = _Scrubber(full, record, salt)
     out = scrubber.walk({key: value for key, value in document.items() if key != "env"})
     env = document.get("env")
     if isinstance(env, Mapping):
         out["env"] = _redact_env(env, scrubber, record)
     host = document.get("host")
-    if isinstance(host, Mapping):  # replaced outright, even when the name is a protected word
+    if identities and isinstance(host, Mapping):  # replaced outright, even when the name is a protected word
         for key, kind in (("hostname", "host"), ("user", "user")):
             value = host.get(key)
             if isinstance(value, str) and value and value != "unknown":
-                out["host"][key] = stable_hash(kind, value.split(".")[0] if kind == "host" else value)
-    return out, record
+                out["host"][key] = pseudonym(kind, value.split(".")[0] if kind == "host" else value, salt)
+    return cut_for_display(out), record
+
+
+def cut_for_display(value: Any, limit: int = DISPLAY_CHARS) -> Any:
+    """Every string longer than `limit` kept as its tail (where a traceback says what went wrong)."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else "…" + value[-limit:]
+    if isinstance(value, Mapping):
+        return {k: cut_for_display(v, limit) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [cut_for_display(v, limit) for v in value]
+    return value
 
 
 def _with_document(identity: Identity, document: Mapping[str, Any]) -> Identity:
@@ -258,8 +378,8 @@ def _redact_env(env: Mapping[str, Any], scrubber: _Scrubber, record: Redactions)
 
 
 class _Scrubber:
-    def __init__(self, identity: Identity, record: Redactions) -> None:
-        self.record = record
+    def __init__(self, identity: Identity, record: Redactions, salt: bytes) -> None:
+        self.record, self.salt = record, salt
         # Longest first, so "/home/alice/x" is taken by the home rule before the user rule sees "alice"; a home
         # is a path's start, never a folder inside another path (/srv/root/x is not /root).
         self.literals = [(v, MASK, "secret") for v in sorted(identity.secret_values, key=len, reverse=True)]
@@ -274,10 +394,22 @@ class _Scrubber:
                 short = value.split(".")[0] if kind == "host" else value
                 # A host name takes its domain with it: node17.corp.example.com names the organisation too.
                 domain = r"(?:\.[A-Za-z0-9-]+)*" if kind == "host" else ""
-                pattern = re.compile(
-                    r"(?<![A-Za-z0-9])" + re.escape(value) + domain + r"(?![A-Za-z0-9])", re.IGNORECASE
-                )
-                self.names.append((pattern, stable_hash(kind, short), kind))
+                name = re.escape(value) + domain
+                if is_doctor_word(value):
+                    # Only where it stands as an identity (its home is taken by the home rule above): a host after
+                    # // or @ or in a host=/hostname: field; a user before @ or in a user= field.
+                    if kind == "host":
+                        before = r"(?:(?<=//)|(?<=@)|(?<=host=)|(?<=node=)|(?<=hostname: )|(?<=host: ))"
+                        pattern = re.compile(before + name + r"(?=[:/\s'\",)\]]|$)", re.IGNORECASE)
+                    else:
+                        pattern = re.compile(
+                            r"(?:(?<=user=)|(?<=user: )|(?<=logname=))" + name + r"(?![A-Za-z0-9])|"
+                            r"(?<![A-Za-z0-9._-])" + name + r"(?=@[A-Za-z0-9])",
+                            re.IGNORECASE,
+                        )
+                else:
+                    pattern = re.compile(r"(?<![A-Za-z0-9])" + name + r"(?![A-Za-z0-9])", re.IGNORECASE)
+                self.names.append((pattern, pseudonym(kind, short, salt), kind))
 
     def walk(self, value: Any) -> Any:
         if isinstance(value, str):
@@ -301,6 +433,7 @@ class _Scrubber:
                 self.record.note(kind, replacement)
         for pattern in SECRET_TEXT_PATTERNS:
             s = self._sub(pattern, lambda m: (m.group(1) if m.re.groups else "") + MASK, s, "secret", MASK)
+        s = self._sub(_GPU_UUID, lambda m: pseudonym("gpu", m.group(0), self.salt), s, "gpu uuid", "gpu-…")
         for home_pattern, tilde in self.homes:
             s = self._sub(home_pattern, lambda _m, t=tilde: t, s, "home", tilde)
         for pattern, replacement, kind in self.names:

@@ -1,43 +1,93 @@
-"""Reading a saved `check --json` report back (for `explain --from`): every problem is one InputError line."""
+"""Reading a saved report back (for `explain --from` and `diff`): every problem is one InputError line.
+
+One reader and one validator serve both commands, so what one accepts the other accepts. A report comes from
+someone else: it is read bounded (size, and time for a pipe), its strings are shown with control characters made
+visible and cut to a display length, and its facts must load as facts.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from mhcdoctor.bundle import is_bundle, read_bundle
+from mhcdoctor.bundle import is_bundle_data, read_bundle_data
 from mhcdoctor.errors import InputError
+from mhcdoctor.facts import Facts, FactsError
+from mhcdoctor.redact import cut_for_display
 from mhcdoctor.render.markdown import report_from_markdown
-from mhcdoctor.userfiles import parse_json, read_user_text
+from mhcdoctor.text import visible_strings
+from mhcdoctor.userfiles import parse_json, read_user_bytes
 
 CHECK_SCHEMA = "mhcdoctor.check/1"
+_MAX_VERSION = 64  # characters: "2.9.0+rocm7.0.2.git1234abcd" is far below; a 100k-digit "version" is not one
+# Top-level members and the JSON types they must have when present (null is allowed).
+_TOP_LEVEL: dict[str, type | tuple[type, ...]] = {
+    "host": dict,
+    "env": dict,
+    "probes": list,
+    "models": list,
+    "findings": list,
+    "verdict": str,
+    "mode": str,
+    "created": str,
+    "mhcdoctor_version": str,
+    "verify": dict,
+}
 
 
 def load_report(path: str | Path) -> dict[str, Any]:
-    """The check/1 document saved at `path`; InputError (exit 2, one line) when it is anything else.
+    """The check/1 document saved at `path` ("-" for stdin); InputError (exit 2, one line) when it is anything else.
 
     `path` may also be a `report --bundle` tar.gz (its report.json), or a saved `report` Markdown (its replay block).
     """
-    p = Path(path)
-    if is_bundle(p):
-        return _check_document(read_bundle(p).report, p)
-    text = read_user_text(p, "report", InputError)
+    label = "stdin" if str(path) == "-" else str(path)
+    data = read_user_bytes(path, "report", InputError)
+    if is_bundle_data(data):
+        return validate_report(read_bundle_data(data, label).report, label)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"cannot read report {label}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
         document = parse_json(text)
     except ValueError as exc:
         document = report_from_markdown(text)
         if document is None:
-            raise InputError(f"report {p} is not valid JSON: {exc}") from None
-    return _check_document(document, p)
+            raise InputError(f"report {label} is not valid JSON: {str(exc)[:200]}") from None
+    return validate_report(document, label)
 
 
-def _check_document(document: Any, p: Path) -> dict[str, Any]:
+def validate_report(document: Any, label: str) -> dict[str, Any]:
+    """A check/1 document fit to show and decide on, or InputError naming the first thing wrong with it."""
     if not isinstance(document, dict):
-        raise InputError(f"report {p} must hold a JSON object")
+        raise InputError(f"report {label} must hold a JSON object")
     schema = document.get("schema")
     if schema != CHECK_SCHEMA:
-        found = f"{schema!r}" if schema is not None else "no schema"
-        raise InputError(f"report {p} has {found}; expected a saved `mhcdoctor check --json` ({CHECK_SCHEMA})")
+        found = f"{str(schema)[:80]!r}" if schema is not None else "no schema"
+        raise InputError(f"report {label} has {found}; expected a saved `mhcdoctor check --json` ({CHECK_SCHEMA})")
+    for key, kind in _TOP_LEVEL.items():
+        if document.get(key) is not None and not isinstance(document[key], kind):
+            raise InputError(f"report {label}: {key} has the wrong type ({type(document[key]).__name__})")
+    for key in ("models", "findings", "probes"):
+        if any(not isinstance(item, dict) for item in document.get(key) or []):
+            raise InputError(f"report {label}: every entry of {key} must be a JSON object")
     if not isinstance(document.get("facts"), dict):
-        raise InputError(f"report {p} has no facts object")
+        raise InputError(f"report {label} has no facts object")
+    _check_versions(document["facts"], "facts", label)
+    document = cut_for_display(visible_strings(document))
+    try:
+        Facts.from_dict(document["facts"])
+    except FactsError as exc:
+        raise InputError(f"report {label}: {str(exc)[:300]}") from None
     return document
+
+
+def _check_versions(value: Any, where: str, label: str) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if str(key).endswith("version") and isinstance(item, str) and len(item) > _MAX_VERSION:
+                raise InputError(f"report {label}: {where}.{key} is {len(item)} characters long; not a version")
+            _check_versions(item, f"{where}.{key}", label)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_versions(item, f"{where}[{index}]", label)

@@ -1,10 +1,11 @@
 """What-if facts: this machine's probed facts (or a saved report's), with single facts replaced by the user.
 
 The contract: `--from REPORT.json` takes all facts from a saved `check --json`; each what-if option then replaces
-one fact, recorded in `Facts.sources` as "user:--option". Facts neither given nor in a report are probed on this
-machine; when a what-if changes the platform, the facts that belong to the old platform (devices, arch, compilers,
-runtime versions) become unknown rather than describing the wrong machine. `--aiter VERSION` stands for AMD's
-aiter at that version: present, genuine, importable, with the sqrsum fix and the API that version has
+one fact, recorded in `Facts.sources` as "user:--option". Without --from, facts not given are probed on this
+machine; with --from, facts the report lacks stay unknown (never this machine's). When a what-if changes the
+platform, the facts that belong to the old platform (devices, arch, compilers, runtime versions) become unknown
+rather than describing the wrong machine. `--aiter VERSION` stands for AMD's aiter at that version: present,
+genuine, importable, with the sqrsum fix and the API that version has
 (norm_weight/norm_eps on mhc_pre from 0.1.15, mhc_fused_post_pre from 0.1.16) unless `--aiter-fix` says otherwise.
 """
 
@@ -98,8 +99,10 @@ def build_facts(whatif: WhatIf, base: Callable[[], Facts]) -> Facts:
     return facts
 
 
-def report_facts(document: dict[str, Any], label: str, probe: Callable[[], Facts]) -> Facts:
-    """A saved report's facts, each source re-labelled "report:<label>"; facts the report lacks are probed here."""
+def report_facts(document: dict[str, Any], label: str) -> Facts:
+    """A saved report's facts, each source re-labelled "report:<label>". Facts the report lacks (an older
+    mhcdoctor never recorded them) stay unknown, with the source "unknown: not in report <label>": this machine is
+    never probed to fill them, since its facts say nothing about the machine that wrote the report."""
     data = document.get("facts")
     try:
         facts = Facts.from_dict(data)
@@ -107,12 +110,8 @@ def report_facts(document: dict[str, Any], label: str, probe: Callable[[], Facts
         raise InputError(f"report {label}: {exc}") from None
     recorded = data if isinstance(data, dict) else {}
     facts.sources = {key: f"report:{label}" for key in [*facts.sources, *_keys(recorded)]}
-    missing = [f.name for f in fields(Facts) if f.name != "sources" and f.name not in recorded]
-    if missing:  # a report written by an older mhcdoctor: what it never recorded is probed on this machine
-        probed = probe()
-        for name in missing:
-            setattr(facts, name, getattr(probed, name))
-            facts.sources.update({k: v for k, v in probed.sources.items() if k.split(".")[0] == name})
+    for name in (f.name for f in fields(Facts) if f.name != "sources" and f.name not in recorded):
+        facts.sources[name] = f"unknown: not in report {label}"
     return facts
 
 

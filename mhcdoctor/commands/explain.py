@@ -132,7 +132,7 @@ def command(
     probe = probe_facts(deep, timeout, python)
     if from_path is not None:
         document = load_report(from_path)
-        facts = build_facts(whatif, lambda: report_facts(document, from_path, probe))
+        facts = build_facts(whatif, lambda: report_facts(document, from_path))
     else:
         facts = build_facts(whatif, probe)
     decision = decide(facts, config)

@@ -32,7 +32,11 @@ from mhcdoctor.render.term import Style
 @timeout_option
 @python_option
 @click.option("--bundle", "bundle_path", default=None, metavar="FILE.tar.gz", help="Also write a support bundle.")
-@click.option("--no-redact", is_flag=True, help="Share home paths, user and host names as they are.")
+@click.option(
+    "--no-redact",
+    is_flag=True,
+    help="Share home paths, user and host names as they are (secrets and GPU UUIDs stay masked).",
+)
 @click.option("--preview", is_flag=True, help="Print exactly what would be shared; write nothing.")
 @json_option
 def command(
@@ -56,10 +60,10 @@ def command(
         raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
     ctx = probe_context(fast=fast, timeout=timeout, python=python)
     doc = build_check(ctx, models, verify=run_verify)
-    if no_redact:
-        shared, redactions, summary = doc, not_redacted(), "NOT redacted (--no-redact)"
+    shared, record = redact(doc, Identity.of_this_machine(), identities=not no_redact)
+    if no_redact:  # names kept; secrets and GPU UUIDs are masked all the same (no flag shares them)
+        redactions, summary = not_redacted(), "names NOT redacted (--no-redact); secrets still masked"
     else:
-        shared, record = redact(doc, Identity.of_this_machine())
         redactions, summary = record.to_dict(), record.summary()
     markdown = render_markdown(shared, trace=_trace, note=_note(redactions, bundle_path))
     main = json.dumps(shared, indent=2) + "\n" if as_json else markdown

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -21,11 +20,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from mhcdoctor.text import visible, visible_strings
+
 Status = Literal["ok", "missing", "error", "timeout", "crash", "skipped"]
 STATUSES: tuple[str, ...] = ("ok", "missing", "error", "timeout", "crash", "skipped")
 
-# The most of a child's stdout/stderr kept as evidence: enough for a traceback's tail, bounded for reports.
-_EVIDENCE_CHARS = 4000
+# The most of a child's stdout/stderr kept as evidence. Large on purpose: redaction masks secrets in the whole text
+# first and only then cuts it to its display length (redact.DISPLAY_CHARS), so no secret is split by a cut.
+_EVIDENCE_CHARS = 64 << 10
 
 
 @dataclass
@@ -43,17 +45,15 @@ class ProbeResult:
         self.evidence = [printable(line) for line in self.evidence]
         if self.error is not None:
             self.error = printable(self.error)
+        self.data = visible_strings(self.data)  # versions and paths read from METADATA may hold ESC too
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffd]")
-
-
 def printable(text: str, limit: int = _EVIDENCE_CHARS) -> str:
     """`text` safe to print and paste: control characters (ESC included) and undecodable bytes become `?`."""
-    text = _CONTROL.sub("?", str(text))
+    text = visible(str(text))
     return text if len(text) <= limit else text[:limit] + "…"
 
 

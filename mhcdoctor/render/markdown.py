@@ -84,13 +84,31 @@ def compact_report(doc: dict[str, Any]) -> dict[str, Any]:
     return compact
 
 
+_FENCE_OPEN = re.compile(r"\s*(`{3,})json\r?\n")
+
+
 def report_from_markdown(text: str) -> dict[str, Any] | None:
     """The compact report.json folded into a `report` Markdown (an issue body saved to a file), or None."""
-    match = re.search(r"<summary>report\.json[^<]*</summary>\s*(`{3,})json\r?\n(.*?)\r?\n\1", text, re.DOTALL)
-    if match is None:
+    # str.find and anchored matches only, each start looked at once: linear time (a regex search was quadratic).
+    pos = 0
+    while (start := text.find("<summary>report.json", pos)) >= 0:
+        pos = start + 1
+        close = text.find("</summary>", start)
+        if close < 0:
+            return None
+        if text.find("<", start + 1) != close:
+            continue
+        opening = _FENCE_OPEN.match(text, close + len("</summary>"))
+        if opening is not None:
+            break
+    else:
         return None
+    fence = opening.group(1)
+    ending = re.compile(r"\r?\n" + fence + r"(?!`)").search(text, opening.end())
+    if ending is None:
+        return None  # no later start can close either
     try:
-        document = json.loads(match.group(2))
+        document = json.loads(text[opening.end() : ending.start()])
     except ValueError:
         return None
     return document if isinstance(document, dict) else None

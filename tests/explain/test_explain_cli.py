@@ -121,12 +121,14 @@ def test_check_json_replayed_by_explain_gives_the_same_decision_as_a_live_explai
     assert {k: replay[k] for k in keys} == {k: live[k] for k in keys} == {k: in_check[k] for k in keys}
 
 
-def test_facts_a_report_never_recorded_are_probed_here(run_cli, tmp_path):
+def test_facts_a_report_never_recorded_stay_unknown_and_are_never_this_machines(run_cli, tmp_path):
     report = tmp_path / "old-report.json"
     report.write_text(json.dumps({"schema": "mhcdoctor.check/1", "facts": {"platform": "rocm", "arch": "gfx950"}}))
     document = run_cli("explain", "--json", "--from", str(report)).json()
     assert (document["facts"]["platform"], document["sources"]["platform"]) == ("rocm", f"report:{report}")
-    assert document["sources"]["tilelang.present"] == "probe:tilelang"
+    assert document["sources"]["tilelang"] == f"unknown: not in report {report}"
+    assert not any(source.startswith("probe:") for source in document["sources"].values())
+    assert "torch-build-mismatch" not in [f["id"] for f in document["findings"]]
 
 
 def test_config_folder_sets_the_hidden_size_and_hidden_overrides_it(run_cli, tmp_path):

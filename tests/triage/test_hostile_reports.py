@@ -1,0 +1,124 @@
+"""Hostile and odd reports through `explain --from` and `diff` (in a child process, as a user runs them): escape
+sequences are shown, never obeyed; pipes, FIFOs and stdin are read bounded; malformed reports exit 2 with one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from triage_docs import rocm_report, variant, write_json
+
+from mhcdoctor.render.markdown import report_from_markdown
+
+ESCAPES = ["\x1b]0;pwned\x07", "\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\", "\x1b[2J", "\r✓ Verdict: ok"]
+
+
+def _run(*args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, NO_COLOR="1")
+    return subprocess.run(
+        [sys.executable, "-m", "mhcdoctor", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+
+
+def _hostile(tmp_path: Path) -> Path:
+    doc = variant(rocm_report(), **{"facts.aiter.version": "0.1.13" + "".join(ESCAPES)})
+    doc["findings"][0]["title"] = "".join(ESCAPES)
+    doc["facts"]["aiter"]["location"] = "/x" + "".join(ESCAPES)
+    return write_json(tmp_path / "hostile.json", doc)
+
+
+@pytest.mark.parametrize("command", ["explain", "diff"])
+def test_escape_sequences_in_a_report_never_reach_the_terminal(tmp_path, command):
+    hostile = _hostile(tmp_path)
+    good = write_json(tmp_path / "good.json", rocm_report())
+    args = ("explain", "--from", str(hostile)) if command == "explain" else ("diff", str(good), str(hostile))
+    done = _run(*args)
+    assert done.returncode in (0, 1, 2), done.stderr
+    for stream in (done.stdout, done.stderr):
+        assert "\x1b" not in stream and "\r" not in stream and "\x07" not in stream
+
+
+def test_stdin_is_read_with_a_dash(tmp_path):
+    done = _run("explain", "--json", "--from", "-", stdin=json.dumps(rocm_report()))
+    assert done.returncode not in (2, 4), done.stderr
+    assert json.loads(done.stdout)["sources"]["platform"] == "report:-"
+
+
+def test_a_fifo_nobody_writes_to_is_one_line_not_a_hang(tmp_path):
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    start = time.monotonic()
+    done = _run("explain", "--from", str(fifo), timeout=20)
+    assert done.returncode == 2 and time.monotonic() - start < 10
+    assert done.stderr.strip().splitlines() == [
+        f"mhcdoctor: error: report {fifo} is empty (nothing was written to the pipe or FIFO within 3 s)"
+    ]
+
+
+def test_a_fifo_with_a_report_written_to_it_is_read(tmp_path):
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "w") as f:
+            f.write(json.dumps(rocm_report()))
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    done = _run("explain", "--json", "--from", str(fifo), timeout=30)
+    writer.join(timeout=5)
+    assert done.returncode not in (2, 4), done.stderr
+    assert json.loads(done.stdout)["facts"]["aiter"]["version"] == "0.1.13"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"facts.devices": "x"}, "facts.devices"),
+        ({"facts.vllm.version": "1" * 100_000}, "facts.vllm.version is 100000 characters long; not a version"),
+        ({"models": "x"}, "models has the wrong type (str)"),
+        ({"findings": [1, 2]}, "every entry of findings must be a JSON object"),
+        ({"host": []}, "host has the wrong type (list)"),
+    ],
+)
+@pytest.mark.parametrize("command", ["explain", "diff"])
+def test_a_malformed_report_exits_2_with_one_bounded_line_in_both_commands(tmp_path, change, message, command):
+    bad = write_json(tmp_path / "bad.json", variant(rocm_report(), **change))
+    good = write_json(tmp_path / "good.json", rocm_report())
+    args = ("explain", "--from", str(bad)) if command == "explain" else ("diff", str(good), str(bad))
+    done = _run(*args)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and message in lines[0] and len(lines[0]) < 600, done.stderr
+
+
+def test_diff_output_is_bounded_for_a_50_mb_value(tmp_path):
+    big = write_json(tmp_path / "big.json", variant(rocm_report(), **{"facts.aiter.location": "/x" * (25 << 20)}))
+    good = write_json(tmp_path / "good.json", rocm_report())
+    done = _run("diff", str(good), str(big))
+    assert done.returncode == 1 and len(done.stdout) < 64_000
+
+
+def test_reading_a_large_markdown_report_is_linear():
+    """Many report blocks whose fence never closes: 292 KB took the old regex search 12 s."""
+    text = ("<summary>report.json</summary> ```json\n" + "x" * 60 + "\n") * 3000
+    start = time.monotonic()
+    assert report_from_markdown(text) is None
+    assert time.monotonic() - start < 1.0
+
+
+def test_check_shows_escape_sequences_from_a_packages_metadata_as_question_marks():
+    from mhcdoctor.probes.base import ProbeResult
+
+    result = ProbeResult("packages", "ok", data={"aiter": {"version": "0.1.13\x1b]0;pwned\x07", "path": "/x\r"}})
+    assert result.data == {"aiter": {"version": "0.1.13?]0;pwned?", "path": "/x?"}}
