@@ -25,7 +25,6 @@ Status = Literal["ok", "missing", "error", "timeout", "crash", "skipped"]
 STATUSES: tuple[str, ...] = ("ok", "missing", "error", "timeout", "crash", "skipped")
 
 
-
 @dataclass
 class ProbeResult:
     name: str  # "gpu.kfd", "aiter", "tilelang.import"
