@@ -48,8 +48,16 @@ class ProbeResult:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffd]")
 
 
-def printable(text: str, limit: int = EVIDENCE_CHARS) -> str:
-    """`text` safe to print and paste: control characters (ESC included) and undecodable bytes become `?`."""
+# A line of evidence: an output tail already cut to EVIDENCE_CHARS, plus its label ("stdout: ", "traceback ...").
+_LINE_CHARS = EVIDENCE_CHARS + 100
+
+
+def printable(text: str, limit: int = _LINE_CHARS) -> str:
+    """`text` safe to print and paste: control characters (ESC included) and undecodable bytes become `?`.
+
+    Longer than `limit`, its head is kept: this bounds a line, it does not choose evidence (childproc's
+    `cut_evidence` keeps an output's tail).
+    """
     text = _CONTROL.sub("?", str(text))
     return text if len(text) <= limit else text[:limit] + "…"
 
