@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
+import signal
 import sys
+import threading
+from types import FrameType
 
 import click
 
-from mhcdoctor import __version__
+from mhcdoctor import __version__, childproc
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import FactsError
 from mhcdoctor.models import ModelError
@@ -39,8 +43,45 @@ def cli() -> None:
     """A doctor for DeepSeek-V4's mHC kernels in vLLM: which path runs, why, and whether it is right."""
 
 
+# Signals that stop the doctor: Ctrl-C, `kill`, a closed terminal or dropped ssh session.
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM) + ((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())
+_stopping = False
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    """Stop now: kill every child and what it started, remove temporary folders, exit 128+signal (130 for Ctrl-C).
+
+    A second signal while stopping is ignored; exiting with os._exit means no thread waits on a child first.
+    """
+    global _stopping
+    if _stopping:
+        return
+    _stopping = True
+    stopped = childproc.shutdown()
+    name = "interrupted" if signum == signal.SIGINT else f"stopped by {childproc.signal_name(signum)}"
+    detail = f"; killed {stopped} child process{'es' if stopped != 1 else ''}" if stopped else ""
+    with contextlib.suppress(OSError):
+        os.write(2, f"mhcdoctor: {name}{detail}\n".encode())
+    os._exit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: bad input is one line and exit 2; a bug in mhcdoctor is one line and exit 4, never a traceback."""
+    """Entry point: bad input is one line and exit 2; a bug in mhcdoctor is one line and exit 4, never a traceback.
+
+    While it runs, SIGINT, SIGTERM and SIGHUP stop it at once with nothing left running (the previous handlers are
+    put back when it returns, for callers that run it in-process).
+    """
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {number: signal.signal(number, _stop) for number in _STOP_SIGNALS}
+    try:
+        _main(argv)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def _main(argv: list[str] | None) -> None:
     try:
         code = cli.main(args=argv, prog_name="mhcdoctor", standalone_mode=False)
     except click.exceptions.Abort:

@@ -54,3 +54,8 @@ def test_guarded_turns_a_probe_bug_into_an_error_result():
     result = guarded("gpu.amdsmi", buggy)
     assert result.status == "error"
     assert "KeyError" in result.error
+
+
+def test_a_huge_result_is_an_error_not_read_whole():
+    out = run_child("report('x' * (5 * 1024 * 1024))", CTX)
+    assert out.status == "error" and "bad result" in out.error and "longer than" in out.error

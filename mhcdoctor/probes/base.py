@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,14 +17,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from mhcdoctor import childproc
+from mhcdoctor.childproc import EVIDENCE_CHARS, cut_evidence, signal_name
 from mhcdoctor.text import visible, visible_strings
 
 Status = Literal["ok", "missing", "error", "timeout", "crash", "skipped"]
 STATUSES: tuple[str, ...] = ("ok", "missing", "error", "timeout", "crash", "skipped")
-
-# The most of a child's stdout/stderr kept as evidence. Large on purpose: redaction masks secrets in the whole text
-# first and only then cuts it to its display length (redact.DISPLAY_CHARS), so no secret is split by a cut.
-_EVIDENCE_CHARS = 64 << 10
 
 
 @dataclass
@@ -51,8 +46,16 @@ class ProbeResult:
         return asdict(self)
 
 
-def printable(text: str, limit: int = _EVIDENCE_CHARS) -> str:
-    """`text` safe to print and paste: control characters (ESC included) and undecodable bytes become `?`."""
+# A line of evidence: an output tail already cut to EVIDENCE_CHARS, plus its label ("stdout: ", "traceback ...").
+_LINE_CHARS = EVIDENCE_CHARS + 100
+
+
+def printable(text: str, limit: int = _LINE_CHARS) -> str:
+    """`text` safe to print and paste: control characters (ESC included) and undecodable bytes become `?`.
+
+    Longer than `limit`, its head is kept: this bounds a line, it does not choose evidence (childproc's
+    `cut_evidence` keeps an output's tail).
+    """
     text = visible(str(text))
     return text if len(text) <= limit else text[:limit] + "…"
 
@@ -109,7 +112,7 @@ def guarded(name: str, fn: Callable[[], ProbeResult]) -> ProbeResult:
 class ChildOutcome:
     status: Status  # ok (exit 0 and a result written), error, timeout, crash
     result: Any  # what the child passed to `report(...)`, or None
-    stdout: str
+    stdout: str  # the tail of what it printed (childproc.OUTPUT_TAIL_BYTES at most), cut to evidence later
     stderr: str
     returncode: int | None
     seconds: float
@@ -118,13 +121,13 @@ class ChildOutcome:
     def evidence(self) -> list[str]:
         lines = []
         if self.returncode is not None and self.returncode < 0:
-            lines.append(f"child killed by signal {_signal_name(-self.returncode)}")
+            lines.append(f"child killed by signal {signal_name(-self.returncode)}")
         elif self.returncode not in (0, None):
             lines.append(f"child exited with code {self.returncode}")
         if self.stdout.strip():
-            lines.append("stdout: " + _tail(self.stdout))
+            lines.append("stdout: " + cut_evidence(self.stdout))
         if self.stderr.strip():
-            lines.append("stderr: " + _tail(self.stderr))
+            lines.append("stderr: " + cut_evidence(self.stderr))
         return lines
 
 
@@ -144,8 +147,9 @@ def report(obj):
 def run_child(code: str, ctx: ProbeContext, timeout: float | None = None, label: str = "child") -> ChildOutcome:
     """Run `code` in a fresh interpreter (ctx.python), which calls `report(obj)` with its JSON-able result.
 
-    The child gets ctx.search_path on PYTHONPATH and runs in its own process group, which is killed whole on
-    timeout, so a library that forks helpers (aiter runs rocminfo) cannot keep the doctor waiting.
+    The child gets ctx.search_path on PYTHONPATH and runs under mhcdoctor.childproc: its own process group, output
+    to files read back as bounded tails, and everything it started killed when it ends or times out, so a
+    library that forks helpers (aiter runs rocminfo) can neither keep the doctor waiting nor outlive it.
     """
     limit = ctx.timeout if timeout is None else timeout
     env = dict(ctx.env)
@@ -153,88 +157,43 @@ def run_child(code: str, ctx: ProbeContext, timeout: float | None = None, label:
     env["PYTHONPATH"] = os.pathsep.join(paths)
     env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
     env["PYTHONFAULTHANDLER"] = "1"  # a segfault prints the Python stack: evidence
-    with tempfile.TemporaryDirectory(prefix="mhcdoctor-") as tmp:
-        out_file = Path(tmp) / "result.json"
-        start = time.perf_counter()
-        try:
-            proc = subprocess.Popen(
-                [ctx.python, "-c", _PREAMBLE + code, str(out_file)],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-                cwd=tmp,
-                start_new_session=True,
-                text=True,
-                errors="replace",
-            )
-        except OSError as exc:
-            return ChildOutcome("error", None, "", "", None, 0.0, f"could not start {ctx.python}: {exc}")
-        try:
-            stdout, stderr = proc.communicate(timeout=limit)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            try:  # a grandchild in its own session could hold the pipes open: don't wait on it
-                stdout, stderr = proc.communicate(timeout=2)
-            except subprocess.TimeoutExpired:
-                stdout, stderr = "", ""
-            seconds = round(time.perf_counter() - start, 4)
-            try:
-                partial = _read_result(out_file)  # what it reported before the step that hung
-            except ValueError:
-                partial = None
-            return ChildOutcome(
-                "timeout",
-                partial,
-                stdout,
-                stderr,
-                None,
-                seconds,
-                f"{label} did not finish within {limit:g} s",
-            )
-        seconds = round(time.perf_counter() - start, 4)
+    with childproc.temp_dir() as tmp:
+        out_file = tmp / "result.json"
+        done = childproc.run([ctx.python, "-c", _PREAMBLE + code, str(out_file)], env, limit, folder=tmp)
+        if done.status == "error":
+            return ChildOutcome("error", None, "", "", None, 0.0, done.error)
         try:
             result = _read_result(out_file)
         except ValueError as exc:
-            return ChildOutcome("error", None, stdout, stderr, proc.returncode, seconds, f"bad result: {exc}")
-    code_ = proc.returncode
+            if done.status == "timeout":
+                result = None
+            else:
+                return ChildOutcome(
+                    "error", None, done.stdout, done.stderr, done.returncode, done.seconds, f"bad result: {exc}"
+                )
+    out, err, seconds, code_ = done.stdout, done.stderr, done.seconds, done.returncode
+    if done.status == "timeout":  # `result` is what it reported before the step that hung
+        return ChildOutcome("timeout", result, out, err, None, seconds, f"{label} did not finish within {limit:g} s")
+    assert code_ is not None
     if code_ < 0:
-        return ChildOutcome(
-            "crash", result, stdout, stderr, code_, seconds, f"{label} crashed ({_signal_name(-code_)})"
-        )
+        return ChildOutcome("crash", result, out, err, code_, seconds, f"{label} crashed ({signal_name(-code_)})")
     if code_ != 0:
-        return ChildOutcome("error", result, stdout, stderr, code_, seconds, f"{label} exited with code {code_}")
+        return ChildOutcome("error", result, out, err, code_, seconds, f"{label} exited with code {code_}")
     if result is None:
-        return ChildOutcome("error", None, stdout, stderr, code_, seconds, f"{label} reported nothing")
-    return ChildOutcome("ok", result, stdout, stderr, code_, seconds)
+        return ChildOutcome("error", None, out, err, code_, seconds, f"{label} reported nothing")
+    return ChildOutcome("ok", result, out, err, code_, seconds)
 
 
 def _read_result(path: Path) -> Any:
-    """What the child last reported, or None if it reported nothing."""
+    """What the child last reported, or None if it reported nothing; ValueError if it is not JSON or too long."""
     try:
-        text = path.read_text()
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read(childproc.RESULT_BYTES + 1)
     except OSError:
         return None
+    if len(text) > childproc.RESULT_BYTES:
+        raise ValueError(f"the result is longer than {childproc.RESULT_BYTES} bytes")
     return json.loads(text)
-
-
-def _kill_group(proc: subprocess.Popen[str]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-def _tail(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= _EVIDENCE_CHARS else "…" + text[-_EVIDENCE_CHARS:]
 
 
 def read_text(path: Path, limit: int = 1 << 20) -> str | None:

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-import signal
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mhcdoctor.probes.base import ProbeContext, ProbeResult, Status, timed
+from mhcdoctor import childproc
+from mhcdoctor.probes.base import ProbeContext, ProbeResult, Status
 from mhcdoctor.probes.packages import distribution
 from mhcdoctor.probes.rocm import rocm_roots
 
@@ -87,35 +86,18 @@ def parse_version(name: str, output: str) -> str | None:
 
 
 def run_tool(argv: list[str], env: dict[str, str], timeout: float) -> tuple[Status, str, str | None]:
-    """Run a small command; its whole process group is killed on timeout (hipcc starts clang and perl)."""
-    with timed() as elapsed:
-        try:
-            proc = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                env=env,
-                start_new_session=True,
-                text=True,
-                errors="replace",
-            )
-        except OSError as exc:
-            return "error", "", f"could not run {argv[0]}: {exc}"
-        try:
-            output, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                proc.kill()
-            try:  # a grandchild that left the group could hold the pipe open: don't wait on it
-                proc.communicate(timeout=2)
-            except subprocess.TimeoutExpired:
-                pass
-            return "timeout", "", f"`{' '.join(argv)}` did not finish within {timeout:g} s"
-    if proc.returncode < 0:
-        return "crash", output, f"`{' '.join(argv)}` was killed by signal {-proc.returncode}"
-    if proc.returncode != 0:
-        return "error", output, f"`{' '.join(argv)}` exited with code {proc.returncode} after {elapsed():g} s"
+    """Run a small command under childproc: everything it starts (hipcc starts clang and perl) dies with it."""
+    done = childproc.run(argv, env, timeout)
+    shown = " ".join(argv)
+    if done.status == "error":
+        return "error", "", done.error
+    if done.status == "timeout":
+        return "timeout", "", f"`{shown}` did not finish within {timeout:g} s"
+    output = done.stdout + done.stderr
+    code = done.returncode
+    assert code is not None
+    if code < 0:
+        return "crash", output, f"`{shown}` was killed by signal {-code}"
+    if code != 0:
+        return "error", output, f"`{shown}` exited with code {code} after {done.seconds:g} s"
     return "ok", output, None

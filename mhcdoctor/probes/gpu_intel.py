@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 
+from mhcdoctor import childproc
 from mhcdoctor.probes.base import ProbeContext, ProbeResult, Status, read_text
 from mhcdoctor.probes.devices import DeviceRecord, normalize_bdf
 
@@ -19,7 +19,6 @@ NAME = "gpu.intel"
 SOURCE = "sysfs: /sys/class/drm/card*/device"
 INTEL = "0x8086"
 _INTEGRATED_SLOT = re.compile(r"^[0-9a-f]{4}:00:02\.[0-7]$")  # the CPU's own graphics: always bus 0, device 2
-_XPU_SMI_CHARS = 1 << 20
 
 
 def probe(ctx: ProbeContext) -> ProbeResult:
@@ -60,28 +59,20 @@ def probe(ctx: ProbeContext) -> ProbeResult:
 
 
 def _name_with_xpu_smi(ctx: ProbeContext, devices: list[DeviceRecord], evidence: list[str]) -> None:
-    """`xpu-smi discovery -j` names each device by PCI address; a missing, failing or hanging xpu-smi is evidence."""
+    """`xpu-smi discovery -j` names each device by PCI address (its output read as childproc's bounded tail); a missing,
+    failing or hanging xpu-smi is evidence."""
     program = ctx.which("xpu-smi")
     if program is None:
         evidence.append("xpu-smi: not on PATH")
         return
-    try:
-        proc = subprocess.run(
-            [program, "discovery", "-j"],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=ctx.timeout,
-            env=ctx.env,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        evidence.append(f"xpu-smi discovery -j: {type(exc).__name__}: {exc}")
+    done = childproc.run([program, "discovery", "-j"], ctx.env, ctx.timeout)
+    if done.status != "ok":
+        evidence.append(f"xpu-smi discovery -j: {done.error or f'did not finish within {ctx.timeout:g} s'}")
         return
     try:
-        listed = json.loads(proc.stdout[:_XPU_SMI_CHARS]).get("device_list") or []
+        listed = json.loads(done.stdout).get("device_list") or []
     except (ValueError, AttributeError):
-        evidence.append(f"xpu-smi discovery -j: exit {proc.returncode}, no JSON device list")
+        evidence.append(f"xpu-smi discovery -j: exit {done.returncode}, no JSON device list")
         return
     by_bdf = {d["bdf"]: d for d in devices if d.get("bdf")}
     for entry in listed:

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
+from mhcdoctor import childproc
 from mhcdoctor.errors import InputError
 from mhcdoctor.probes.base import ProbeContext
 
 SYSROOT_ENV = "MHCDOCTOR_SYSROOT"
 _ASK_PATH = "import json, sys; print(json.dumps(sys.path))"
+_ASK_TIMEOUT = 15.0
 
 
 def probe_context(fast: bool = False, timeout: float = 20.0, python: str | None = None) -> ProbeContext:
@@ -28,17 +29,16 @@ def probe_context(fast: bool = False, timeout: float = 20.0, python: str | None 
 
 def interpreter_path(python: str) -> list[str]:
     """`sys.path` of another interpreter; one InputError line when it cannot be run."""
+    done = childproc.run([python, "-c", _ASK_PATH], dict(os.environ), _ASK_TIMEOUT)
+    if done.status == "error":
+        raise InputError(f"cannot run --python {python}: {done.error}")
+    if done.status == "timeout":
+        raise InputError(f"cannot run --python {python}: it did not answer within {_ASK_TIMEOUT:g} s")
     try:
-        proc = subprocess.run(
-            [python, "-c", _ASK_PATH], capture_output=True, text=True, timeout=15, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise InputError(f"cannot run --python {python}: {exc}") from None
-    try:
-        paths = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else None
+        paths = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
     except (ValueError, IndexError):
         paths = None
     if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise InputError(f"--python {python} is not a working Python interpreter: {last}")
     return [p for p in paths if p]

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,12 +16,15 @@ from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
+from mhcdoctor import childproc
+from mhcdoctor.childproc import cut_evidence, signal_name
 from mhcdoctor.kernels import path_ops
-from mhcdoctor.probes.base import ProbeContext, _signal_name, _tail
+from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.verify.cases import Params
 
 Progress = Callable[[str], None]
 _POLL_SECONDS = 0.05
+_EVENTS_READ_BYTES = 1 << 20  # per poll: the worker writes short lines, but bound what is read
 
 
 @dataclass
@@ -34,9 +34,8 @@ class Job:
     ops: list[str]
     tokens: list[int]
     events_file: Path
-    out_file: Path
-    err_file: Path
-    proc: subprocess.Popen[bytes] | None = None
+    folder: Path  # the child's stdout and stderr files
+    proc: childproc.Child | None = None
     started: float = 0.0
     offset: int = 0
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -60,27 +59,25 @@ def run_jobs(
     seed: int = 0,
 ) -> list[dict[str, Any]]:
     """Run every (path, device) child concurrently; return one outcome dict per job with its rows."""
-    with tempfile.TemporaryDirectory(prefix="mhcdoctor-verify-") as tmp:
-        jobs = []
-        for index, (path, device) in enumerate(requests):
-            base = Path(tmp) / f"job{index}"
-            job = Job(
-                path,
-                device,
-                [op for op in ops if op in path_ops(path)],
-                tokens,
-                base.with_suffix(".events"),
-                base.with_suffix(".out"),
-                base.with_suffix(".err"),
-            )
-            _start(job, params, ctx, tmp, seed)
-            jobs.append(job)
-        while any(job.ended is None for job in jobs):
-            time.sleep(_POLL_SECONDS)
+    with childproc.temp_dir(prefix="mhcdoctor-verify-") as tmp:
+        jobs: list[Job] = []
+        try:
+            for index, (path, device) in enumerate(requests):
+                folder = tmp / f"job{index}"
+                folder.mkdir()
+                job = Job(path, device, [op for op in ops if op in path_ops(path)], tokens, folder / "events", folder)
+                _start(job, params, ctx, str(tmp), seed)
+                jobs.append(job)
+            while any(job.ended is None for job in jobs):
+                time.sleep(_POLL_SECONDS)
+                for job in jobs:
+                    if job.ended is None:
+                        _poll(job, timeout, progress)
+            return [_outcome(job, timeout) for job in jobs]
+        finally:
             for job in jobs:
-                if job.ended is None:
-                    _poll(job, timeout, progress)
-        return [_outcome(job, timeout) for job in jobs]
+                if job.proc is not None:
+                    job.proc.close()
 
 
 def _start(job: Job, params: Params, ctx: ProbeContext, cwd: str, seed: int) -> None:
@@ -97,36 +94,25 @@ def _start(job: Job, params: Params, ctx: ProbeContext, cwd: str, seed: int) -> 
     env["PYTHONPATH"] = os.pathsep.join(p for p in ctx.search_path if p)
     env["PYTHONFAULTHANDLER"] = "1"  # a segfault prints the Python stack: evidence
     job.events_file.touch()
-    with open(job.out_file, "wb") as out, open(job.err_file, "wb") as err:
-        job.started = time.perf_counter()
-        try:
-            job.proc = subprocess.Popen(
-                [ctx.python, "-m", "mhcdoctor.verify.worker", str(job.events_file), json.dumps(request)],
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                env=env,
-                cwd=cwd,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            job.events.append({"event": "spawn-failed", "reason": f"could not start {ctx.python}: {exc}"})
-            job.ended = "exit"
+    job.started = time.perf_counter()
+    argv = [ctx.python, "-m", "mhcdoctor.verify.worker", str(job.events_file), json.dumps(request)]
+    try:
+        job.proc = childproc.Child(argv, env, job.folder, cwd=cwd)
+    except OSError as exc:
+        job.events.append({"event": "spawn-failed", "reason": f"could not start {ctx.python}: {exc}"})
+        job.ended = "exit"
 
 
 def _poll(job: Job, timeout: float, progress: Progress) -> None:
     _read_events(job, progress)
     assert job.proc is not None
     if job.proc.poll() is not None:
+        job.proc.close()  # helpers it left running die now, not when every job is done
         _read_events(job, progress)
         job.ended = "exit"
         job.seconds = time.perf_counter() - job.started
     elif time.perf_counter() - job.started > timeout:
-        try:
-            os.killpg(job.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            job.proc.kill()
-        job.proc.wait()
+        job.proc.kill()
         _read_events(job, progress)
         job.ended = "timeout"
         job.seconds = time.perf_counter() - job.started
@@ -135,7 +121,7 @@ def _poll(job: Job, timeout: float, progress: Progress) -> None:
 def _read_events(job: Job, progress: Progress) -> None:
     with open(job.events_file, "rb") as f:
         f.seek(job.offset)
-        chunk = f.read()
+        chunk = f.read(_EVENTS_READ_BYTES)
     if b"\n" not in chunk:
         return
     complete = chunk[: chunk.rindex(b"\n") + 1]  # a line still being written waits for the next poll
@@ -154,17 +140,16 @@ def _outcome(job: Job, timeout: float) -> dict[str, Any]:
     """What happened to one child: its status, version, rows, and evidence for anything that went wrong."""
     seconds = round(job.seconds, 3)
     code = job.proc.returncode if job.proc is not None else None
-    stderr = _read(job.err_file)
-    stdout = _read(job.out_file)
+    stdout, stderr = job.proc.output() if job.proc is not None else ("", "")
     evidence = []
     if code is not None and code < 0 and job.ended != "timeout":
-        evidence.append(f"child killed by signal {_signal_name(-code)}")
+        evidence.append(f"child killed by signal {signal_name(-code)}")
     elif code not in (0, None) and job.ended != "timeout":
         evidence.append(f"child exited with code {code}")
     if stdout.strip():
-        evidence.append("stdout: " + _tail(stdout))
+        evidence.append("stdout: " + cut_evidence(stdout))
     if stderr.strip():
-        evidence.append("stderr: " + _tail(stderr))
+        evidence.append("stderr: " + cut_evidence(stderr))
     outcome: dict[str, Any] = {
         "path": job.path,
         "device": job.device,
@@ -204,7 +189,7 @@ def _outcome(job: Job, timeout: float) -> dict[str, Any]:
         why = f"did not finish within {timeout:g} s"
         status = "timeout"
     elif code is not None and code < 0:
-        why = f"the child crashed ({_signal_name(-code)})"
+        why = f"the child crashed ({signal_name(-code)})"
         status = "error"
     else:
         why = f"the child exited with code {code} before finishing"
@@ -241,13 +226,6 @@ def _outcome(job: Job, timeout: float) -> dict[str, Any]:
                     }
                 )
     return outcome
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 def count_gpus(ctx: ProbeContext, timeout: float) -> tuple[int, str | None]:

@@ -1,0 +1,361 @@
+"""The one way mhcdoctor starts a process: bounded in time and memory, and nothing of it left running.
+
+Every child (an import probe, a compiler's `--version`, a verify worker) is started here, and:
+
+- runs in its own session and process group, with `MHCDOCTOR_CHILD=<token>` in its environment, and on Linux a
+  parent-death signal (SIGKILL when the doctor's thread that started it dies);
+- is waited for by its pid, never by EOF on a pipe: its stdout and stderr go to files (opened for appending), which
+  the parent trims while it waits and reads only the last `OUTPUT_TAIL_BYTES` of, so a library printing 400 MB at
+  import costs the doctor neither memory nor much disk;
+- is killed with everything it started when it times out, and after it exits (an import that *succeeded* may have
+  left helper daemons): its process group, its descendants (walked through /proc), and every process carrying its
+  token, including those that called setsid(). On Linux the doctor makes itself a child subreaper
+  (PR_SET_CHILD_SUBREAPER), so orphaned grandchildren become its children and can be found and reaped.
+- `shutdown()` kills every live child and removes every temporary folder made here; the CLI calls it from its
+  SIGTERM/SIGHUP/SIGINT handlers.
+
+This module is a low layer: it imports nothing from mhcdoctor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+# The most of a child's stdout/stderr kept as evidence. Large on purpose: shared reports mask secrets in the whole
+# text first and only then cut it to its display length (redact.DISPLAY_CHARS), so no secret is split by a cut.
+# `cut_evidence` is the one place evidence is cut to it.
+EVIDENCE_CHARS = 64 * 1024
+# The most of each output file the parent reads.
+OUTPUT_TAIL_BYTES = 64 * 1024
+# An output file longer than this is cut back to its tail while the child runs (disk bound).
+OUTPUT_DISK_BYTES = 8 * 1024 * 1024
+# The most of a result file read back.
+RESULT_BYTES = 4 * 1024 * 1024
+TOKEN_VARIABLE = "MHCDOCTOR_CHILD"
+_POLL_SECONDS = 0.02
+
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+_lock = threading.RLock()
+_live: dict[int, Child] = {}  # pid -> child still to be cleaned up
+_temp_dirs: set[str] = set()
+_stopping = False
+_prctl: ctypes._CFuncPtr | None = None  # type: ignore[name-defined]
+_subreaper = False
+
+
+def _load_prctl() -> None:
+    global _prctl
+    if not sys.platform.startswith("linux") or _prctl is not None:
+        return
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        _prctl = libc.prctl
+    except (OSError, AttributeError):
+        _prctl = None
+
+
+def become_subreaper() -> bool:
+    """Make this process a child subreaper (Linux), so orphaned grandchildren are re-parented to it. Idempotent."""
+    global _subreaper
+    _load_prctl()
+    if _prctl is not None and not _subreaper:
+        _subreaper = _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    return _subreaper
+
+
+def _in_child() -> None:
+    """Runs in the forked child before exec: die with the parent (Linux); nothing else."""
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def cut_evidence(text: str) -> str:
+    """The last EVIDENCE_CHARS of a child's output, marked `…` where cut."""
+    text = text.strip()
+    return text if len(text) <= EVIDENCE_CHARS else "…" + text[-EVIDENCE_CHARS:]
+
+
+class _Capture:
+    """One output stream of a child: a file it appends to; the parent keeps only a bounded tail."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.kept = b""  # the tail saved before the file was last cut back
+        self.cut = False
+
+    def open_for_child(self) -> int:
+        return os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_TRUNC, 0o600)
+
+    def trim(self) -> None:
+        try:
+            size = os.path.getsize(self.path)
+        except OSError:
+            return
+        if size > OUTPUT_DISK_BYTES:
+            self.kept = self._read_tail()
+            self.cut = True
+            with contextlib.suppress(OSError):
+                os.truncate(self.path, 0)  # O_APPEND: the child's next write lands at the new end
+
+    def _read_tail(self) -> bytes:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - OUTPUT_TAIL_BYTES))
+                return f.read(OUTPUT_TAIL_BYTES)
+        except OSError:
+            return b""
+
+    def text(self) -> str:
+        data = (self.kept + self._read_tail())[-OUTPUT_TAIL_BYTES:]
+        text = data.decode("utf-8", errors="replace")
+        return "…" + text if self.cut or len(data) == OUTPUT_TAIL_BYTES else text
+
+
+class Child:
+    """A started child. `poll()` while it runs; `kill()` on timeout; `close()` when done (always)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], folder: Path, cwd: str | None = None) -> None:
+        self.token = secrets.token_hex(8)
+        self.folder = folder
+        self.stdout = _Capture(folder / "stdout")
+        self.stderr = _Capture(folder / "stderr")
+        env = {**env, TOKEN_VARIABLE: self.token}
+        out, err = self.stdout.open_for_child(), self.stderr.open_for_child()
+        try:
+            with _lock:
+                if _stopping:
+                    raise OSError("mhcdoctor is stopping")
+                become_subreaper()
+                self.popen = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    env=env,
+                    cwd=cwd if cwd is not None else str(folder),
+                    start_new_session=True,
+                    preexec_fn=_in_child if _prctl is not None else None,
+                )
+                _live[self.popen.pid] = self
+        finally:
+            os.close(out)
+            os.close(err)
+        self.pid = self.popen.pid
+        self.started = time.perf_counter()
+
+    def poll(self) -> int | None:
+        """The exit code once the child has exited, else None; trims its output files while it runs."""
+        self.stdout.trim()
+        self.stderr.trim()
+        return self.popen.poll()
+
+    def kill(self) -> None:
+        """Kill the child and everything it started; wait for them."""
+        _kill_tree(self)
+
+    def close(self) -> None:
+        """Kill whatever is left (the child, or helpers it left running) and forget it."""
+        _kill_tree(self)
+        with _lock:
+            _live.pop(self.pid, None)
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.returncode
+
+    def output(self) -> tuple[str, str]:
+        """The tails of stdout and stderr, at most OUTPUT_TAIL_BYTES each."""
+        return self.stdout.text(), self.stderr.text()
+
+
+@contextlib.contextmanager
+def temp_dir(prefix: str = "mhcdoctor-") -> Iterator[Path]:
+    """A temporary folder removed on exit and by `shutdown()`."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    with _lock:
+        _temp_dirs.add(path)
+    try:
+        yield Path(path)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        with _lock:
+            _temp_dirs.discard(path)
+
+
+@dataclass
+class Finished:
+    status: Literal["ok", "timeout", "error"]  # ok: it exited (any code); error: it could not start
+    returncode: int | None
+    stdout: str
+    stderr: str
+    seconds: float
+    error: str | None = None
+
+
+def run(
+    argv: list[str], env: dict[str, str], timeout: float, folder: Path | None = None, cwd: str | None = None
+) -> Finished:
+    """Run `argv` to completion or `timeout`; its output files go in `folder` (a fresh temporary one if None)."""
+    with contextlib.ExitStack() as stack:
+        where = folder if folder is not None else stack.enter_context(temp_dir())
+        start = time.perf_counter()
+        try:
+            child = Child(argv, env, where, cwd)
+        except OSError as exc:
+            return Finished("error", None, "", "", 0.0, f"could not start {argv[0]}: {exc}")
+        try:
+            while child.poll() is None:
+                if time.perf_counter() - start > timeout:
+                    child.kill()
+                    out, err = child.output()
+                    return Finished("timeout", None, out, err, round(time.perf_counter() - start, 4))
+                time.sleep(_POLL_SECONDS)
+            out, err = child.output()
+            return Finished("ok", child.returncode, out, err, round(time.perf_counter() - start, 4))
+        finally:
+            child.close()
+    raise AssertionError("unreachable")  # pragma: no cover  (ExitStack does not swallow)
+
+
+# --- finding and killing what a child left -----------------------------------------------------------------------
+
+
+def _processes() -> dict[int, tuple[int, str]]:
+    """pid -> (ppid, state) of every process, from /proc (empty where there is no /proc)."""
+    table = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return {}
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read(4096)
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) >= 2:
+            table[int(name)] = (int(fields[1]), fields[0].decode("ascii", "replace"))
+    return table
+
+
+def _carries(pid: int, marker: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return marker in f.read(1 << 20).split(b"\0")
+    except OSError:
+        return False
+
+
+def _victims(child: Child, table: dict[int, tuple[int, str]]) -> set[int]:
+    """Live processes that belong to `child`: its descendants and whatever carries its token."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = set(), [child.pid]
+    while todo:
+        for pid in children.get(todo.pop(), []):
+            if pid not in found:
+                found.add(pid)
+                todo.append(pid)
+    marker = f"{TOKEN_VARIABLE}={child.token}".encode()
+    me = os.getpid()
+    found |= {pid for pid in table if pid != me and pid not in found and _carries(pid, marker)}
+    return {pid for pid in found if table.get(pid, (0, "Z"))[1] not in ("Z", "X")}
+
+
+def _reap_orphans(table: dict[int, tuple[int, str]]) -> None:
+    """Wait for dead processes re-parented to this one (as subreaper) that no Popen of ours owns."""
+    me = os.getpid()
+    with _lock:
+        ours = set(_live)
+    for pid, (ppid, state) in table.items():
+        if ppid == me and state in ("Z", "X") and pid not in ours:
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)
+
+
+def _kill_leftovers(child: Child) -> None:
+    """After the child exited: kill what it left (helpers of an import that succeeded)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
+    for _ in range(20):
+        table = _processes()
+        victims = _victims(child, table)
+        _reap_orphans(table)
+        if not victims:
+            return
+        for pid in victims:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
+
+
+def _kill_tree(child: Child) -> None:
+    if child.popen.returncode is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)
+        # Descendants first seen while the child is alive still have it as their parent.
+        table = _processes()
+        for pid in _victims(child, table):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            child.popen.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.popen.wait(timeout=5)
+    _kill_leftovers(child)
+
+
+def shutdown() -> int:
+    """Kill every live child and its leftovers, remove every temporary folder made here; start nothing after.
+
+    Returns how many children were stopped. Safe to call from a signal handler in the main thread.
+    """
+    global _stopping
+    with _lock:
+        _stopping = True
+        live = list(_live.values())
+        folders = list(_temp_dirs)
+    for child in live:
+        with contextlib.suppress(Exception):
+            _kill_tree(child)
+    me = os.getpid()  # anything else still re-parented to the doctor: an orphan of some child
+    table = _processes()
+    for pid, (ppid, state) in table.items():
+        if ppid == me and state not in ("Z", "X") and pid not in _live:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+    time.sleep(0.01)
+    _reap_orphans(_processes())
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+    return len(live)

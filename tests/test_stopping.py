@@ -1,0 +1,238 @@
+"""Attacks on the doctor's children: signals, hung and escaping grandchildren, helpers left by a good import, floods.
+
+Each test runs a real `python -m mhcdoctor check` against a fake library whose import misbehaves, then asserts what
+a user sees (how fast it stops, its exit code and message, the probe's status and evidence) and that nothing is left:
+no process whose argv mentions the test's folder (the import child's result file and every helper's marker are in
+it) and nothing in TMPDIR. Linux only: they read /proc.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import fakes
+import pytest
+
+from mhcdoctor.childproc import EVIDENCE_CHARS
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Runs the doctor as `python -m mhcdoctor` does, and on a normal exit prints its peak RSS (VmHWM) to stderr.
+_WITH_HWM = """\
+import atexit, runpy, sys
+def _hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM"):
+            sys.stderr.write("DOCTOR-" + line)
+atexit.register(_hwm)
+sys.argv[0] = "mhcdoctor"
+runpy.run_module("mhcdoctor", run_name="__main__")
+"""
+
+
+def helper(tag: str, setsid: bool = False) -> str:
+    """Import-time code starting a helper that sleeps 600 s with `tag` in its argv."""
+    return (
+        "import subprocess, sys, time\n"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', {tag!r}], "
+        f"start_new_session={setsid}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    )
+
+
+def daemon(tag: str) -> str:
+    """Import-time code that double-forks a setsid() daemon keeping the import's stdout and stderr, then returns."""
+    return (
+        "import os, sys\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        f"        os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(600)', {tag!r}])\n"
+        "    os._exit(0)\n"
+        "os.wait()\n"
+    )
+
+
+def running(needle: str) -> list[str]:
+    """`pid: argv` of every live (not zombie) process whose argv contains `needle`."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            argv = Path(f"/proc/{name}/cmdline").read_bytes()
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+        except OSError:
+            continue
+        if needle.encode() in argv and stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X"):
+            shown = argv.replace(b"\0", b" ").decode(errors="replace")
+            found.append(f"{name}: {shown}")
+    return found
+
+
+def peak_rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM")
+
+
+class Doctor:
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp = tmp_path
+        self.marker = str(tmp_path)
+        self.root = tmp_path / "root"
+        self.root.mkdir()
+        fakes.nvidia_proc(self.root)
+        self.site = fakes.site(tmp_path)
+        self.tmpdir = tmp_path / "tmp"
+        self.tmpdir.mkdir()
+        self.python = fakes.write(
+            tmp_path / "bin" / "python", f'#!/bin/sh\nPYTHONPATH="{self.site}" exec "{sys.executable}" -S "$@"\n'
+        )
+        self.python.chmod(0o755)
+
+    def tag(self, what: str) -> str:
+        return f"{what}:{self.marker}"
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PYTHONPATH")}
+        env.update(
+            MHCDOCTOR_SYSROOT=str(self.root),
+            PATH=str(self.tmp / "no-bin"),
+            HOME=str(self.tmp),
+            TMPDIR=str(self.tmpdir),
+            PYTHONPATH=str(REPO),
+        )
+        return subprocess.Popen(
+            [sys.executable, "-c", _WITH_HWM, "check", "--python", str(self.python), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=self.tmp,
+            start_new_session=True,  # the test's signals go to the doctor alone
+        )
+
+    def wait_for(self, needle: str, limit: float = 30) -> None:
+        end = time.monotonic() + limit
+        while not running(needle):
+            assert time.monotonic() < end, f"{needle} never started"
+            time.sleep(0.05)
+
+    def leftovers(self, settle: float = 1.0) -> list[str]:
+        """What still runs, after up to `settle` seconds for killed processes to be reaped."""
+        end = time.monotonic() + settle
+        while (left := running(self.marker)) and time.monotonic() < end:
+            time.sleep(0.05)
+        return left
+
+    def temp_files(self) -> list[str]:
+        return sorted(p.name for p in self.tmpdir.iterdir())
+
+
+@pytest.fixture
+def doctor(tmp_path: Path) -> Iterator[Doctor]:
+    d = Doctor(tmp_path)
+    yield d
+    for line in running(d.marker):  # whatever a failing test left: never leave it to the machine
+        os.kill(int(line.split(":")[0]), signal.SIGKILL)
+
+
+def _report(attack: str, **figures: object) -> None:
+    print(f"ATTACK {attack}: " + ", ".join(f"{k}={v}" for k, v in figures.items()), file=sys.stderr)
+
+
+@pytest.mark.parametrize(
+    ("signals", "code", "message"),
+    [
+        ([signal.SIGTERM], 143, "stopped by SIGTERM"),
+        ([signal.SIGHUP], 129, "stopped by SIGHUP"),
+        ([signal.SIGINT] * 3, 130, "interrupted"),
+        ([signal.SIGINT], 130, "interrupted"),
+    ],
+    ids=["SIGTERM", "SIGHUP", "3xSIGINT", "1xSIGINT"],
+)
+@pytest.mark.parametrize("setsid", [False, True], ids=["grandchild", "setsid-grandchild"])
+def test_a_signal_stops_the_doctor_at_once_with_nothing_left(doctor, signals, code, message, setsid):
+    tag = doctor.tag("hung-helper")
+    fakes.library(doctor.site, "tilelang", "0.1.12", init=helper(tag, setsid) + "time.sleep(600)\n")
+    proc = doctor.start("--timeout", "60")
+    doctor.wait_for(tag)
+    rss = peak_rss_kib(proc.pid)
+    start = time.monotonic()
+    for number in signals:
+        proc.send_signal(number)
+        time.sleep(0.05)
+    _, stderr = proc.communicate(timeout=10)
+    seconds = time.monotonic() - start
+    left = doctor.leftovers()
+    _report(f"{'+'.join(s.name for s in signals)} setsid={setsid}", exit_s=round(seconds, 2), rss_kib=rss, left=left)
+    assert proc.returncode == code
+    assert seconds < 2, "it stops at once, not after the remaining --timeout"
+    assert f"mhcdoctor: {message}" in stderr and "Traceback" not in stderr
+    assert left == []
+    assert doctor.temp_files() == []
+
+
+def test_a_timeout_kills_a_grandchild_that_left_the_group(doctor):
+    tag = doctor.tag("setsid-helper")
+    fakes.library(doctor.site, "tilelang", "0.1.12", init=helper(tag, setsid=True) + "time.sleep(600)\n")
+    start = time.monotonic()
+    proc = doctor.start("--json", "--timeout", "2")
+    stdout, stderr = proc.communicate(timeout=60)
+    seconds = time.monotonic() - start
+    left = doctor.leftovers()
+    _report("timeout with a setsid grandchild", run_s=round(seconds, 2), left=left)
+    probe = next(p for p in json.loads(stdout)["probes"] if p["name"] == "tilelang.import")
+    assert probe["status"] == "timeout"
+    assert left == []
+    assert doctor.temp_files() == []
+
+
+def test_an_import_that_succeeds_but_leaves_a_daemon_on_its_stdout_is_ok_and_the_daemon_dies(doctor):
+    tag = doctor.tag("daemon")
+    fakes.library(doctor.site, "tilelang", "0.1.12", init=daemon(tag))
+    start = time.monotonic()
+    proc = doctor.start("--json", "--timeout", "20")
+    stdout, stderr = proc.communicate(timeout=60)
+    seconds = time.monotonic() - start
+    left = doctor.leftovers()
+    _report("import ok leaving a setsid daemon on stdout", run_s=round(seconds, 2), left=left)
+    probe = next(p for p in json.loads(stdout)["probes"] if p["name"] == "tilelang.import")
+    assert probe["status"] == "ok", probe
+    assert probe["seconds"] < 10, "waited for the child's exit, not for EOF on its output"
+    assert left == []
+    assert doctor.temp_files() == []
+
+
+def test_a_library_printing_400_mb_on_import_leaves_the_doctor_small_and_the_tail_as_evidence(doctor):
+    flood = (
+        "import sys\nline = 'x' * 1023 + '\\n'\nblock = line * 1024\n"
+        "for _ in range(400):\n    sys.stdout.write(block)\n"
+        "sys.stdout.write('END-OF-FLOOD\\n'); sys.stdout.flush()\n"
+        "raise ImportError('after the flood')\n"
+    )
+    fakes.library(doctor.site, "tilelang", "0.1.12", init=flood)
+    start = time.monotonic()
+    proc = doctor.start("--json", "--timeout", "60")
+    stdout, stderr = proc.communicate(timeout=120)
+    seconds = time.monotonic() - start
+    rss = int(next(line for line in stderr.splitlines() if line.startswith("DOCTOR-VmHWM")).split()[1])
+    _report("400 MB on stdout at import", run_s=round(seconds, 2), doctor_peak_rss_kib=rss)
+    probe = next(p for p in json.loads(stdout)["probes"] if p["name"] == "tilelang.import")
+    assert probe["status"] == "error" and "after the flood" in probe["error"]
+    out = next(line for line in probe["evidence"] if line.startswith("stdout: "))
+    # The local JSON keeps the tail raw (shared reports mask secrets in it, then cut it to redact.DISPLAY_CHARS).
+    assert out.endswith("END-OF-FLOOD") and len(out) <= EVIDENCE_CHARS + 100, "the evidence is the output's tail, cut"
+    assert rss < 80 * 1024, f"doctor peak RSS {rss} KiB"
+    assert doctor.temp_files() == []
+    assert doctor.leftovers() == []
