@@ -11,7 +11,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from packaging.version import Version
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from mhcdoctor import aiter_releases
 from mhcdoctor.decision import Finding, Severity
@@ -221,6 +222,49 @@ def _aiter_import_breaks_vllm(ctx: FindingContext) -> bool:
     if arch_has(ctx.facts, *AITER_ARCHS[rs.aiter_arch]) is not True:
         return False
     return a.imports is False and escaping_exception(a.import_error) is not None
+
+
+# The tilelang API vLLM's mHC kernels (kernels/mhc/tilelang_kernels.py, 0.25–0.34) call that older tilelang lacks:
+# T.pdl_sync / T.pdl_trigger arrive in tilelang 0.1.8 (tilelang/language/pdl.py). tilelang.utils.target, gone in
+# 0.1.12 (moved to tilelang.backend.target), is imported by DeepSeek's TileKernels, not by vLLM's kernels.
+TILELANG_KERNEL_API_SINCE = Version("0.1.8")
+
+
+def _installed_version(facts: Facts, name: str) -> str | None:
+    if name == "amd-aiter":
+        return facts.aiter.version if facts.aiter.genuine is not False else None
+    package = {"torch": facts.torch, "tilelang": facts.tilelang, "triton": facts.triton}.get(name)
+    return package.version if package is not None and package.present is not False else None
+
+
+def pin_differences(facts: Facts) -> list[tuple[str, str, str]]:
+    """(name, vLLM's specifier, installed version) for each pinned library installed at a version the pin excludes."""
+    out = []
+    for name, spec in (facts.vllm_pins or {}).items():
+        installed = _installed_version(facts, name)
+        try:
+            if installed and not SpecifierSet(spec).contains(installed, prereleases=True):
+                out.append((name, spec, installed))
+        except (InvalidSpecifier, InvalidVersion):
+            continue
+    return out
+
+
+def _kernel_api_gone(ctx: FindingContext) -> bool:
+    """The installed tilelang predates an API vLLM's tilelang mHC kernels call, and an op runs on them."""
+    version = next((Version(v) for n, _, v in pin_differences(ctx.facts) if n == "tilelang"), None)
+    return version is not None and version < TILELANG_KERNEL_API_SINCE and bool(ctx.ops_on("tilelang"))
+
+
+def _pin_text(ctx: FindingContext) -> str:
+    parts = [f"{name} {installed} (vLLM pins {name}{spec})" for name, spec, installed in pin_differences(ctx.facts)]
+    text = f"vLLM {ctx.facts.vllm.version or ''} was built and tested against other versions: " + "; ".join(parts)
+    if _kernel_api_gone(ctx):
+        text += (
+            f". tilelang before {TILELANG_KERNEL_API_SINCE} has no T.pdl_sync/T.pdl_trigger, which vLLM's tilelang "
+            f"mHC kernels call: {ctx.ops_text('tilelang')} fail when they are compiled"
+        )
+    return text + "."
 
 
 def _import_error(error: str | None) -> str:
@@ -553,6 +597,39 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         ),
         fix="pip install vllm  # or ask about a release without it: mhcdoctor explain --vllm 0.25.1",
         refs=(PR + "52737",),
+    ),
+    FindingSpec(
+        id="vllm-not-importable",
+        severity="fail",
+        title="vLLM is installed but does not import",
+        summary="`import vllm` fails in the environment checked (e.g. `pip install --no-deps vllm` without torch, "
+        "or a vLLM built against another torch): vLLM runs nothing (full check and explain --deep).",
+        when=lambda c: c.facts.vllm.present is True and c.facts.vllm.imports is False,
+        detail=lambda c: (
+            f"`import vllm` fails: {_import_error(c.facts.vllm.import_error)}. vLLM "
+            f"{c.facts.vllm.version or ''} cannot start, so no mHC op runs; the paths shown are what it would "
+            "run once it imports."
+        ),
+        fix="pip check  # names what vLLM lacks; reinstall it with its requirements: "
+        "pip install \"vllm==$(pip show vllm | sed -n 's/^Version: //p')\"",
+        refs=("https://docs.vllm.ai/en/latest/getting_started/installation/gpu.html",),
+        ops=lambda c: c.used_ops(),
+    ),
+    FindingSpec(
+        id="vllm-pin-mismatch",
+        severity=lambda c: "fail" if _kernel_api_gone(c) else "warn",
+        title="Libraries installed at versions vLLM does not pin",
+        summary="The installed vLLM's Requires-Dist pins torch, tilelang or triton to versions other than those "
+        "installed (read from its METADATA, no import); fail where the installed tilelang lacks an API vLLM's "
+        "tilelang mHC kernels call.",
+        when=lambda c: bool(pin_differences(c.facts)),
+        detail=_pin_text,
+        fix="pip install \"vllm==$(pip show vllm | sed -n 's/^Version: //p')\"  # reinstalls what it pins",
+        refs=(
+            "https://github.com/vllm-project/vllm/blob/main/requirements/cuda.txt",
+            "https://github.com/tile-ai/tilelang",
+        ),
+        ops=lambda c: c.ops_on("tilelang") if _kernel_api_gone(c) else [],
     ),
     FindingSpec(
         id="rocm-dsv4-unusable",

@@ -207,6 +207,9 @@ def _set_package(facts: Facts, name: str, value: str) -> None:
     if isinstance(package, VllmFacts):  # --vllm 0.34.0+cpu: the label names the build, as vLLM's own test reads it
         package.build, package.build_evidence = build_from_version(package.version)
     setattr(facts, name, package)
+    if name == "vllm":  # the installed vLLM's pins say nothing about another release
+        facts.vllm_pins = None
+        facts.sources.pop("vllm_pins", None)
     for key in list(facts.sources):
         if key.startswith(f"{name}."):
             del facts.sources[key]
