@@ -72,11 +72,13 @@ class FindingSpec:
     refs: tuple[str, ...]
     summary: str  # one line for docs/findings.md: when it fires
     ops: Callable[[FindingContext], list[str]] | None = None  # the ops it is about (their rows are marked by it)
+    fix_for: Callable[[FindingContext], str] | None = None  # the fix for this case, where `fix` is only the usual one
 
     def build(self, ctx: FindingContext) -> Finding:
         severity = self.severity(ctx) if callable(self.severity) else self.severity
         ops = self.ops(ctx) if self.ops is not None else []
-        return Finding(self.id, severity, self.title, self.detail(ctx), self.fix, list(self.refs), ops)
+        fix = self.fix_for(ctx) if self.fix_for is not None else self.fix
+        return Finding(self.id, severity, self.title, self.detail(ctx), fix, list(self.refs), ops)
 
 
 def evaluate(ctx: FindingContext) -> list[Finding]:
@@ -283,6 +285,42 @@ def _torch_fallbacks(ctx: FindingContext) -> list[str]:
     if _vllm_platform(ctx) == "xpu":  # 0.23–0.26 XPU: forward_xpu is forward_native by design, nothing faster
         return []
     return [op for op in ctx.ops_on("torch") if not (op == "hc_head" and designed)]
+
+
+TORCH_FALLBACK_FIX = "pip install tilelang  # ROCm MI3xx: AMD's aiter serves mhc_pre/mhc_post first"
+
+
+def _torch_fallback_fix(ctx: FindingContext) -> str:
+    """The fix for the gate that sent the first torch op past its kernels: install, repair or build what failed, or
+    say that no kernel serves this shape here."""
+    for op in _torch_fallbacks(ctx):
+        assert ctx.dispatch is not None  # _torch_fallbacks found ops
+        failed = [g for g in ctx.dispatch.ops[op].why if not g.passed and g.path in ("aiter", "tilelang")]
+        tilelang = next((g for g in failed if g.path == "tilelang"), None)
+        aiter = next((g for g in failed if g.path == "aiter"), None)
+        rs = ctx.rules
+        tilelang_off = rs is not None and bool(
+            (rs.tilelang_mhc_skips_gfx942 and arch_has(ctx.facts, "gfx942"))
+            or (rs.tilelang_skips_gfx1250 and arch_has(ctx.facts, "gfx1250"))
+        )
+        if tilelang is not None and tilelang.gate.startswith("has_tilelang") and not tilelang_off:
+            if ctx.facts.tilelang.present is True:
+                return "python -c 'import tilelang'  # read the error; then: pip install --force-reinstall tilelang"
+            return "pip install tilelang"
+        # tilelang mHC is off on this arch (gfx942, gfx1250): only aiter offers a kernel here
+        if aiter is None:
+            continue
+        if aiter.gate.startswith("find_spec"):
+            return "Build AMD's aiter (tilelang mHC is off on this GPU): " + AITER_BUILD
+        if aiter.gate.startswith(("mhc_pre accepts", "aiter.ops.mhc")):
+            return f"Build aiter {aiter_releases.FUSED_SINCE} or later (this one lacks the API vLLM probes for): " + (
+                AITER_BUILD
+            )
+        return (
+            f"Nothing to install: aiter refuses this model ({aiter.text}) and vLLM turns tilelang mHC off on "
+            f"{ctx.facts.arch or 'this GPU'}, so the torch path is the only one here"
+        )
+    return TORCH_FALLBACK_FIX
 
 
 def _tilelang_unusable(ctx: FindingContext) -> bool:
@@ -934,8 +972,9 @@ CATALOGUE: tuple[FindingSpec, ...] = (
             f"{', '.join(_torch_fallbacks(c))} run as eager torch: correct, but about 15x slower than the "
             "kernels (1.4 ms vs 0.12 ms per pre+post at one token, H=7168)."
         ),
-        fix="Install AMD's aiter (ROCm, MI3xx) or tilelang: pip install tilelang",
+        fix=TORCH_FALLBACK_FIX,
         refs=(PR + "43679", PR + "43950"),
+        fix_for=_torch_fallback_fix,
         ops=_torch_fallbacks,
     ),
     FindingSpec(
