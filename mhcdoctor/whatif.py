@@ -141,12 +141,17 @@ def _validate(w: WhatIf) -> None:
             _version(option, value)
 
 
+# An example version per option, so the error shows what that option takes.
+_EXAMPLES = {"--aiter": "0.1.16", "--tilelang": "0.1.12", "--vllm": "0.30.0", "--rocm": "7.2.3"}
+
+
 def _version(option: str, value: str) -> Version:
     try:
         return Version(value.strip().lstrip("v"))
     except InvalidVersion:
         allowed = " or 'none'" if option != "--rocm" else ""
-        raise InputError(f"{option} {value!r} is not a version (e.g. 0.1.16){allowed}") from None
+        example = _EXAMPLES.get(option, "1.0")
+        raise InputError(f"{option} {value!r} is not a version (e.g. {example}){allowed}") from None
 
 
 def _platform_of_arch(arch: str | None) -> str | None:
