@@ -6,7 +6,9 @@ aiter.ops.mhc for mhc_pre's norm arguments and the fused op (those fall back), b
 
 from __future__ import annotations
 
+import fakes
 import pytest
+from test_check_cli import Machine
 
 from mhcdoctor import aiter_releases
 from mhcdoctor.findings import escaping_exception
@@ -82,3 +84,28 @@ def test_a_pre_release_tag_has_its_code_not_its_sort_order(run_cli):
 )
 def test_which_import_errors_escape_vllms_aiter_probe(error, escapes):
     assert escaping_exception(error) == escapes
+
+
+def test_an_aiter_whose_import_raises_runtimeerror_stops_vllm_030_from_importing_layers_mhc(tmp_path):
+    machine = Machine(tmp_path)
+    fakes.kfd(machine.root, [0, 90402])
+    fakes.aiter(
+        machine.site, version="0.1.16", init=fakes.raises('RuntimeError("No gfx arch found in rocminfo output.")')
+    )
+    fakes.library(machine.site, "vllm", "0.30.0")
+    doc, proc = machine.check_json()
+    finding = next(f for f in doc["findings"] if f["id"] == "aiter-import-breaks-vllm")
+    assert finding["severity"] == "fail" and "RuntimeError" in finding["detail"]
+    assert set(finding["ops"]) >= {"mhc_pre", "mhc_post", "hc_head"}  # nothing runs
+    assert "aiter-not-importable" not in {f["id"] for f in doc["findings"]}
+    assert proc.returncode == 3
+
+
+def test_an_aiter_import_error_vllm_catches_is_not_called_fatal_to_vllm(tmp_path):
+    machine = Machine(tmp_path)
+    fakes.kfd(machine.root, [0, 90402])
+    fakes.aiter(machine.site, version="0.1.16", init=fakes.raises("ImportError('libamdhip64.so: cannot open')"))
+    fakes.library(machine.site, "vllm", "0.30.0")
+    doc, _ = machine.check_json()
+    assert "aiter-import-breaks-vllm" not in {f["id"] for f in doc["findings"]}
+    assert "aiter-not-importable" in {f["id"] for f in doc["findings"]}  # mhc_post still calls it
