@@ -95,3 +95,13 @@ def test_asking_about_another_vllm_forgets_the_installed_pins(machine):
     assert "vllm-pin-mismatch" in {f["id"] for f in json.loads(explain(machine, "--json").stdout)["findings"]}
     proc = explain(machine, "--json", "--vllm", "0.29.0")
     assert "vllm-pin-mismatch" not in {f["id"] for f in json.loads(proc.stdout)["findings"]}
+
+
+def test_a_relative_python_path_reaches_the_import_children(machine):
+    fakes.library(machine.site, "vllm", "0.34.0", init=NO_TORCH)
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PYTHONPATH")}
+    env.update(MHCDOCTOR_SYSROOT=str(machine.root), PATH=str(machine.tmp / "no-bin"), PYTHONPATH=str(REPO))
+    relative = str(machine.python.relative_to(machine.tmp))
+    command = [sys.executable, "-m", "mhcdoctor", "check", "--json", "--python", relative]
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, cwd=machine.tmp)
+    assert json.loads(proc.stdout)["facts"]["vllm"]["import_error"] == "ModuleNotFoundError: No module named 'torch'"
