@@ -103,9 +103,9 @@ def build_files(
     return files
 
 
-def write_bundle(path: str | Path, files: dict[str, bytes], root: str = ROOT) -> int:
+def write_bundle(path: str | Path, files: dict[str, bytes], root: str = ROOT, replace: bool = True) -> int:
     """Write `files` as a tar.gz at `path`, under the folder `root`; returns its size. No user, group or host name
-    goes into the headers."""
+    goes into the headers. With replace=False an existing file at `path` is an InputError, never overwritten."""
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
         now = int(_dt.datetime.now(_dt.timezone.utc).timestamp())
@@ -117,7 +117,10 @@ def write_bundle(path: str | Path, files: dict[str, bytes], root: str = ROOT) ->
     with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0) as gz:  # no file name in the gzip header
         gz.write(raw.getvalue())
     try:
-        Path(path).write_bytes(out.getvalue())
+        with open(path, "wb" if replace else "xb") as f:
+            f.write(out.getvalue())
+    except FileExistsError:
+        raise InputError(f"cannot write bundle {path}: it exists (give --force to replace it)") from None
     except OSError as exc:
         raise InputError(f"cannot write bundle {path}: {exc.strerror or exc}") from None
     return len(out.getvalue())

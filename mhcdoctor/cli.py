@@ -37,10 +37,13 @@ class LazyGroup(click.Group):
         return command
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mhcdoctor")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """A doctor for DeepSeek-V4's mHC kernels in vLLM: which path runs, why, and whether it is right."""
+    if ctx.invoked_subcommand is None:  # bare `mhcdoctor`: the help, as asked for, not as an error
+        click.echo(ctx.get_help())
 
 
 # Signals that stop the doctor: Ctrl-C, `kill`, a closed terminal or dropped ssh session.

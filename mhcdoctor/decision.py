@@ -44,6 +44,7 @@ class Finding:
     detail: str
     fix: str
     refs: list[str] = field(default_factory=list)
+    ops: list[str] = field(default_factory=list)  # the ops it is about, so a renderer can mark their rows
 
 
 @dataclass

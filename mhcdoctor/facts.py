@@ -122,6 +122,8 @@ class Facts:
     xpu_kernels: PackageFacts = field(
         default_factory=PackageFacts
     )  # vllm-xpu-kernels: vLLM's XPU ops (torch.ops._xpu_C)
+    # What the installed vLLM's Requires-Dist pins among torch, tilelang, triton, amd-aiter: {"torch": "==2.14.0"}.
+    vllm_pins: dict[str, str] | None = None
     sources: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

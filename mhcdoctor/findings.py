@@ -11,12 +11,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from packaging.version import Version
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
+from mhcdoctor import aiter_releases
 from mhcdoctor.decision import Finding, Severity
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
-from mhcdoctor.rules.dispatch import AITER_NORM_ARGS_SINCE, Dispatch, aiter_feature, aiter_version, arch_has
+from mhcdoctor.rules.dispatch import AITER_ARCHS, Dispatch, aiter_feature, aiter_version, arch_has
 from mhcdoctor.rules.releases import NEWEST, PR, RuleSet
 
 AITER = "https://github.com/ROCm/aiter/"
@@ -69,10 +71,14 @@ class FindingSpec:
     fix: str
     refs: tuple[str, ...]
     summary: str  # one line for docs/findings.md: when it fires
+    ops: Callable[[FindingContext], list[str]] | None = None  # the ops it is about (their rows are marked by it)
+    fix_for: Callable[[FindingContext], str] | None = None  # the fix for this case, where `fix` is only the usual one
 
     def build(self, ctx: FindingContext) -> Finding:
         severity = self.severity(ctx) if callable(self.severity) else self.severity
-        return Finding(self.id, severity, self.title, self.detail(ctx), self.fix, list(self.refs))
+        ops = self.ops(ctx) if self.ops is not None else []
+        fix = self.fix_for(ctx) if self.fix_for is not None else self.fix
+        return Finding(self.id, severity, self.title, self.detail(ctx), fix, list(self.refs), ops)
 
 
 def evaluate(ctx: FindingContext) -> list[Finding]:
@@ -114,7 +120,12 @@ def _impostor_severity(ctx: FindingContext) -> Severity:
 
 
 def _genuine_on_aiter(ctx: FindingContext) -> bool:
-    return bool(ctx.sqrsum_ops_on_aiter()) and ctx.facts.aiter.genuine is not False
+    """AMD's aiter (or one not known to be another) runs mhc_pre with its mHC ops there to run."""
+    return (
+        bool(ctx.sqrsum_ops_on_aiter())
+        and ctx.facts.aiter.genuine is not False
+        and ctx.facts.aiter.has_mhc_ops is not False
+    )
 
 
 def _aiter_in_15x(ctx: FindingContext) -> bool:
@@ -151,6 +162,8 @@ def _aiter_api_too_old(ctx: FindingContext) -> bool:
     """0.29 calls aiter's mhc_pre with norm args and mhc_fused_post_pre without probing for them."""
     if ctx.rules is None or ctx.rules.aiter_fused != "unprobed" or ctx.facts.aiter.genuine is False:
         return False
+    if ctx.facts.aiter.has_mhc_ops is False:
+        return False  # aiter-no-mhc says it
     on_aiter = ctx.ops_on("aiter")
     pre_old = (
         any(op in on_aiter for op in ("mhc_pre", "mhc_fused_post_pre"))
@@ -164,12 +177,96 @@ def _aiter_fallback_for_api(ctx: FindingContext) -> bool:
     """0.30+: vLLM probed aiter and moved an op it would otherwise give aiter to tilelang or torch."""
     if ctx.rules is None or not ctx.rules.aiter_probes_norm or ctx.dispatch is None or ctx.facts.aiter.genuine is False:
         return False
+    if ctx.facts.aiter.has_mhc_ops is False or _aiter_import_breaks_vllm(ctx):
+        return False  # aiter-no-mhc / aiter-import-breaks-vllm say what happens
     for op in ctx.used_ops():
         decision = ctx.dispatch.ops[op]
         failed = [g for g in decision.why if g.path == "aiter" and not g.passed]
         if decision.path != "aiter" and failed and failed[0].gate.startswith(("mhc_pre accepts", "aiter.ops.mhc")):
             return True
     return False
+
+
+def _aiter_has_mhc(ctx: FindingContext) -> bool:
+    """False only where it is known that the installed aiter has no aiter/ops/mhc.py (PyPI's amd-aiter 0.1.7)."""
+    return ctx.facts.aiter.has_mhc_ops is not False
+
+
+def _aiter_no_mhc(ctx: FindingContext) -> bool:
+    return bool(ctx.ops_on("aiter")) and ctx.facts.aiter.genuine is not False and not _aiter_has_mhc(ctx)
+
+
+# vLLM 0.30+ layers/mhc.py, _aiter_mhc_op_accepts_norm: `except (AttributeError, ImportError, TypeError, ValueError)`
+# around `from aiter.ops import mhc`. These and their built-in subclasses are caught; anything else escapes.
+_CAUGHT_BY_VLLM_PROBE = frozenset(
+    {
+        "AttributeError", "ImportError", "ModuleNotFoundError", "TypeError", "ValueError", "UnicodeError",
+        "UnicodeDecodeError", "UnicodeEncodeError", "UnicodeTranslateError", "JSONDecodeError",
+    }
+)  # fmt: skip
+_EXCEPTION_NAME = re.compile(r"^([A-Za-z_][\w.]*):")
+
+
+def escaping_exception(error: str | None) -> str | None:
+    """The exception type named by an import error ("RuntimeError: ...") when vLLM's aiter probe does not catch it."""
+    match = _EXCEPTION_NAME.match(error or "")
+    if match is None:
+        return None
+    name = match.group(1).rsplit(".", 1)[-1]
+    return None if name in _CAUGHT_BY_VLLM_PROBE else name
+
+
+def _aiter_import_breaks_vllm(ctx: FindingContext) -> bool:
+    """0.30+ on ROCm with HAS_AITER_MHC: `import aiter` raises a type the API probe does not catch."""
+    a, rs = ctx.facts.aiter, ctx.rules
+    if rs is None or not rs.aiter_probes_norm or ctx.facts.platform != "rocm" or a.present is not True:
+        return False
+    if arch_has(ctx.facts, *AITER_ARCHS[rs.aiter_arch]) is not True:
+        return False
+    return a.imports is False and escaping_exception(a.import_error) is not None
+
+
+# The tilelang API vLLM's mHC kernels (kernels/mhc/tilelang_kernels.py, 0.25–0.34) call that older tilelang lacks:
+# T.pdl_sync / T.pdl_trigger arrive in tilelang 0.1.8 (tilelang/language/pdl.py). tilelang.utils.target, gone in
+# 0.1.12 (moved to tilelang.backend.target), is imported by DeepSeek's TileKernels, not by vLLM's kernels.
+TILELANG_KERNEL_API_SINCE = Version("0.1.8")
+
+
+def _installed_version(facts: Facts, name: str) -> str | None:
+    if name == "amd-aiter":
+        return facts.aiter.version if facts.aiter.genuine is not False else None
+    package = {"torch": facts.torch, "tilelang": facts.tilelang, "triton": facts.triton}.get(name)
+    return package.version if package is not None and package.present is not False else None
+
+
+def pin_differences(facts: Facts) -> list[tuple[str, str, str]]:
+    """(name, vLLM's specifier, installed version) for each pinned library installed at a version the pin excludes."""
+    out = []
+    for name, spec in (facts.vllm_pins or {}).items():
+        installed = _installed_version(facts, name)
+        try:
+            if installed and not SpecifierSet(spec).contains(installed, prereleases=True):
+                out.append((name, spec, installed))
+        except (InvalidSpecifier, InvalidVersion):
+            continue
+    return out
+
+
+def _kernel_api_gone(ctx: FindingContext) -> bool:
+    """The installed tilelang predates an API vLLM's tilelang mHC kernels call, and an op runs on them."""
+    version = next((Version(v) for n, _, v in pin_differences(ctx.facts) if n == "tilelang"), None)
+    return version is not None and version < TILELANG_KERNEL_API_SINCE and bool(ctx.ops_on("tilelang"))
+
+
+def _pin_text(ctx: FindingContext) -> str:
+    parts = [f"{name} {installed} (vLLM pins {name}{spec})" for name, spec, installed in pin_differences(ctx.facts)]
+    text = f"vLLM {ctx.facts.vllm.version or ''} was built and tested against other versions: " + "; ".join(parts)
+    if _kernel_api_gone(ctx):
+        text += (
+            f". tilelang before {TILELANG_KERNEL_API_SINCE} has no T.pdl_sync/T.pdl_trigger, which vLLM's tilelang "
+            f"mHC kernels call: {ctx.ops_text('tilelang')} fail when they are compiled"
+        )
+    return text + "."
 
 
 def _import_error(error: str | None) -> str:
@@ -188,6 +285,42 @@ def _torch_fallbacks(ctx: FindingContext) -> list[str]:
     if _vllm_platform(ctx) == "xpu":  # 0.23–0.26 XPU: forward_xpu is forward_native by design, nothing faster
         return []
     return [op for op in ctx.ops_on("torch") if not (op == "hc_head" and designed)]
+
+
+TORCH_FALLBACK_FIX = "pip install tilelang  # ROCm MI3xx: AMD's aiter serves mhc_pre/mhc_post first"
+
+
+def _torch_fallback_fix(ctx: FindingContext) -> str:
+    """The fix for the gate that sent the first torch op past its kernels: install, repair or build what failed, or
+    say that no kernel serves this shape here."""
+    for op in _torch_fallbacks(ctx):
+        assert ctx.dispatch is not None  # _torch_fallbacks found ops
+        failed = [g for g in ctx.dispatch.ops[op].why if not g.passed and g.path in ("aiter", "tilelang")]
+        tilelang = next((g for g in failed if g.path == "tilelang"), None)
+        aiter = next((g for g in failed if g.path == "aiter"), None)
+        rs = ctx.rules
+        tilelang_off = rs is not None and bool(
+            (rs.tilelang_mhc_skips_gfx942 and arch_has(ctx.facts, "gfx942"))
+            or (rs.tilelang_skips_gfx1250 and arch_has(ctx.facts, "gfx1250"))
+        )
+        if tilelang is not None and tilelang.gate.startswith("has_tilelang") and not tilelang_off:
+            if ctx.facts.tilelang.present is True:
+                return "python -c 'import tilelang'  # read the error; then: pip install --force-reinstall tilelang"
+            return "pip install tilelang"
+        # tilelang mHC is off on this arch (gfx942, gfx1250): only aiter offers a kernel here
+        if aiter is None:
+            continue
+        if aiter.gate.startswith("find_spec"):
+            return "Build AMD's aiter (tilelang mHC is off on this GPU): " + AITER_BUILD
+        if aiter.gate.startswith(("mhc_pre accepts", "aiter.ops.mhc")):
+            return f"Build aiter {aiter_releases.FUSED_SINCE} or later (this one lacks the API vLLM probes for): " + (
+                AITER_BUILD
+            )
+        return (
+            f"Nothing to install: aiter refuses this model ({aiter.text}) and vLLM turns tilelang mHC off on "
+            f"{ctx.facts.arch or 'this GPU'}, so the torch path is the only one here"
+        )
+    return TORCH_FALLBACK_FIX
 
 
 def _tilelang_unusable(ctx: FindingContext) -> bool:
@@ -504,6 +637,39 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         refs=(PR + "52737",),
     ),
     FindingSpec(
+        id="vllm-not-importable",
+        severity="fail",
+        title="vLLM is installed but does not import",
+        summary="`import vllm` fails in the environment checked (e.g. `pip install --no-deps vllm` without torch, "
+        "or a vLLM built against another torch): vLLM runs nothing (full check and explain --deep).",
+        when=lambda c: c.facts.vllm.present is True and c.facts.vllm.imports is False,
+        detail=lambda c: (
+            f"`import vllm` fails: {_import_error(c.facts.vllm.import_error)}. vLLM "
+            f"{c.facts.vllm.version or ''} cannot start, so no mHC op runs; the paths shown are what it would "
+            "run once it imports."
+        ),
+        fix="pip check  # names what vLLM lacks; reinstall it with its requirements: "
+        "pip install \"vllm==$(pip show vllm | sed -n 's/^Version: //p')\"",
+        refs=("https://docs.vllm.ai/en/latest/getting_started/installation/gpu.html",),
+        ops=lambda c: c.used_ops(),
+    ),
+    FindingSpec(
+        id="vllm-pin-mismatch",
+        severity=lambda c: "fail" if _kernel_api_gone(c) else "warn",
+        title="Libraries installed at versions vLLM does not pin",
+        summary="The installed vLLM's Requires-Dist pins torch, tilelang or triton to versions other than those "
+        "installed (read from its METADATA, no import); fail where the installed tilelang lacks an API vLLM's "
+        "tilelang mHC kernels call.",
+        when=lambda c: bool(pin_differences(c.facts)),
+        detail=_pin_text,
+        fix="pip install \"vllm==$(pip show vllm | sed -n 's/^Version: //p')\"  # reinstalls what it pins",
+        refs=(
+            "https://github.com/vllm-project/vllm/blob/main/requirements/cuda.txt",
+            "https://github.com/tile-ai/tilelang",
+        ),
+        ops=lambda c: c.ops_on("tilelang") if _kernel_api_gone(c) else [],
+    ),
+    FindingSpec(
         id="rocm-dsv4-unusable",
         severity="fail",
         title="DeepSeek-V4 does not run on ROCm in this vLLM release",
@@ -531,6 +697,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         ),
         fix=AITER_BUILD,
         refs=("https://pypi.org/project/aiter/", AITER, PR + "43950"),
+        ops=lambda c: c.ops_on("aiter"),
     ),
     FindingSpec(
         id="aiter-not-importable",
@@ -538,7 +705,10 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         title="aiter is selected but does not import",
         summary="vLLM selects aiter (find_spec) but importing AMD's aiter fails.",
         when=lambda c: (
-            bool(c.ops_on("aiter")) and c.facts.aiter.genuine is not False and c.facts.aiter.imports is False
+            bool(c.ops_on("aiter"))
+            and c.facts.aiter.genuine is not False
+            and c.facts.aiter.imports is False
+            and not _aiter_import_breaks_vllm(c)
         ),
         detail=lambda c: (
             f"vLLM calls aiter for {c.ops_text('aiter')}, but `import aiter` fails: "
@@ -546,6 +716,49 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         ),
         fix="python -c 'import aiter'  # read the error; then rebuild: " + AITER_BUILD,
         refs=(AITER, PR + "43950"),
+        ops=lambda c: c.ops_on("aiter"),
+    ),
+    FindingSpec(
+        id="aiter-no-mhc",
+        severity="fail",
+        title="vLLM calls aiter's mHC ops, and the installed aiter has none",
+        summary="vLLM sends an op to aiter (find_spec finds AMD's aiter) but that aiter has no aiter/ops/mhc.py "
+        f"(before {aiter_releases.MHC_OPS_SINCE}, e.g. PyPI's amd-aiter 0.1.7.post2.dev18): the first forward "
+        "fails with ModuleNotFoundError.",
+        when=_aiter_no_mhc,
+        detail=lambda c: (
+            f"aiter {c.facts.aiter.version or '(version unknown)'} has no aiter/ops/mhc.py (aiter's mHC ops "
+            f"arrived in {aiter_releases.MHC_OPS_SINCE}). vLLM {c.vllm_version or ''} tests only "
+            f"find_spec('aiter') and the arch, so it sends {c.ops_text('aiter')} to aiter; `from aiter.ops.mhc "
+            "import ...` then raises ModuleNotFoundError at the first forward."
+            + (
+                " Its import-time probes make only mhc_pre with a folded RMSNorm and the fused op fall back; "
+                "mhc_post is sent to aiter unprobed."
+                if c.rules is not None and c.rules.aiter_probes_norm
+                else ""
+            )
+        ),
+        fix=AITER_BUILD + "  # or drop it (vLLM then takes tilelang or torch): pip uninstall -y amd-aiter",
+        refs=(AITER + "pull/2136", AITER + "blob/v0.1.11/aiter/ops/mhc.py", PR + "43950", PR + "52737"),
+        ops=lambda c: c.ops_on("aiter"),
+    ),
+    FindingSpec(
+        id="aiter-import-breaks-vllm",
+        severity="fail",
+        title="Importing aiter raises an error vLLM's aiter probe does not catch: layers/mhc.py fails to import",
+        summary="vLLM 0.30+ on a CDNA3+ GPU probes aiter.ops.mhc at import, catching only AttributeError, "
+        "ImportError, TypeError and ValueError; an aiter whose import raises anything else (RuntimeError from its "
+        "chip-info helpers) stops the model from being built.",
+        when=_aiter_import_breaks_vllm,
+        detail=lambda c: (
+            f"`import aiter` raises {c.facts.aiter.import_error}. vLLM {c.vllm_version or ''}'s layers/mhc.py "
+            "calls _aiter_mhc_op_accepts_norm() when it is imported, and that catches only AttributeError, "
+            f"ImportError, TypeError and ValueError, so the {escaping_exception(c.facts.aiter.import_error)} "
+            "escapes: layers/mhc.py does not import and no mHC op runs, whatever path the trace shows."
+        ),
+        fix="python -c 'import aiter'  # read the error and fix it, or rebuild: " + AITER_BUILD,
+        refs=(PR + "52737", AITER + "blob/main/aiter/jit/utils/chip_info.py"),
+        ops=lambda c: c.used_ops(),
     ),
     FindingSpec(
         id="aiter-sqrsum-race",
@@ -561,6 +774,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         ),
         fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
         refs=(AITER + "pull/3033", AITER + "commit/b639cb63bcac4672dce33a731fad042a65cb3649", PR + "43950"),
+        ops=lambda c: c.sqrsum_ops_on_aiter(),
     ),
     FindingSpec(
         id="aiter-sqrsum-unknown",
@@ -575,6 +789,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         ),
         fix="mhcdoctor verify --stress",
         refs=(AITER + "pull/3033", AITER + "commit/b639cb63bcac4672dce33a731fad042a65cb3649"),
+        ops=lambda c: c.sqrsum_ops_on_aiter(),
     ),
     FindingSpec(
         id="aiter-hidden-unsupported",
@@ -587,6 +802,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         fix="Use a model with hc_mult 4 and hidden size >= 1024 (2048 off gfx942), or an older vLLM path: "
         "mhcdoctor explain --aiter none",
         refs=(AITER + "blob/v0.1.14/csrc/kernels/mhc_kernels.cu", PR + "52737"),
+        ops=lambda c: c.ops_on("aiter"),
     ),
     FindingSpec(
         id="aiter-api-too-old",
@@ -597,11 +813,13 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         when=_aiter_api_too_old,
         detail=lambda c: (
             f"vLLM {c.vllm_version or '0.29'} passes norm_weight/norm_eps to aiter.ops.mhc.mhc_pre "
-            f"(aiter {AITER_NORM_ARGS_SINCE}+) and imports mhc_fused_post_pre (0.1.16+); aiter "
+            f"(aiter {aiter_releases.NORM_ARGS_SINCE}+) and imports mhc_fused_post_pre "
+            f"({aiter_releases.FUSED_SINCE}+); aiter "
             f"{c.facts.aiter.version or ''} lacks them, so {c.ops_text('aiter')} raise at the first call."
         ),
         fix="Build aiter 0.1.16 or later: " + AITER_BUILD + "  (or pip install 'vllm>=0.30', which falls back)",
         refs=(PR + "52737", AITER),
+        ops=lambda c: c.ops_on("aiter"),
     ),
     FindingSpec(
         id="aiter-api-fallback",
@@ -626,6 +844,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
             and c.facts.aiter.genuine is True
             and c.facts.aiter.present is True
             and c.facts.aiter.module_mhc_so is None
+            and c.facts.aiter.has_mhc_ops is not False
             and c.facts.hipcc.found is False
         ),
         detail=lambda c: (
@@ -648,6 +867,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         ),
         fix="Build aiter 0.1.16 or later, or build 0.1.15 with another ROCm: " + AITER_BUILD,
         refs=(AITER + "issues/3417",),
+        ops=lambda c: c.sqrsum_ops_on_aiter(),
     ),
     FindingSpec(
         id="tilelang-missing",
@@ -665,6 +885,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         ),
         fix="pip install tilelang  # vLLM pins 0.1.12 from 0.27 (0.1.9 before)",
         refs=(PR + "43905", "https://github.com/tile-ai/tilelang"),
+        ops=lambda c: c.used_ops(),
     ),
     FindingSpec(
         id="tilelang-import-broken",
@@ -679,6 +900,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         ),
         fix="python -c 'import tilelang'  # read the error; then: pip install --force-reinstall tilelang",
         refs=(PR + "51159", "https://github.com/vllm-project/vllm/issues/51162"),
+        ops=lambda c: c.ops_on("tilelang"),
     ),
     FindingSpec(
         id="tilelang-import-ignored",
@@ -707,6 +929,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         ),
         fix="pip install -U 'vllm>=0.25'  # or remove tilelang: pip uninstall -y tilelang",
         refs=("https://github.com/vllm-project/vllm/issues/45698", PR + "45931"),
+        ops=lambda c: c.ops_on("tilelang"),
     ),
     FindingSpec(
         id="tilelang-no-compiler",
@@ -723,6 +946,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         fix="CUDA: pip install 'nvidia-cuda-nvcc>=13' (or install the CUDA toolkit and set CUDA_HOME); "
         "ROCm: install ROCm's HIP SDK (hipcc) and export ROCM_PATH=/opt/rocm",
         refs=("https://github.com/tile-ai/tilelang",),
+        ops=lambda c: c.ops_on("tilelang"),
     ),
     FindingSpec(
         id="deepgemm-arch",
@@ -748,8 +972,10 @@ CATALOGUE: tuple[FindingSpec, ...] = (
             f"{', '.join(_torch_fallbacks(c))} run as eager torch: correct, but about 15x slower than the "
             "kernels (1.4 ms vs 0.12 ms per pre+post at one token, H=7168)."
         ),
-        fix="Install AMD's aiter (ROCm, MI3xx) or tilelang: pip install tilelang",
+        fix=TORCH_FALLBACK_FIX,
         refs=(PR + "43679", PR + "43950"),
+        fix_for=_torch_fallback_fix,
+        ops=_torch_fallbacks,
     ),
     FindingSpec(
         id="model-v41-unsupported",

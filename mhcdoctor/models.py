@@ -61,6 +61,10 @@ def builtin(name: str) -> ModelConfig:
     return BUILTIN_MODELS[key]
 
 
+# Keys only a model with manifold-constrained hyper-connections has (DeepSeek-V4's config.json has all three).
+MHC_KEYS = frozenset({"hc_mult", "hc_sinkhorn_iters", "hc_eps"})
+
+
 def load_config(path: str | Path) -> ModelConfig:
     """A Hugging Face config.json (or a folder holding one) → ModelConfig. One-line ModelError on any problem."""
     p = Path(path)
@@ -77,9 +81,13 @@ def load_config(path: str | Path) -> ModelConfig:
         data = {**data["text_config"], **{k: v for k, v in data.items() if k.startswith("_")}}  # nested LM config
     if "hidden_size" not in data:
         raise ModelError(f"config {p} has no hidden_size")
-    name = data.get("_name_or_path") or data.get("model_type")
-    fields: dict[str, Any] = {"name": str(name) if isinstance(name, str) and name else None}
-    fields["hidden_size"] = _positive_int(data["hidden_size"], "hidden_size", p)
+    hidden = _positive_int(data["hidden_size"], "hidden_size", p)
+    model_type = data.get("model_type")
+    if not MHC_KEYS & data.keys() and not (isinstance(model_type, str) and "deepseek_v4" in model_type.lower()):
+        kind = f"a {model_type} model" if isinstance(model_type, str) and model_type else "a model"
+        raise ModelError(f"config {p} describes {kind} without mHC (no {', '.join(sorted(MHC_KEYS))})")
+    name = data.get("_name_or_path") or model_type
+    fields: dict[str, Any] = {"name": str(name) if isinstance(name, str) and name else None, "hidden_size": hidden}
     for key in ("hc_mult", "hc_sinkhorn_iters"):
         if key in data:
             fields[key] = _positive_int(data[key], key, p)

@@ -5,8 +5,9 @@ one fact, recorded in `Facts.sources` as "user:--option". Without --from, facts 
 machine; with --from, facts the report lacks stay unknown (never this machine's). When a what-if changes the
 platform, the facts that belong to the old platform (devices, arch, compilers, runtime versions) become unknown
 rather than describing the wrong machine. `--aiter VERSION` stands for AMD's aiter at that version: present,
-genuine, importable, with the sqrsum fix and the API that version has
-(norm_weight/norm_eps on mhc_pre from 0.1.15, mhc_fused_post_pre from 0.1.16) unless `--aiter-fix` says otherwise.
+genuine, importable, with the mHC ops, the sqrsum fix and the API that version's tag carries
+(mhcdoctor.aiter_releases: no mHC ops before 0.1.11, norm_weight/norm_eps on mhc_pre from 0.1.15rc0,
+mhc_fused_post_pre from 0.1.16) unless `--aiter-fix` says otherwise.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from mhcdoctor import aiter_releases
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import (
     FIX_STATES,
@@ -29,9 +31,7 @@ from mhcdoctor.facts import (
     PackageFacts,
     VllmFacts,
 )
-from mhcdoctor.probes.aiter import sqrsum_fix_from_version
 from mhcdoctor.probes.vllm_build import build_from_version
-from mhcdoctor.rules.dispatch import AITER_FUSED_SINCE, AITER_NORM_ARGS_SINCE
 
 # gfx942, gfx950, gfx90a, gfx1100, gfx1250 ...; sm_90, sm_100, sm_120a, sm90.
 _ARCH = re.compile(r"^(gfx[0-9]{2,4}[0-9a-f]?|sm_?[0-9]{2,3}a?)$")
@@ -141,12 +141,17 @@ def _validate(w: WhatIf) -> None:
             _version(option, value)
 
 
+# An example version per option, so the error shows what that option takes.
+_EXAMPLES = {"--aiter": "0.1.16", "--tilelang": "0.1.12", "--vllm": "0.30.0", "--rocm": "7.2.3"}
+
+
 def _version(option: str, value: str) -> Version:
     try:
         return Version(value.strip().lstrip("v"))
     except InvalidVersion:
         allowed = " or 'none'" if option != "--rocm" else ""
-        raise InputError(f"{option} {value!r} is not a version (e.g. 0.1.16){allowed}") from None
+        example = _EXAMPLES.get(option, "1.0")
+        raise InputError(f"{option} {value!r} is not a version (e.g. {example}){allowed}") from None
 
 
 def _platform_of_arch(arch: str | None) -> str | None:
@@ -174,23 +179,26 @@ def _set_aiter(facts: Facts, value: str) -> None:
         facts.aiter = AiterFacts(present=False, imports=False)
     else:
         version = _version("--aiter", value)
-        fix, _ = sqrsum_fix_from_version(str(version))
+        known = aiter_releases.release_of(version)
         facts.aiter = AiterFacts(
             present=True,
             version=str(version),
             imports=True,
             genuine=True,
             distribution="amd-aiter",
-            sqrsum_fix=fix,
-            sqrsum_fix_evidence=f"from --aiter {version}",
-            has_mhc_ops=True,
-            mhc_pre_norm_args=version >= AITER_NORM_ARGS_SINCE,
-            has_fused_post_pre=version >= AITER_FUSED_SINCE,
+            sqrsum_fix=known.sqrsum_fix,
+            sqrsum_fix_evidence=f"from --aiter {version}: {known.sqrsum_why}",
+            has_mhc_ops=known.has_mhc_ops,
+            mhc_pre_norm_args=known.mhc_pre_norm_args,
+            has_fused_post_pre=known.has_fused_post_pre,
         )
     for key in list(facts.sources):
         if key.startswith("aiter."):
             del facts.sources[key]
-    for key in ("present", "version", "genuine", "imports", "sqrsum_fix", "mhc_pre_norm_args", "has_fused_post_pre"):
+    for key in (
+        "present", "version", "genuine", "imports", "sqrsum_fix", "has_mhc_ops", "mhc_pre_norm_args",
+        "has_fused_post_pre",
+    ):  # fmt: skip
         facts.sources[f"aiter.{key}"] = source
 
 
@@ -204,6 +212,9 @@ def _set_package(facts: Facts, name: str, value: str) -> None:
     if isinstance(package, VllmFacts):  # --vllm 0.34.0+cpu: the label names the build, as vLLM's own test reads it
         package.build, package.build_evidence = build_from_version(package.version)
     setattr(facts, name, package)
+    if name == "vllm":  # the installed vLLM's pins say nothing about another release
+        facts.vllm_pins = None
+        facts.sources.pop("vllm_pins", None)
     for key in list(facts.sources):
         if key.startswith(f"{name}."):
             del facts.sources[key]

@@ -55,14 +55,18 @@ def dist_info(
     top_level: list[str] | None = None,
     files: list[str] | None = None,
     editable_root: Path | None = None,
+    requires: list[str] | None = None,
 ) -> Path:
     """A `<name>-<version>.dist-info` folder with METADATA, RECORD and (when given) top_level.txt.
 
     `files` are RECORD's paths relative to the site folder; `editable_root` adds a PEP 610 direct_url.json
-    marking an editable install of that source folder.
+    marking an editable install of that source folder; `requires` are METADATA's Requires-Dist lines.
     """
     folder = site_dir / f"{name.replace('-', '_')}-{version}.dist-info"
-    write(folder / "METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n\nA fake for tests.\n")
+    headers = "".join(f"Requires-Dist: {r}\n" for r in requires or [])
+    write(
+        folder / "METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{headers}\nA fake for tests.\n"
+    )
     record = [*(files or []), f"{folder.name}/METADATA,,", f"{folder.name}/RECORD,,"]
     write(folder / "RECORD", "".join(f"{line if ',' in line else line + ',,'}\n" for line in record))
     write(folder / "INSTALLER", "pip\n")
@@ -83,10 +87,13 @@ def package(site_dir: Path, name: str, files: dict[str, str] | None = None, init
     return folder
 
 
-def library(site_dir: Path, name: str, version: str, init: str = "", dist: str | None = None) -> Path:
-    """An installed library: package `name` whose __init__ runs `init` (and sets __version__), plus its dist-info."""
+def library(
+    site_dir: Path, name: str, version: str, init: str = "", dist: str | None = None, requires: list[str] | None = None
+) -> Path:
+    """An installed library: package `name` whose __init__ runs `init` (and sets __version__), plus its dist-info
+    (with `requires` as its Requires-Dist)."""
     folder = package(site_dir, name, init=f"__version__ = {version!r}\n{init}")
-    dist_info(site_dir, dist or name, version, top_level=[name], files=[f"{name}/__init__.py"])
+    dist_info(site_dir, dist or name, version, top_level=[name], files=[f"{name}/__init__.py"], requires=requires)
     return folder
 
 

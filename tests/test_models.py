@@ -73,6 +73,7 @@ def test_hidden_and_hc_mult_override_the_config(tmp_path):
         ('{"hidden_size": "7168"}', "hidden_size .* must be a positive integer"),
         ('{"hidden_size": 7168, "hc_eps": -1}', "hc_eps .* must be a positive number"),
         ('{"hidden_size": 7168, "hc_mult": true}', "hc_mult .* must be a positive integer"),
+        ('{"model_type": "llama", "hidden_size": 4096}', "describes a llama model without mHC"),
     ],
 )
 def test_malformed_configs_are_one_clear_line(tmp_path, content, message):

@@ -8,6 +8,7 @@ and writes nothing. A report never fails for a broken probe: hangs and crashes a
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import click
@@ -16,6 +17,7 @@ from mhcdoctor.bundle import build_files, write_bundle
 from mhcdoctor.checkreport import build_check
 from mhcdoctor.commands.check import selected_models
 from mhcdoctor.commands.options import json_option, model_options, python_option, timeout_option
+from mhcdoctor.errors import InputError
 from mhcdoctor.probes.target import probe_context
 from mhcdoctor.redact import Identity, not_redacted, redact
 from mhcdoctor.render.decision_text import render_decision
@@ -32,6 +34,7 @@ from mhcdoctor.render.term import Style
 @timeout_option
 @python_option
 @click.option("--bundle", "bundle_path", default=None, metavar="FILE.tar.gz", help="Also write a support bundle.")
+@click.option("--force", is_flag=True, help="Replace the --bundle file if it exists.")
 @click.option(
     "--no-redact",
     is_flag=True,
@@ -49,6 +52,7 @@ def command(
     timeout: float,
     python: str | None,
     bundle_path: str | None,
+    force: bool,
     no_redact: bool,
     preview: bool,
     as_json: bool,
@@ -56,6 +60,8 @@ def command(
     """A redacted report of this machine: Markdown for a GitHub issue (or --json), and with --bundle a tar.gz
     holding the report, every probe's raw output and timing, a manifest of sha256 sums and what was redacted."""
     models = selected_models(model, config_path, hidden, hc_mult)
+    if bundle_path and not force and not preview and os.path.lexists(bundle_path):
+        raise InputError(f"--bundle {bundle_path} exists; give --force to replace it, or another file name")
     if run_verify and fast:
         raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
     ctx = probe_context(fast=fast, timeout=timeout, python=python)
@@ -72,7 +78,7 @@ def command(
         _preview(main, files, redactions, as_json)
         return 0
     if bundle_path:
-        size = write_bundle(bundle_path, files)
+        size = write_bundle(bundle_path, files, replace=force)
         click.echo(f"mhcdoctor: wrote {bundle_path} ({size / 1024:.0f} KiB, {len(files)} files)", err=True)
     click.echo(f"mhcdoctor: {summary}; --preview shows everything that would be shared", err=True)
     click.echo(main, nl=False)

@@ -14,8 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
+from mhcdoctor.aiter_releases import sqrsum_fix_from_version
 from mhcdoctor.facts import FixState
 from mhcdoctor.probes.base import ProbeContext, ProbeResult, read_text
 from mhcdoctor.probes.children import run_probe_child, skipped
@@ -27,6 +26,7 @@ IMPORT_NAME = "aiter.import"
 SOURCE = "files: aiter package, metadata, kernel source"
 AMD_DIST = "amd-aiter"  # AMD's distribution; PyPI's `aiter` (async iterators, 0.13.20191203) is unrelated
 
+# Which releases carry what: mhcdoctor.aiter_releases. Here, the installed source decides.
 # aiter #3033 (commit b639cb6, 2026-05-06) fixed a race in mhc_pre_gemm_sqrsum_kernel: lanes 16-63 of a 64-lane
 # warp stored row sums into other warps' rows. It adds `lane_id < mfma_m &&` to the store guard. #2533 (6f68709)
 # introduced the race with the bare bounds check. Guards checked in csrc/kernels/mhc_kernels.cu at ROCm/aiter's
@@ -34,12 +34,6 @@ AMD_DIST = "amd-aiter"  # AMD's distribution; PyPI's `aiter` (async iterators, 0
 _RACY_GUARD = re.compile(r"if\s*\(\s*\(\s*warp_id\s*\*\s*mfma_m\s*\+\s*lane_id\s*<\s*m_oob\s*\)\s*\)")
 _FIXED_GUARD = re.compile(r"lane_id\s*<\s*mfma_m\s*&&\s*\(\s*warp_id\s*\*\s*mfma_m\s*\+\s*lane_id\s*<\s*m_oob\s*\)")
 _PRE_RACE_GUARD = re.compile(r"if\s*\(\s*lane_id\s*<\s*mfma_m\s*\)")
-
-_FIRST_RACY = Version("0.1.12")
-_LAST_RACY = Version("0.1.13.post1")
-_FIRST_FIXED = Version("0.1.14rc0")
-# setuptools_scm writes this when a source build has no git metadata (aiter's pyproject: fallback_version).
-_SCM_FALLBACK = Version("0.1.0")
 
 
 def sqrsum_fix_from_source(text: str) -> tuple[FixState, int, str] | None:
@@ -53,27 +47,6 @@ def sqrsum_fix_from_source(text: str) -> tuple[FixState, int, str] | None:
         if match:
             return state, text.count("\n", 0, match.start()) + 1, what  # type: ignore[return-value]
     return None
-
-
-def sqrsum_fix_from_version(version: str | None) -> tuple[FixState, str]:
-    """(state, the rule applied) from an aiter version, by the known release list."""
-    if not version:
-        return "unknown", "no version found"
-    try:
-        v = Version(version)
-    except InvalidVersion:
-        return "unknown", f"version {version!r} is not a PEP 440 version"
-    if v >= _FIRST_FIXED:
-        return "present", f"version {version} >= 0.1.14rc0, the first release with aiter #3033"
-    if v == _SCM_FALLBACK:
-        return "unknown", "version 0.1.0 is setuptools_scm's fallback for a build without git metadata"
-    if v.is_devrelease or v.local:
-        return "unknown", f"version {version} is a source build below 0.1.14: it may or may not contain aiter #3033"
-    if v < _FIRST_RACY:
-        return "present", f"version {version} < 0.1.12 predates the race (introduced by aiter #2533)"
-    if v <= _LAST_RACY:
-        return "absent", f"version {version} is in 0.1.12 .. 0.1.13.post1, the releases with the race"
-    return "unknown", f"version {version} is not a known aiter release"
 
 
 def kernel_source_candidates(package: Path, env: dict[str, str]) -> list[Path]:
@@ -153,8 +126,11 @@ def probe(ctx: ProbeContext) -> ProbeResult:
         data["sqrsum_fix"] = "unknown"
         data["sqrsum_fix_evidence"] = "not AMD's aiter: it has no mHC kernels"
         return ProbeResult(NAME, "ok", data, evidence, SOURCE)
-    if layout["ops/mhc.py"]:
-        data.update(mhc_api(read_text(folder / "ops" / "mhc.py") or ""))
+    if not layout["ops/mhc.py"]:
+        data["sqrsum_fix"] = "unknown"
+        data["sqrsum_fix_evidence"] = f"no mHC ops: {folder / 'ops' / 'mhc.py'} does not exist"
+        return ProbeResult(NAME, "ok", data, evidence, SOURCE)
+    data.update(mhc_api(read_text(folder / "ops" / "mhc.py") or ""))
     data["sqrsum_fix"], data["sqrsum_fix_evidence"] = _sqrsum_fix(package, version, ctx.env, evidence)
     data["module_mhc_so"] = next((str(p) for p in module_mhc_candidates(package, ctx.env) if p.is_file()), None)
     evidence.append(f"module_mhc.so: {data['module_mhc_so'] or 'not built'}")

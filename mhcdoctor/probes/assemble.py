@@ -131,11 +131,14 @@ def _package(facts: Facts, lib: str, by_name: dict[str, ProbeResult], probe: str
 
 
 def _vllm(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
-    """Which build vLLM is (the vllm probe), and what vLLM itself reported (vllm.selfcheck, full check only)."""
+    """Which build vLLM is and what it pins (the vllm probe), and what vLLM itself reported (vllm.selfcheck, full
+    check only)."""
     data = _ok(by_name, "vllm") or {}
     for key in ("build", "build_evidence"):
         if key in data:
             facts.set(f"vllm.{key}", data[key], "probe:vllm")
+    if isinstance(data.get("pins"), dict):
+        facts.set("vllm_pins", data["pins"], "probe:vllm")
     result = by_name.get("vllm.selfcheck")
     if result is None or result.status in ("skipped", "missing") or "platform" not in result.data:
         return

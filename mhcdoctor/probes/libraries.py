@@ -12,9 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.markers import InvalidMarker, UndefinedEnvironmentName
+from packaging.requirements import InvalidRequirement, Requirement
+
 from mhcdoctor.probes.base import ProbeContext, ProbeResult, read_text
 from mhcdoctor.probes.children import run_probe_child, skipped
-from mhcdoctor.probes.packages import distribution, find_package
+from mhcdoctor.probes.packages import Distribution, distribution, find_package, normalize
 from mhcdoctor.probes.torch_build import parse_assignments
 
 
@@ -29,6 +32,8 @@ TILELANG = Library("tilelang", "tilelang")
 TRITON = Library("triton", "triton")
 VLLM = Library("vllm", "vllm")
 XPU_KERNELS = Library("vllm_xpu_kernels", "vllm-xpu-kernels")  # vLLM's XPU ops; vllm/platforms/xpu.py imports it
+# What vLLM's mHC kernels are written against, where its Requires-Dist pins it (aiter is never pinned on PyPI).
+PINNED = ("torch", "tilelang", "triton", "amd-aiter")
 
 IMPORT_CODE = """
 import importlib
@@ -61,10 +66,35 @@ def probe_metadata(lib: Library, ctx: ProbeContext) -> ProbeResult:
     if dist is not None:
         data.update(version=dist.version, distribution=dist.name)
         evidence = [f"{dist.path}: {dist.name} {dist.version}"]
+        if lib is VLLM:
+            data["pins"] = pinned_requirements(dist)
+            evidence.append(f"{dist.path / 'METADATA'}: Requires-Dist pins {data['pins'] or 'none of ' + str(PINNED)}")
     else:  # a source checkout on PYTHONPATH: no metadata, maybe a _version.py
         data["version"] = version_from_files(location)
         evidence = [f"{location}: no {lib.dist} metadata on the search path; version from files: {data['version']}"]
     return ProbeResult(lib.module, "ok", data, evidence, source)
+
+
+def pinned_requirements(dist: Distribution) -> dict[str, str]:
+    """{name: specifier} for PINNED in the distribution's Requires-Dist headers (first 64 KiB of METADATA), without
+    extras; markers are evaluated for this interpreter, so a platform-only pin counts where it applies here."""
+    text = read_text(dist.path / "METADATA", limit=1 << 16) or ""
+    pins: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            break  # the headers end here; the long description follows
+        key, sep, value = line.partition(":")
+        if not sep or key != "Requires-Dist":
+            continue
+        try:
+            requirement = Requirement(value.strip())
+            applies = requirement.marker is None or requirement.marker.evaluate({"extra": ""})
+        except (InvalidRequirement, InvalidMarker, UndefinedEnvironmentName):
+            continue
+        name = normalize(requirement.name)
+        if applies and name in PINNED and str(requirement.specifier) and name not in pins:
+            pins[name] = str(requirement.specifier)
+    return pins
 
 
 def version_from_files(package: Path) -> str | None:

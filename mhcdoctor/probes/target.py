@@ -24,6 +24,8 @@ def probe_context(fast: bool = False, timeout: float = 20.0, python: str | None 
     root = Path(os.environ.get(SYSROOT_ENV) or "/")
     if python is None:
         return ProbeContext(root=root, fast=fast, timeout=timeout)
+    if os.sep in python:  # ./venv/bin/python: children start in another folder, so make it absolute
+        python = os.path.abspath(python)
     return ProbeContext(root=root, fast=fast, timeout=timeout, python=python, search_path=interpreter_path(python))
 
 

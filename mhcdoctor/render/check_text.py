@@ -100,7 +100,10 @@ def _aiter_row(aiter: dict[str, Any]) -> tuple[str, str, str]:
     if aiter.get("genuine") is False:
         who = aiter.get("distribution") or "another package"
         return ("fail", "aiter", f"not AMD's aiter: `aiter` belongs to {who} {aiter.get('version') or ''}".rstrip())
-    text = f"{aiter.get('version') or 'version unknown'}, sqrsum race fix {aiter.get('sqrsum_fix', 'unknown')}"
+    version = aiter.get("version") or "version unknown"
+    if aiter.get("has_mhc_ops") is False:
+        return _with_import("aiter", f"{version}: AMD's aiter without mHC ops (no aiter/ops/mhc.py)", aiter, "warn")
+    text = f"{version}, sqrsum race fix {aiter.get('sqrsum_fix', 'unknown')}"
     row = _with_import("aiter", text, aiter)
     if row[0] == "ok" and aiter.get("sqrsum_fix") == "absent":
         return ("warn", row[1], row[2])
@@ -141,13 +144,13 @@ def _package_row(label: str, pkg: dict[str, Any]) -> tuple[str, str, str]:
     return _with_import(label, pkg.get("version") or "version unknown", pkg)
 
 
-def _with_import(label: str, text: str, pkg: dict[str, Any]) -> tuple[str, str, str]:
+def _with_import(label: str, text: str, pkg: dict[str, Any], level: str = "ok") -> tuple[str, str, str]:
     if pkg.get("imports") is False:
         error = (pkg.get("import_error") or "").strip().splitlines()
         return ("fail", label, f"{text}; import fails: {error[-1] if error else 'no error text'}")
     if pkg.get("imports") is None:
-        return ("ok", label, f"{text} (import not tried)")
-    return ("ok", label, text)
+        return (level, label, f"{text} (import not tried)")
+    return (level, label, text)
 
 
 def _models(models: list[dict[str, Any]], style: Style) -> list[str]:

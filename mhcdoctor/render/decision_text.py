@@ -30,11 +30,24 @@ def answer_lines(doc: dict[str, Any], style: Style) -> list[str]:
         note = f" (preferred: {preferred})" if fallback and path != "unavailable" else ""
         if op == "mhc_fused_post_pre" and not doc["fused_post_pre"]:
             level, note = "info", " (not run: the model calls mhc_post then mhc_pre)"
+        else:
+            level, named = _marked_by_findings(doc, op, level)
+            note += f" [{', '.join(named)}]" if named else ""
         out.append(f"  {style.mark(level)} {op:<{_OP_WIDTH}} {path:<11} {reason(decision)}{note}")
     fused = "yes" if doc["fused_post_pre"] else "no"
     out.append(f"  {style.dim('fused post+pre between sublayers:')} {fused}")
     out.append(f"  {_verdict_line(doc, style)}{_worst(doc)}")
     return out
+
+
+def _marked_by_findings(doc: dict[str, Any], op: str, level: str) -> tuple[str, list[str]]:
+    """An op's mark raised to the worst warn/fail finding that names it, and those findings' ids."""
+    named = [f for f in doc["findings"] if op in f.get("ops", ()) and f["severity"] in ("warn", "fail")]
+    if any(f["severity"] == "fail" for f in named):
+        level = "fail"
+    elif named and level == "ok":
+        level = "warn"
+    return level, [f["id"] for f in named]
 
 
 def _worst(doc: dict[str, Any]) -> str:
@@ -81,6 +94,12 @@ def _header(doc: dict[str, Any], style: Style) -> list[str]:
 
 
 def _package(facts: dict[str, Any]) -> str:
+    if facts.get("genuine") is False:  # PyPI's async-iterator `aiter`: its version is not an aiter version
+        return f"not AMD's ({facts.get('distribution') or 'another package'} {facts['version'] or ''})".replace(
+            " )", ")"
+        )
+    if facts.get("has_mhc_ops") is False:
+        return f"{facts['version'] or 'version unknown'} (no mHC ops)"
     if facts["version"]:
         return facts["version"]
     return "not installed" if facts.get("present") is False else "unknown"

@@ -131,6 +131,8 @@ def _facts_summary(
             "imports": a.imports,
             "mhc_pre_norm_args": a.mhc_pre_norm_args,
             "has_fused_post_pre": a.has_fused_post_pre,
+            "has_mhc_ops": a.has_mhc_ops,
+            "distribution": a.distribution,
         },
         "tilelang": {"version": tl.version, "present": tl.present, "imports": tl.imports},
         "vllm": _vllm_summary(facts, vllm_version, result, findings),

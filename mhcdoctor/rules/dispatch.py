@@ -15,6 +15,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from mhcdoctor import aiter_releases
 from mhcdoctor.decision import Gate, OpDecision
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
@@ -22,9 +23,6 @@ from mhcdoctor.rules.releases import RuleSet
 
 # vLLM 0.29+ models/deepseek_v4/amd/model.py: _AITER_MHC_FUSED_RMSNORM_SIZES, where aiter folds the RMSNorm.
 AITER_FOLD_SIZES = frozenset({1280, 2560, 4096, 7168})
-# aiter versions that bring the API vLLM 0.29+ calls (KNOWLEDGE.md §4; aiter/ops/mhc.py at those tags).
-AITER_NORM_ARGS_SINCE = Version("0.1.15")
-AITER_FUSED_SINCE = Version("0.1.16")
 # The archs HAS_AITER_MHC admits: on_mi3xx() (0.25–0.26), get_cdna_version() > 2 (0.27+).
 AITER_ARCHS = {"none": (), "mi3xx": ("gfx942", "gfx950"), "cdna3+": ("gfx942", "gfx950", "gfx1250")}
 
@@ -62,13 +60,10 @@ def aiter_feature(facts: Facts, name: str) -> bool | None:
     value = getattr(facts.aiter, name)
     if value is not None:
         return bool(value)
-    if facts.aiter.genuine is False or facts.aiter.present is False:
+    if facts.aiter.genuine is False or facts.aiter.present is False or facts.aiter.has_mhc_ops is False:
         return False
-    since = AITER_NORM_ARGS_SINCE if name == "mhc_pre_norm_args" else AITER_FUSED_SINCE
-    version = aiter_version(facts)
-    if facts.aiter.genuine and version is not None:
-        return version >= since
-    return None
+    known = aiter_releases.release(facts.aiter.version) if facts.aiter.genuine and facts.aiter.version else None
+    return getattr(known, name) if known is not None else None
 
 
 def choose(lead: list[Gate], candidates: Iterable[Candidate]) -> OpDecision:
@@ -202,18 +197,17 @@ def has_aiter_mhc_gates(rs: RuleSet, f: Facts) -> list[Gate]:
     if a.present is None:
         found = Gate("aiter", "find_spec('aiter')", None, False, _unknown("aiter's presence"))
     elif a.present:
-        who = (
-            "AMD's aiter"
-            if a.genuine
-            else ("a package named aiter that is not AMD's" if a.genuine is False else "a package named aiter")
-        )
         version = f" {a.version}" if a.version else ""
+        if a.genuine is False:  # the version is the impostor's own, not an aiter version
+            who = f"{a.distribution or 'a package'}{version}, which is importable as aiter but is not AMD's aiter"
+        else:
+            who = ("AMD's aiter" if a.genuine else "a package named aiter") + version
         found = Gate(
             "aiter",
             "find_spec('aiter')",
             True,
             True,
-            f"finds {who}{version} (vLLM checks neither its origin nor its version)",
+            f"finds {who} (vLLM checks neither its origin nor its version)",
         )
     else:
         found = Gate("aiter", "find_spec('aiter')", False, False, "no package named aiter is installed")

@@ -29,20 +29,37 @@ STATUSES = ("pass", "fail", "skip", "error", "timeout")
 BAD = ("fail", "error", "timeout")
 
 
-def resolve_devices(device: str, ctx: ProbeContext, timeout: float) -> list[str]:
-    """--device: `auto` (the first GPU), `all`, `cpu`, `N` or `cuda:N` → the torch device strings to run on."""
+NO_GPU = "none"  # the device of the rows when torch sees no GPU and --device did not ask for the CPU
+
+
+def resolve_devices(device: str, ctx: ProbeContext, timeout: float) -> tuple[list[str], str | None]:
+    """--device: `auto` (the first GPU), `all`, `cpu`, `N` or `cuda:N` → the torch devices to run on, and why there
+    are none. A GPU index torch does not see is a usage error (InputError)."""
     value = device.strip().lower()
-    if value in ("auto", ""):
-        return ["cuda:0"]
     if value == "cpu":
-        return ["cpu"]
-    if value == "all":
-        count, _ = count_gpus(ctx, timeout)
-        return [f"cuda:{i}" for i in range(count)] or ["cuda:0"]
-    index = value.split(":", 1)[1] if value.startswith(("cuda:", "hip:")) else value
-    if not index.isdigit():
-        raise InputError(f"--device must be auto, all, cpu, N or cuda:N, not {device!r}")
-    return [f"cuda:{int(index)}"]
+        return ["cpu"], None
+    index: int | None = None
+    if value not in ("auto", "", "all"):
+        text = value.split(":", 1)[1] if value.startswith(("cuda:", "hip:")) else value
+        if not text.isdigit():
+            raise InputError(f"--device must be auto, all, cpu, N or cuda:N, not {device!r}")
+        index = int(text)
+    count, error = count_gpus(ctx, timeout)
+    if index is not None:
+        if error is None and index >= count:
+            seen = (
+                f"torch sees {count} GPU{'s' if count != 1 else ''} (cuda:0 to cuda:{count - 1})"
+                if count
+                else ("torch sees no GPU here")
+            )
+            raise InputError(f"--device {device}: there is no such GPU; {seen}")
+        return [f"cuda:{index}"], None
+    if count:
+        return ([f"cuda:{i}" for i in range(count)] if value == "all" else ["cuda:0"]), None
+    why = "no GPU visible to torch (torch.cuda.device_count() is 0)"
+    if error:
+        why = f"torch could not count the GPUs ({error})"
+    return [], why + "; --device cpu runs the paths on the CPU"
 
 
 def resolve_paths(paths: list[str] | None) -> list[str]:
@@ -81,12 +98,14 @@ def run_verify(
     if any(t < 1 for t in counts):
         raise InputError("--tokens must be positive integers")
     names = resolve_paths(paths)
-    devices = resolve_devices(device, ctx, min(timeout, 60.0))
+    devices, no_device = resolve_devices(device, ctx, min(timeout, 60.0))
     params = Params.from_model(model)
     start = time.perf_counter()
     outcomes: list[dict[str, Any]] = []
     requests = []
-    for name in names:
+    if no_device is not None:
+        outcomes = [_unavailable(name, NO_GPU, no_device) for name in names]
+    for name in names if devices else []:
         package = PATHS[name][1]
         for dev in devices:
             if package_present(package, ctx) and package_present("torch", ctx):
@@ -103,7 +122,7 @@ def run_verify(
     if requests:
         say(
             f"running {', '.join(sorted({n for n, _ in requests}))} on {', '.join(devices)} "
-            f"({len(counts)} token counts at hidden {model.hidden_size})"
+            f"({len(counts)} token count{'s' if len(counts) != 1 else ''} at hidden {model.hidden_size})"
         )
         outcomes += run_jobs(requests, list(OPS), counts, params, ctx, timeout, say, seed)
     picked = chosen.result()

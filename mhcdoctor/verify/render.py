@@ -18,9 +18,10 @@ def _tol(tol: dict[str, float] | None) -> str:
 def render_text(doc: dict[str, Any]) -> str:
     model = doc["model"]
     name = model["name"] or "custom model"
+    where = ", ".join(doc["devices"]) or "no device: nothing ran"
     lines = [
         f"mhcdoctor verify: {name} (hidden {model['hidden_size']}, hc_mult {model['hc_mult']}), "
-        f"tokens {', '.join(str(t) for t in doc['tokens'])}, on {', '.join(doc['devices'])}"
+        f"tokens {', '.join(str(t) for t in doc['tokens'])}, on {where}"
     ]
     for p in doc["paths"]:
         if p["status"] == "unavailable":
@@ -46,8 +47,17 @@ def render_text(doc: dict[str, Any]) -> str:
         )
         if r["status"] != "pass" and r["reason"]:
             lines.append(f"{'':<14}  ↳ {r['reason']}")
-    s = doc["summary"]
+    s = dict(doc["summary"])
+    not_run = [p for p in doc["paths"] if p["status"] == "unavailable"]
+    # rows of a path that never ran are counted once per path, not once per (op, token count)
+    s["skip"] -= sum(
+        1
+        for r in doc["results"]
+        if r["status"] == "skip" and _path_status(doc, (r["path"], r["device"])) == "unavailable"
+    )
     counts = ", ".join(f"{s[k]} {k}" for k in ("pass", "fail", "error", "timeout", "skip") if s[k])
+    if not_run:
+        counts = ", ".join(x for x in (counts, f"{len(not_run)} path{'s' if len(not_run) != 1 else ''} not run") if x)
     lines += ["", f"verdict: {doc['verdict']} ({counts}; {doc['seconds']:.1f} s)"]
     lines += [f"  - {problem}" for problem in doc["problems"]]
     return "\n".join(lines)

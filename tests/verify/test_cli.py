@@ -94,6 +94,24 @@ def test_without_a_gpu_nothing_is_verified_and_the_verdict_is_fail() -> None:
     assert "no GPU visible" in doc["results"][0]["reason"]
 
 
+def test_without_a_gpu_the_text_says_nothing_ran_and_counts_paths_not_rows() -> None:
+    proc = verify("--hidden", "256", "--tokens", "1,7", CUDA_VISIBLE_DEVICES="")
+    assert "on no device: nothing ran" in proc.stdout and "cuda:0" not in proc.stdout
+    assert "verdict: fail (8 paths not run;" in proc.stdout
+
+
+@pytest.mark.parametrize("device", ["9", "cuda:9"])
+def test_a_gpu_torch_does_not_see_is_a_usage_error(device) -> None:
+    proc = verify("--hidden", "256", "--device", device, CUDA_VISIBLE_DEVICES="")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip() == f"mhcdoctor: error: --device {device}: there is no such GPU; torch sees no GPU here"
+
+
+def test_one_token_count_is_singular() -> None:
+    proc = verify(*SMALL, "--path", "torch", "--tokens", "1")
+    assert "(1 token count at hidden 256)" in proc.stderr
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

@@ -1,0 +1,144 @@
+"""The doctor against real packages from the package index (issue 8, "Tests on real packages").
+
+Each package is installed with --no-deps into a cached folder (see conftest.py) and seen through a wrapper python,
+on a fake machine (MHCDOCTOR_SYSROOT): an MI300X (gfx942) for aiter, an H200 for tilelang and vLLM.
+"""
+
+from __future__ import annotations
+
+import fakes
+import pytest
+
+AMD_AITER = "amd-aiter==0.1.7.post2.dev18"  # PyPI's only AMD aiter wheel: no aiter/ops/mhc.py
+IMPOSTOR = "aiter==0.13.20191203"  # PyPI's unrelated async-iterator library
+TILELANG = "tilelang==0.1.15"
+TILE_KERNELS = "tile-kernels==1.0.0"
+NVML = "nvidia-ml-py==13.580.82"
+VLLM = "vllm==0.34.0"
+
+pytestmark = pytest.mark.real
+
+
+def mi300x(machine) -> None:
+    fakes.kfd(machine.root, [0, 90402])
+    fakes.rocm(machine.root, "6.4.1-120")
+
+
+def h200(machine) -> None:
+    fakes.nvidia_proc(machine.root, gpus=[("0000:18:00.0", "NVIDIA H200")])
+
+
+def ids(doc: dict) -> set[str]:
+    return {f["id"] for f in doc["findings"]}
+
+
+def finding(doc: dict, name: str) -> dict:
+    return next(f for f in doc["findings"] if f["id"] == name)
+
+
+# --- amd-aiter 0.1.7.post2.dev18: AMD's aiter, without the mHC ops ---------------------------------------------
+
+
+def test_amd_aiter_from_pypi_is_seen_as_amds_aiter_without_mhc_ops(machine, installed):
+    mi300x(machine)
+    machine.environment(installed(AMD_AITER))
+    result = machine.run("check", "--fast", "--json")
+    aiter = result.json()["facts"]["aiter"]
+    assert (aiter["genuine"], aiter["has_mhc_ops"], aiter["version"]) == (True, False, "0.1.7.post2.dev18")
+    text = machine.run("check", "--fast").stdout
+    row = next(line for line in text.splitlines() if line.split()[1:2] == ["aiter"])
+    assert "without mHC ops" in row and "source build" not in text
+
+
+@pytest.mark.parametrize("vllm", ["0.25.0", "0.29.0"])
+def test_vllm_025_to_029_crash_on_it_at_the_first_forward(machine, installed, vllm):
+    mi300x(machine)
+    machine.environment(installed(AMD_AITER))
+    result = machine.run("explain", "--json", "--model", "deepseek-v4-pro", "--vllm", vllm)
+    doc = result.json()
+    assert {op: d["path"] for op, d in doc["ops"].items() if op != "mhc_fused_post_pre"} == {
+        "mhc_pre": "aiter",
+        "mhc_post": "aiter",
+        "hc_head": "triton",
+    }
+    assert set(finding(doc, "aiter-no-mhc")["ops"]) >= {"mhc_pre", "mhc_post"}
+    assert (doc["verdict"], result.returncode) == ("fail", 3)
+
+
+def test_vllm_030_falls_back_where_it_probes_and_still_crashes_in_mhc_post(machine, installed):
+    mi300x(machine)
+    machine.environment(installed(AMD_AITER))
+    doc = machine.run("explain", "--json", "--model", "deepseek-v4-pro", "--vllm", "0.30.0").json()
+    paths = {op: d["path"] for op, d in doc["ops"].items()}
+    assert paths["mhc_pre"] == "torch" and paths["mhc_fused_post_pre"] == "torch"  # probed: fall back
+    assert paths["mhc_post"] == "aiter"  # not probed: ModuleNotFoundError at the first forward
+    assert finding(doc, "aiter-no-mhc")["ops"] == ["mhc_post"]
+    assert not {"aiter-api-fallback", "aiter-sqrsum-unknown"} & ids(doc)
+
+
+def test_full_check_imports_it_in_a_child_and_reports_why_it_fails(machine, installed):
+    mi300x(machine)
+    machine.environment(installed(AMD_AITER))
+    doc = machine.run("check", "--json").json()
+    assert doc["facts"]["aiter"]["imports"] is False
+    assert "torch" in doc["facts"]["aiter"]["import_error"]  # --no-deps: its torch is not there
+
+
+# --- PyPI's `aiter`: not AMD's -----------------------------------------------------------------------------------
+
+
+def test_pypis_aiter_is_an_impostor_and_its_version_is_not_shown_as_aiters(machine, installed):
+    mi300x(machine)
+    machine.environment(installed(IMPOSTOR))
+    result = machine.run("explain", "--model", "deepseek-v4-pro", "--vllm", "0.25.0")
+    assert result.returncode == 3
+    assert "aiter-impostor" in result.stdout
+    header = result.stdout.splitlines()[1]
+    assert "aiter not AMD's (aiter 0.13.20191203)" in header
+    assert "finds aiter 0.13.20191203, which is importable as aiter but is not AMD's aiter" in result.stdout
+
+
+# --- tilelang, tile-kernels ----------------------------------------------------------------------------------------
+
+
+def test_tilelang_without_its_requirements_is_seen_and_its_import_failure_is_a_fail_on_cuda(machine, installed):
+    h200(machine)
+    machine.environment(installed(TILELANG))
+    fast = machine.run("check", "--fast", "--json").json()
+    assert fast["facts"]["tilelang"]["version"] == "0.1.15"
+    doc = machine.run("check", "--json").json()
+    assert doc["facts"]["tilelang"]["imports"] is False
+    assert "tilelang-missing" in ids(doc) and "torch" in finding(doc, "tilelang-missing")["detail"]
+
+
+def test_tile_kernels_imports_a_tilelang_module_that_tilelang_0_1_12_moved(installed):
+    kernels, tilelang = installed(TILE_KERNELS), installed(TILELANG)
+    sources = "".join(p.read_text(errors="replace") for p in (kernels / "tile_kernels").rglob("*.py"))
+    assert "from tilelang.utils.target import" in sources
+    assert not (tilelang / "tilelang" / "utils" / "target.py").exists()
+    assert (tilelang / "tilelang" / "backend" / "target.py").exists()
+
+
+# --- nvidia-ml-py on a machine without an NVIDIA driver -------------------------------------------------------------
+
+
+def test_nvml_without_a_driver_is_no_gpu_not_a_broken_probe(machine, installed):
+    machine.environment(installed(NVML))
+    doc = machine.run("check", "--json").json()
+    nvml = next(p for p in doc["probes"] if p["name"] == "gpu.nvml")
+    assert nvml["status"] == "missing" and "NVML" in nvml["error"]
+    assert doc["facts"]["platform"] == "cpu" and "no-gpu" in ids(doc)
+
+
+# --- vllm --no-deps: installed, does not import ---------------------------------------------------------------------
+
+
+def test_vllm_installed_without_its_requirements_is_a_fail_and_its_pins_are_read(machine, installed):
+    h200(machine)
+    machine.environment(installed(VLLM), installed(TILELANG))
+    doc = machine.run("check", "--json", timeout=300).json()
+    assert doc["facts"]["vllm"]["version"] == "0.34.0" and doc["facts"]["vllm"]["imports"] is False
+    assert "No module named" in finding(doc, "vllm-not-importable")["detail"]
+    assert doc["facts"]["vllm_pins"] == {"torch": "==2.14.0", "tilelang": "==0.1.12"}
+    assert "tilelang 0.1.15 (vLLM pins tilelang==0.1.12)" in finding(doc, "vllm-pin-mismatch")["detail"]
+    assert doc["verdict"] == "fail"

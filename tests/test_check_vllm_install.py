@@ -1,0 +1,107 @@
+"""A vLLM that is installed but does not import (issue 8 §2), and vLLM's own pins (§3), through `check --python`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import fakes
+import pytest
+from test_check_cli import REPO, Machine, finding_ids
+
+NO_TORCH = fakes.raises("ModuleNotFoundError(\"No module named 'torch'\")")
+PINS_034 = ["torch==2.14.0", "tilelang==0.1.12", "zentorch==2.14.0.2; extra == 'zen'", "numpy"]
+
+
+@pytest.fixture
+def machine(tmp_path) -> Machine:
+    return Machine(tmp_path)
+
+
+def explain(machine: Machine, *args: str) -> subprocess.CompletedProcess[str]:
+    """`mhcdoctor explain ARGS --python <the fake environment>` on the fake machine."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PYTHONPATH")}
+    env.update(MHCDOCTOR_SYSROOT=str(machine.root), PATH=str(machine.tmp / "no-bin"), HOME=str(machine.tmp))
+    env["PYTHONPATH"] = str(REPO)
+    command = [sys.executable, "-m", "mhcdoctor", "explain", *args, "--python", str(machine.python)]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, cwd=machine.tmp)
+
+
+def test_a_vllm_that_does_not_import_is_a_fail_finding_with_its_error(machine):
+    fakes.nvidia_proc(machine.root, gpus=[("0000:18:00.0", "NVIDIA H200")])
+    fakes.library(machine.site, "vllm", "0.34.0", init=NO_TORCH)
+    doc, proc = machine.check_json()
+    finding = next(f for f in doc["findings"] if f["id"] == "vllm-not-importable")
+    assert finding["severity"] == "fail" and "No module named 'torch'" in finding["detail"]
+    assert proc.returncode == 3
+    assert "pip show vllm" in finding["fix"]
+
+
+def test_explain_deep_sees_the_vllm_that_does_not_import(machine):
+    fakes.library(machine.site, "vllm", "0.34.0", init=NO_TORCH)
+    proc = explain(machine, "--platform", "cuda", "--arch", "sm_90", "--tilelang", "0.1.12", "--deep")
+    assert "vllm-not-importable" in proc.stdout and "verdict: fail" in proc.stdout
+    assert proc.returncode == 3
+
+
+def test_fast_check_does_not_import_vllm_so_raises_no_import_finding(machine):
+    fakes.nvidia_proc(machine.root)
+    fakes.library(machine.site, "vllm", "0.34.0", init=NO_TORCH)
+    doc, _ = machine.check_json("--fast")
+    assert "vllm-not-importable" not in finding_ids(doc)
+
+
+def test_each_pin_that_differs_is_named_and_extras_are_ignored(machine):
+    fakes.nvidia_proc(machine.root)
+    fakes.torch(machine.site, version="2.13.0+cu130")
+    fakes.library(machine.site, "tilelang", "0.1.15")
+    fakes.library(machine.site, "vllm", "0.34.0", requires=PINS_034)
+    doc, _ = machine.check_json("--fast")
+    assert doc["facts"]["vllm_pins"] == {"torch": "==2.14.0", "tilelang": "==0.1.12"}
+    finding = next(f for f in doc["findings"] if f["id"] == "vllm-pin-mismatch")
+    assert finding["severity"] == "warn"
+    assert "torch 2.13.0+cu130 (vLLM pins torch==2.14.0)" in finding["detail"]
+    assert "tilelang 0.1.15 (vLLM pins tilelang==0.1.12)" in finding["detail"]
+    assert finding["ops"] == []  # a warning about the install, not about one op
+
+
+def test_a_local_build_of_the_pinned_version_matches_the_pin(machine):
+    fakes.nvidia_proc(machine.root)
+    fakes.torch(machine.site, version="2.14.0+cu130")
+    fakes.library(machine.site, "tilelang", "0.1.12")
+    fakes.library(machine.site, "vllm", "0.34.0", requires=PINS_034)
+    doc, _ = machine.check_json("--fast")
+    assert "vllm-pin-mismatch" not in finding_ids(doc)
+
+
+def test_a_tilelang_without_the_api_vllms_kernels_call_is_a_fail(machine):
+    fakes.nvidia_proc(machine.root)
+    fakes.torch(machine.site, version="2.14.0")
+    fakes.library(machine.site, "tilelang", "0.1.7")  # no T.pdl_sync before 0.1.8
+    fakes.library(machine.site, "vllm", "0.34.0", requires=PINS_034)
+    doc, proc = machine.check_json("--fast")
+    finding = next(f for f in doc["findings"] if f["id"] == "vllm-pin-mismatch")
+    assert finding["severity"] == "fail" and "T.pdl_sync" in finding["detail"]
+    assert "mhc_pre" in finding["ops"]
+    assert proc.returncode == 3
+
+
+def test_asking_about_another_vllm_forgets_the_installed_pins(machine):
+    fakes.nvidia_proc(machine.root)
+    fakes.torch(machine.site, version="2.13.0")
+    fakes.library(machine.site, "vllm", "0.34.0", requires=PINS_034)
+    assert "vllm-pin-mismatch" in {f["id"] for f in json.loads(explain(machine, "--json").stdout)["findings"]}
+    proc = explain(machine, "--json", "--vllm", "0.29.0")
+    assert "vllm-pin-mismatch" not in {f["id"] for f in json.loads(proc.stdout)["findings"]}
+
+
+def test_a_relative_python_path_reaches_the_import_children(machine):
+    fakes.library(machine.site, "vllm", "0.34.0", init=NO_TORCH)
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PYTHONPATH")}
+    env.update(MHCDOCTOR_SYSROOT=str(machine.root), PATH=str(machine.tmp / "no-bin"), PYTHONPATH=str(REPO))
+    relative = str(machine.python.relative_to(machine.tmp))
+    command = [sys.executable, "-m", "mhcdoctor", "check", "--json", "--python", relative]
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, cwd=machine.tmp)
+    assert json.loads(proc.stdout)["facts"]["vllm"]["import_error"] == "ModuleNotFoundError: No module named 'torch'"
