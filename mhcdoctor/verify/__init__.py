@@ -30,6 +30,9 @@ BAD = ("fail", "error", "timeout")
 
 
 NO_GPU = "none"  # the device of the rows when torch sees no GPU and --device did not ask for the CPU
+FIRST_GPU = "cuda:0"  # --device auto
+# How a path child says it found no GPU (verify/worker.py `_device_problem`).
+_NO_GPU_REASONS = ("no GPU visible to torch", "torch does not import")
 
 
 def resolve_devices(device: str, ctx: ProbeContext, timeout: float) -> tuple[list[str], str | None]:
@@ -44,6 +47,10 @@ def resolve_devices(device: str, ctx: ProbeContext, timeout: float) -> tuple[lis
         if not text.isdigit():
             raise InputError(f"--device must be auto, all, cpu, N or cuda:N, not {device!r}")
         index = int(text)
+    if index is None and value != "all":
+        # auto: the first GPU, found by the path children themselves. Counting first would start one more child that
+        # imports torch (seconds) before any path runs; `_no_gpu_seen` turns "none seen" into no device afterwards.
+        return [FIRST_GPU], None
     count, error = count_gpus(ctx, timeout)
     if index is not None:
         if error is None and index >= count:
@@ -121,10 +128,16 @@ def run_verify(
     chosen = pool.submit(selected if callable(selected) else lambda: selected)
     if requests:
         say(
-            f"running {', '.join(sorted({n for n, _ in requests}))} on {', '.join(devices)} "
+            f"running {', '.join(sorted({n for n, _ in requests}))} on {', '.join(devices)}"
+            f"{' if torch sees a GPU' if devices == [FIRST_GPU] and device.strip().lower() in ('auto', '') else ''} "
             f"({len(counts)} token count{'s' if len(counts) != 1 else ''} at hidden {model.hidden_size})"
         )
-        outcomes += run_jobs(requests, list(OPS), counts, params, ctx, timeout, say, seed)
+        ran = run_jobs(requests, list(OPS), counts, params, ctx, timeout, say, seed)
+        outcomes += ran
+        if device.strip().lower() in ("auto", "") and _no_gpu_seen(ran):
+            devices = []
+            why = f"{ran[0]['reason']}; --device cpu runs the paths on the CPU"
+            outcomes = [_unavailable(name, NO_GPU, why) for name in names]
     picked = chosen.result()
     pool.shutdown()
     order = {name: i for i, name in enumerate(names)}
@@ -148,6 +161,13 @@ def run_verify(
         "verdict": verdict,
         "seconds": round(time.perf_counter() - start, 3),
     }
+
+
+def _no_gpu_seen(outcomes: list[dict[str, Any]]) -> bool:
+    """Whether every path child that started found no GPU (so nothing can run on a GPU here)."""
+    return bool(outcomes) and all(
+        o["status"] == "unavailable" and str(o["reason"]).startswith(_NO_GPU_REASONS) for o in outcomes
+    )
 
 
 def _unavailable(path: str, device: str, reason: str) -> dict[str, Any]:
