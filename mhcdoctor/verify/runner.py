@@ -58,8 +58,12 @@ def run_jobs(
     timeout: float,
     progress: Progress,
     seed: int = 0,
+    task: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run every (path, device) child concurrently; return one outcome dict per job with its rows."""
+    """Run every (path, device) child concurrently; return one outcome dict per job with its rows.
+
+    `task` ({"task": "module:function", "task_options": {...}}) makes the children run that function per case
+    instead of verify's check (bench times the ops this way)."""
     with tempfile.TemporaryDirectory(prefix="mhcdoctor-verify-") as tmp:
         jobs = []
         for index, (path, device) in enumerate(requests):
@@ -73,7 +77,7 @@ def run_jobs(
                 base.with_suffix(".out"),
                 base.with_suffix(".err"),
             )
-            _start(job, params, ctx, tmp, seed)
+            _start(job, params, ctx, tmp, seed, task)
             jobs.append(job)
         while any(job.ended is None for job in jobs):
             time.sleep(_POLL_SECONDS)
@@ -83,8 +87,8 @@ def run_jobs(
         return [_outcome(job, timeout) for job in jobs]
 
 
-def _start(job: Job, params: Params, ctx: ProbeContext, cwd: str, seed: int) -> None:
-    request = {
+def _start(job: Job, params: Params, ctx: ProbeContext, cwd: str, seed: int, task: dict[str, Any] | None) -> None:
+    request: dict[str, Any] = {**(task or {}),
         "path": job.path,
         "device": job.device,
         "ops": job.ops,

@@ -7,6 +7,8 @@ child interpreter that the parent starts for each (path, device): it writes one 
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 import sys
 import time
@@ -22,6 +24,9 @@ from mhcdoctor.verify import cases
 from mhcdoctor.verify.tolerance import compare
 
 Emit = Callable[[dict[str, Any]], None]
+# What runs one case in the child: (impl, op, tokens, params, device, seed) -> the row. verify's is check_case;
+# a request may name another ("task": "module:function", called with options=request["task_options"]).
+Case = Callable[[PathImpl, str, int, cases.Params, str, int], dict[str, Any]]
 
 
 def _to_numpy(t: Any) -> np.ndarray:
@@ -103,7 +108,13 @@ def _worst(outputs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_path(
-    impl: PathImpl, ops: list[str], tokens: list[int], p: cases.Params, device: str, seed: int = 0
+    impl: PathImpl,
+    ops: list[str],
+    tokens: list[int],
+    p: cases.Params,
+    device: str,
+    seed: int = 0,
+    case: Case = check_case,
 ) -> Iterator[dict[str, Any]]:
     """Yield one row per (op, tokens): an exception in one case is that row's error, and the loop goes on."""
     for op in ops:
@@ -112,7 +123,7 @@ def run_path(
         for count in tokens:
             start = time.perf_counter()
             try:
-                row = check_case(impl, op, count, p, device, seed)
+                row = case(impl, op, count, p, device, seed)
             except OpUnsupported as exc:
                 row = {"status": "skip", "reason": str(exc)}
             except Exception as exc:  # a kernel error is a result with its evidence, not a dead doctor
@@ -166,15 +177,24 @@ def _serve(request: dict[str, Any], emit: Emit) -> int:
             "load_seconds": round(time.time() - request.get("spawned_at", time.time()), 3),
         }
     )
+    case = _case_function(request)
     for op in request["ops"]:
         if op not in impl.ops:
             continue
         for count in request["tokens"]:
             emit({"event": "start", "op": op, "tokens": count})
-            for row in run_path(impl, [op], [count], p, device, request.get("seed", 0)):
+            for row in run_path(impl, [op], [count], p, device, request.get("seed", 0), case):
                 emit({"event": "row", **row})
     emit({"event": "done"})
     return 0
+
+
+def _case_function(request: dict[str, Any]) -> Case:
+    task = request.get("task")
+    if not task:
+        return check_case
+    module, _, name = str(task).partition(":")
+    return functools.partial(getattr(importlib.import_module(module), name), options=request.get("task_options") or {})
 
 
 def _device_name(device: str) -> str:
