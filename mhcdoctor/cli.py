@@ -19,7 +19,7 @@ EXIT_INTERNAL = 4
 
 # Subcommand -> module under mhcdoctor.commands. Each is imported only when used, so `check --fast` does not pay
 # for the verifier's or the bundler's imports.
-COMMANDS = ("check", "explain", "verify", "report", "diff", "models")
+COMMANDS = ("check", "explain", "verify", "bench", "report", "diff", "models")
 
 
 class LazyGroup(click.Group):

@@ -44,7 +44,6 @@ def check_case(impl: PathImpl, op: str, tokens: int, p: cases.Params, device: st
     """Run one op at one token count (twice, with fresh inputs, for small counts); the row verify reports."""
     import torch
 
-    names = cases.OUTPUTS[op]
     rows = cases.rows_to_check(tokens)
     row_index = torch.tensor(rows, dtype=torch.long, device=device)
     kernel_seconds = 0.0
@@ -57,16 +56,7 @@ def check_case(impl: PathImpl, op: str, tokens: int, p: cases.Params, device: st
         result = impl.ops[op](*inputs.values(), *scalars.values())  # positional, in the reference's order
         _sync(device)
         kernel_seconds += time.perf_counter() - start
-        got = result if isinstance(result, tuple) else (result,)
-        if len(got) != len(names):
-            raise ValueError(f"{op} returned {len(got)} tensors, expected {len(names)} ({', '.join(names)})")
-        picked = {
-            k: _to_numpy(v.index_select(0, row_index) if k in cases.TOKEN_INPUTS else v) for k, v in inputs.items()
-        }
-        expected = getattr(oracle, op)(*picked.values(), **scalars)
-        for name, tensor in zip(names, got, strict=True):
-            flat = tensor.reshape(tokens, *tensor.shape[-(tensor.dim() - 1) :]) if tensor.dim() > 1 else tensor
-            verdict = compare(name, _to_numpy(flat.index_select(0, row_index)), expected[name], rows)
+        for name, verdict in judge(op, tokens, inputs, scalars, result, rows, row_index).items():
             prior = outputs.get(name)
             if (
                 prior is None
@@ -76,7 +66,7 @@ def check_case(impl: PathImpl, op: str, tokens: int, p: cases.Params, device: st
                 )
             ):
                 outputs[name] = verdict
-    worst = _worst(list(outputs.values()))
+    worst = worst_output(list(outputs.values()))
     row: dict[str, Any] = {
         "status": "pass" if all(o["passed"] for o in outputs.values()) else "fail",
         "max_abs_err": worst["max_abs_err"],
@@ -93,7 +83,25 @@ def check_case(impl: PathImpl, op: str, tokens: int, p: cases.Params, device: st
     return row
 
 
-def _worst(outputs: list[dict[str, Any]]) -> dict[str, Any]:
+def judge(
+    op: str, tokens: int, inputs: dict[str, Any], scalars: dict[str, Any], result: Any, rows: list[int], row_index: Any
+) -> dict[str, dict[str, Any]]:
+    """An op's result against the oracle on the token rows `rows` (`row_index`: the same, as a tensor on the
+    device): one verdict per output, by name."""
+    names = cases.OUTPUTS[op]
+    got = result if isinstance(result, tuple) else (result,)
+    if len(got) != len(names):
+        raise ValueError(f"{op} returned {len(got)} tensors, expected {len(names)} ({', '.join(names)})")
+    picked = {k: _to_numpy(v.index_select(0, row_index) if k in cases.TOKEN_INPUTS else v) for k, v in inputs.items()}
+    expected = getattr(oracle, op)(*picked.values(), **scalars)
+    verdicts = {}
+    for name, tensor in zip(names, got, strict=True):
+        flat = tensor.reshape(tokens, *tensor.shape[-(tensor.dim() - 1) :]) if tensor.dim() > 1 else tensor
+        verdicts[name] = compare(name, _to_numpy(flat.index_select(0, row_index)), expected[name], rows)
+    return verdicts
+
+
+def worst_output(outputs: list[dict[str, Any]]) -> dict[str, Any]:
     """The failing output if any, else the one closest to its tolerance."""
     failing = [o for o in outputs if not o["passed"]]
     if failing:
