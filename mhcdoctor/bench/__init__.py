@@ -75,10 +75,9 @@ def run_bench(
     counts = sorted(set(tokens or (*DECODE_TOKENS, *PREFILL_TOKENS)))
     if any(t < 1 for t in counts):
         raise InputError("--tokens must be positive integers")
-    devices = resolve_devices(device, ctx, min(timeout, 60.0))
-    if len(devices) != 1:
+    if device.strip().lower() == "all":
         raise InputError("bench times one device at a time: pass --device N, not all")
-    dev = devices[0]
+    dev = resolve_devices(device, ctx, min(timeout, 60.0))[0]
     names = resolve_paths(paths)
     if kernels:
         names.append(USER_PATH)
@@ -207,7 +206,9 @@ def step_costs(
             if cost is not None:
                 per_path[path] = cost
         libraries = [p for p in paths if p != USER_PATH]
-        best_ops = {op: min(libraries, key=lambda p, op=op: times.get((p, op, batch), float("inf"))) for op in plan}
+        best_ops = {
+            op: min(libraries, key=lambda p, op=op: times.get((p, op, batch), float("inf")), default="") for op in plan
+        }
         best = _cost(best_ops, plan, times, batch)
         chosen = None
         if selected:
