@@ -90,7 +90,8 @@ def run_bench(
         package = "torch" if name == USER_PATH else PATHS[name][1]
         missing = next((p for p in (package, "torch") if not package_present(p, ctx)), None)
         if missing:
-            outcomes.append(_unavailable(name, dev, f"{missing} is not installed (nothing named {missing!r} on the path)"))
+            reason = f"{missing} is not installed (nothing named {missing!r} on the search path)"
+            outcomes.append(_unavailable(name, dev, reason))
             continue
         say(f"timing {name} on {dev} ({len(counts)} token counts at hidden {model.hidden_size}; kernels JIT first)")
         outcomes += run_jobs([(name, dev)], list(OPS), counts, params, ctx, timeout, say, task=task)
@@ -98,7 +99,7 @@ def run_bench(
     peak = _peak(device_name, dev, params, ctx, timeout, say, options or {})
     results = [_result(o, row, params, peak) for o in outcomes for row in o["rows"]]
     plan = step_plan(model, bool(fused))
-    doc = {
+    doc: dict[str, Any] = {
         "schema": SCHEMA,
         "mhcdoctor_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -206,9 +207,7 @@ def step_costs(
             if cost is not None:
                 per_path[path] = cost
         libraries = [p for p in paths if p != USER_PATH]
-        best_ops = {
-            op: min(libraries, key=lambda p, op=op: times.get((p, op, batch), float("inf")), default="") for op in plan
-        }
+        best_ops = {op: _fastest(libraries, op, batch, times) for op in plan}
         best = _cost(best_ops, plan, times, batch)
         chosen = None
         if selected:
@@ -219,6 +218,11 @@ def step_costs(
                 cost["times_best"] = cost["ms"] / best["ms"] if best["ms"] else None
         step["batches"].append({"tokens": batch, "paths": per_path, "selected": chosen, "best": best})
     return step
+
+
+def _fastest(paths: list[str], op: str, batch: int, times: dict[tuple[str, str, int], float]) -> str:
+    timed = [p for p in paths if (p, op, batch) in times]
+    return min(timed, key=lambda p: times[(p, op, batch)]) if timed else ""
 
 
 def _bench_path(backend: str, op: str, batch: int, times: dict[tuple[str, str, int], float]) -> str:

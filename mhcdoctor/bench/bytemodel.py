@@ -4,14 +4,13 @@ The residual streams, x, layer_input and the outputs that replace the residual a
 coefficients (post_mix, comb_mix), fn, hc_scale and hc_base are float32 (4 bytes), as vLLM passes them
 (KNOWLEDGE-free: see docs/bench.md for the table). This is the least traffic the op can cause: a kernel that
 reads the residual twice (once for the GEMM, once to apply the mix) moves more, and its fraction of peak
-bandwidth shows that. Shapes, for T tokens, n = hc_mult streams, hidden H, m = n(n+2):
-
-| op | reads | writes |
-| --- | --- | --- |
-| mhc_pre | residual T·n·H bf16, fn m·n·H f32, hc_scale 3 f32, hc_base m f32 | post_mix T·n f32, comb_mix T·n² f32, layer_input T·H bf16 |
-| mhc_post | x T·H bf16, residual T·n·H bf16, post_mix T·n f32, comb_mix T·n² f32 | new residual T·n·H bf16 |
-| mhc_fused_post_pre | mhc_post's reads + fn, hc_scale, hc_base | new residual + mhc_pre's writes |
-| hc_head | residual T·n·H bf16, fn n·n·H f32, hc_scale 1 f32, hc_base n f32 | output T·H bf16 |
+bandwidth shows that. For T tokens, n = hc_mult streams, hidden H, m = n(n+2):
+- mhc_pre reads residual T·n·H bf16, fn m·n·H f32, hc_scale 3 f32, hc_base m f32; writes post_mix T·n f32,
+  comb_mix T·n² f32, layer_input T·H bf16.
+- mhc_post reads x T·H bf16, residual T·n·H bf16, post_mix T·n f32, comb_mix T·n² f32; writes the new residual.
+- mhc_fused_post_pre reads what mhc_post reads and fn, hc_scale, hc_base; writes the new residual and what mhc_pre
+  writes (the new residual is not read back: that is what fusing saves).
+- hc_head reads residual T·n·H bf16, fn n·n·H f32, hc_scale 1 f32, hc_base n f32; writes the output T·H bf16.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ def plot(doc: dict[str, Any], filename: str) -> dict[str, Any]:
     panels: dict[str, list[str]] = {}
     for ax in axes.flat[len(ops) :]:
         ax.set_visible(False)
-    for ax, op in zip(axes.flat, ops):
+    for ax, op in zip(axes.flat, ops, strict=False):
         for path in paths:
             points = sorted((r["tokens"], r["tb_per_s"]) for r in timed if r["op"] == op and r["path"] == path)
             if points:

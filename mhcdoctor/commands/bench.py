@@ -54,7 +54,9 @@ def _rules(model: ModelConfig) -> tuple[dict[str, str] | None, bool]:
     show_default=True,
     help="Seconds allowed for each path's child process (JIT compiles included).",
 )
-@click.option("--repeats", type=click.IntRange(min=3), default=50, show_default=True, help="Timed runs per case, at most.")
+@click.option(
+    "--repeats", type=click.IntRange(min=3), default=50, show_default=True, help="Timed runs per case, at most."
+)
 @click.option("--plot", "plot_file", default=None, metavar="FILE.png", help="Also draw bandwidth against tokens.")
 @kernel_option
 @json_option

@@ -44,7 +44,8 @@ def load(name: str, device: str, progress: Progress) -> PathImpl:
         try:
             module = importlib.import_module(module_name)
         except Exception as exc:  # the user's module: any error is a reason, not a crash
-            raise PathUnavailable(f"--kernel {op}={target}: {module_name} does not import: {type(exc).__name__}: {exc}")
+            reason = f"--kernel {op}={target}: {module_name} does not import: {type(exc).__name__}: {exc}"
+            raise PathUnavailable(reason) from None
         func = getattr(module, func_name, None)
         if not callable(func):
             raise PathUnavailable(f"--kernel {op}={target}: {module_name} has no function {func_name!r}")

@@ -88,7 +88,8 @@ def run_jobs(
 
 
 def _start(job: Job, params: Params, ctx: ProbeContext, cwd: str, seed: int, task: dict[str, Any] | None) -> None:
-    request: dict[str, Any] = {**(task or {}),
+    request: dict[str, Any] = {
+        **(task or {}),
         "path": job.path,
         "device": job.device,
         "ops": job.ops,

@@ -21,7 +21,8 @@ def test_mhc_pre_at_one_token_is_dominated_by_fn() -> None:
 
 
 def test_hc_head_reads_an_n_by_nh_fn() -> None:
-    assert op_bytes("hc_head", 16384, H, N) == {"read": 16384 * 57344 + 4 * 4 * H * 4 + 4 + 16, "written": 16384 * 14336}
+    read = 16384 * 57344 + 4 * 4 * H * 4 + 4 + 16
+    assert op_bytes("hc_head", 16384, H, N) == {"read": read, "written": 16384 * 14336}
 
 
 @pytest.mark.parametrize("tokens", [1, 64, 16384])
