@@ -67,6 +67,33 @@ def fail_on_option(fn: F) -> F:
     )(fn)
 
 
+def kernel_option(fn: F) -> F:
+    return click.option(
+        "--kernel",
+        "kernels",
+        multiple=True,
+        metavar="OP=MODULE:FUNC",
+        help="Your own implementation of an op (repeatable), with the reference's signature: runs as the path `user`.",
+    )(fn)
+
+
+def kernels_from_options(specs: tuple[str, ...]) -> dict[str, str] | None:
+    """--kernel values → {op: "module:func"}; a malformed or repeated one is bad input."""
+    from mhcdoctor.errors import InputError
+    from mhcdoctor.kernels.user_path import parse_spec
+
+    kernels: dict[str, str] = {}
+    for spec in specs:
+        try:
+            op, target = parse_spec(spec)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+        if op in kernels:
+            raise InputError(f"--kernel gives {op} twice ({kernels[op]} and {target})")
+        kernels[op] = target
+    return kernels or None
+
+
 def exit_code(verdict: str, fail_on: str | None) -> int:
     """The exit code for a verdict: the contract's (0 ok, 1 degraded, 3 fail), narrowed by --fail-on."""
     code = VERDICT_EXIT[verdict]

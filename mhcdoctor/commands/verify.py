@@ -6,7 +6,15 @@ import json
 
 import click
 
-from mhcdoctor.commands.options import exit_code, fail_on_option, json_option, model_from_options, model_options
+from mhcdoctor.commands.options import (
+    exit_code,
+    fail_on_option,
+    json_option,
+    kernel_option,
+    kernels_from_options,
+    model_from_options,
+    model_options,
+)
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import PATHS
 from mhcdoctor.models import ModelConfig
@@ -48,7 +56,7 @@ def _tokens(value: str | None) -> list[int] | None:
     "paths",
     multiple=True,
     type=click.Choice(list(PATHS)),
-    help="Verify only this path (repeatable). Default: every path that is installed.",
+    help="Verify only this path (repeatable). Default: every path that is installed (only `user` with --kernel).",
 )
 @click.option(
     "--device", default="auto", show_default=True, help="GPU to run on: auto (the first), N, cuda:N, all, cpu."
@@ -60,6 +68,7 @@ def _tokens(value: str | None) -> list[int] | None:
     show_default=True,
     help="Seconds allowed for each path's child process (JIT compiles included).",
 )
+@kernel_option
 @json_option
 @fail_on_option
 def command(
@@ -72,12 +81,14 @@ def command(
     paths: tuple[str, ...],
     device: str,
     timeout: float,
+    kernels: tuple[str, ...],
     as_json: bool,
     fail_on: str | None,
 ) -> int:
     """Run a small mHC call on each available path and compare it with an independent float64 oracle."""
     cfg = model_from_options(model, config_path, hidden, hc_mult)
     counts = _tokens(tokens)
+    user = kernels_from_options(kernels)
     doc = run_verify(
         cfg,
         paths=list(paths) or None,
@@ -86,6 +97,7 @@ def command(
         device=device,
         timeout=timeout,
         selected=lambda: _selected_paths(cfg),
+        kernels=user,
     )
     click.echo(json.dumps(doc, indent=2) if as_json else render_text(doc))
     return exit_code(doc["verdict"], fail_on)

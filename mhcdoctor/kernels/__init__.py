@@ -36,6 +36,7 @@ class PathImpl:
 PATHS: dict[str, tuple[str, str]] = {
     "aiter": ("mhcdoctor.kernels.aiter_path", "aiter"),
     "tilelang": ("mhcdoctor.kernels.tilelang_path", "tilelang"),
+    "tilekernels": ("mhcdoctor.kernels.tilekernels_path", "tile_kernels"),
     "triton": ("mhcdoctor.kernels.triton_path", "triton"),
     "torch": ("mhcdoctor.kernels.torch_path", "torch"),
     "vllm:aiter": ("mhcdoctor.kernels.vllm_path", "vllm"),
@@ -45,13 +46,23 @@ PATHS: dict[str, tuple[str, str]] = {
 }
 
 
+# The user's own kernels (`--kernel OP=MODULE:FUNC`): not run by default; the specs travel to the child in this
+# environment variable, as JSON {op: "module:func"}.
+USER_PATH = "user"
+USER_KERNELS_ENV = "MHCDOCTOR_USER_KERNELS"
+
+
+def _module_name(name: str) -> str:
+    return "mhcdoctor.kernels.user_path" if name == USER_PATH else PATHS[name][0]
+
+
 def path_ops(name: str) -> tuple[str, ...]:
     """The ops a path implements, without importing its library."""
-    module = importlib.import_module(PATHS[name][0])
+    module = importlib.import_module(_module_name(name))
     ops = module.OPS
     return tuple(ops[name] if isinstance(ops, dict) else ops)
 
 
 def load(name: str, device: str, progress: Progress) -> PathImpl:
-    module = importlib.import_module(PATHS[name][0])
+    module = importlib.import_module(_module_name(name))
     return module.load(name, device, progress)

@@ -7,7 +7,10 @@ its own child interpreter (mhcdoctor.verify.worker) under a timeout.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
+import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -16,7 +19,7 @@ from typing import Any
 
 from mhcdoctor import __version__
 from mhcdoctor.errors import InputError
-from mhcdoctor.kernels import PATHS, path_ops
+from mhcdoctor.kernels import PATHS, USER_KERNELS_ENV, USER_PATH, path_ops
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.verify.cases import DEFAULT_TOKENS, OPS, STRESS_TOKENS, Params
@@ -78,6 +81,13 @@ def resolve_paths(paths: list[str] | None) -> list[str]:
     return [p for p in PATHS if p in paths]
 
 
+def user_kernels_context(ctx: ProbeContext, kernels: dict[str, str]) -> ProbeContext:
+    """The children's context for the `user` path: the specs in its environment, the working directory first on
+    its search path (so `--kernel mhc_post=mykernels:post` finds mykernels.py beside the user)."""
+    env = {**ctx.env, USER_KERNELS_ENV: json.dumps(kernels)}
+    return dataclasses.replace(ctx, env=env, search_path=[os.getcwd(), *ctx.search_path])
+
+
 def run_verify(
     model: ModelConfig,
     *,
@@ -90,8 +100,12 @@ def run_verify(
     progress: Progress | None = None,
     selected: dict[str, str] | Callable[[], dict[str, str] | None] | None = None,
     seed: int = 0,
+    kernels: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Verify every (path, op, token count, device); the verify/1 document.
+
+    `kernels` ({op: "module:func"}, from `--kernel`) adds the path `user`: the user's own implementations, which
+    count as selected (a failure is a fail). With kernels and no `paths`, only the user's path runs.
 
     `selected` maps an op to the path the rules pick for it (from `mhcdoctor.rules.decide`): a selected path that
     fails makes the verdict `fail`, another failing path `degraded`. Without it every failing path is a fail.
@@ -104,16 +118,29 @@ def run_verify(
     counts = sorted(set(tokens or DEFAULT_TOKENS) | (set(STRESS_TOKENS) if stress else set()))
     if any(t < 1 for t in counts):
         raise InputError("--tokens must be positive integers")
+<<<<<<< HEAD
     names = resolve_paths(paths)
     devices, no_device = resolve_devices(device, ctx, min(timeout, 60.0))
+=======
+    names = resolve_paths(paths) if paths or not kernels else []
+    if kernels:
+        names.append(USER_PATH)
+        ctx = user_kernels_context(ctx, kernels)
+    devices = resolve_devices(device, ctx, min(timeout, 60.0))
+>>>>>>> refs/heads/bench
     params = Params.from_model(model)
     start = time.perf_counter()
     outcomes: list[dict[str, Any]] = []
     requests = []
+<<<<<<< HEAD
     if no_device is not None:
         outcomes = [_unavailable(name, NO_GPU, no_device) for name in names]
     for name in names if devices else []:
         package = PATHS[name][1]
+=======
+    for name in names:
+        package = "torch" if name == USER_PATH else PATHS[name][1]
+>>>>>>> refs/heads/bench
         for dev in devices:
             if package_present(package, ctx) and package_present("torch", ctx):
                 requests.append((name, dev))
@@ -196,6 +223,7 @@ def _rows_of(outcome: dict[str, Any], counts: list[int]) -> list[dict[str, Any]]
 
 def _row(outcome: dict[str, Any], row: dict[str, Any], p: Params, selected: dict[str, str] | None) -> dict[str, Any]:
     backend = outcome["path"].split(":")[-1]
+    chosen = True if outcome["path"] == USER_PATH else None if selected is None else selected.get(row["op"]) == backend
     return {
         "path": outcome["path"],
         "op": row["op"],
@@ -214,7 +242,7 @@ def _row(outcome: dict[str, Any], row: dict[str, Any], p: Params, selected: dict
         "reason": row.get("reason"),
         "outputs": row.get("outputs", []),
         "evidence": row.get("evidence", []),
-        "selected": None if selected is None else selected.get(row["op"]) == backend,
+        "selected": chosen,
     }
 
 

@@ -57,7 +57,9 @@ def run_jobs(
     timeout: float,
     progress: Progress,
     seed: int = 0,
+    task: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
+<<<<<<< HEAD
     """Run every (path, device) child concurrently; return one outcome dict per job with its rows."""
     with childproc.temp_dir(prefix="mhcdoctor-verify-") as tmp:
         jobs: list[Job] = []
@@ -75,13 +77,37 @@ def run_jobs(
                         _poll(job, timeout, progress)
             return [_outcome(job, timeout) for job in jobs]
         finally:
+=======
+    """Run every (path, device) child concurrently; return one outcome dict per job with its rows.
+
+    `task` ({"task": "module:function", "task_options": {...}}) makes the children run that function per case
+    instead of verify's check (bench times the ops this way)."""
+    with tempfile.TemporaryDirectory(prefix="mhcdoctor-verify-") as tmp:
+        jobs = []
+        for index, (path, device) in enumerate(requests):
+            base = Path(tmp) / f"job{index}"
+            job = Job(
+                path,
+                device,
+                [op for op in ops if op in path_ops(path)],
+                tokens,
+                base.with_suffix(".events"),
+                base.with_suffix(".out"),
+                base.with_suffix(".err"),
+            )
+            _start(job, params, ctx, tmp, seed, task)
+            jobs.append(job)
+        while any(job.ended is None for job in jobs):
+            time.sleep(_POLL_SECONDS)
+>>>>>>> refs/heads/bench
             for job in jobs:
                 if job.proc is not None:
                     job.proc.close()
 
 
-def _start(job: Job, params: Params, ctx: ProbeContext, cwd: str, seed: int) -> None:
-    request = {
+def _start(job: Job, params: Params, ctx: ProbeContext, cwd: str, seed: int, task: dict[str, Any] | None) -> None:
+    request: dict[str, Any] = {
+        **(task or {}),
         "path": job.path,
         "device": job.device,
         "ops": job.ops,

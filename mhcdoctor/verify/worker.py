@@ -7,6 +7,8 @@ child interpreter that the parent starts for each (path, device): it writes one 
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 import os
 import sys
@@ -23,6 +25,9 @@ from mhcdoctor.verify import cases
 from mhcdoctor.verify.tolerance import compare
 
 Emit = Callable[[dict[str, Any]], None]
+# What runs one case in the child: (impl, op, tokens, params, device, seed) -> the row. verify's is check_case;
+# a request may name another ("task": "module:function", called with options=request["task_options"]).
+Case = Callable[[PathImpl, str, int, cases.Params, str, int], dict[str, Any]]
 
 
 def _to_numpy(t: Any) -> np.ndarray:
@@ -40,7 +45,6 @@ def check_case(impl: PathImpl, op: str, tokens: int, p: cases.Params, device: st
     """Run one op at one token count (twice, with fresh inputs, for small counts); the row verify reports."""
     import torch
 
-    names = cases.OUTPUTS[op]
     rows = cases.rows_to_check(tokens)
     row_index = torch.tensor(rows, dtype=torch.long, device=device)
     kernel_seconds = 0.0
@@ -53,16 +57,7 @@ def check_case(impl: PathImpl, op: str, tokens: int, p: cases.Params, device: st
         result = impl.ops[op](*inputs.values(), *scalars.values())  # positional, in the reference's order
         _sync(device)
         kernel_seconds += time.perf_counter() - start
-        got = result if isinstance(result, tuple) else (result,)
-        if len(got) != len(names):
-            raise ValueError(f"{op} returned {len(got)} tensors, expected {len(names)} ({', '.join(names)})")
-        picked = {
-            k: _to_numpy(v.index_select(0, row_index) if k in cases.TOKEN_INPUTS else v) for k, v in inputs.items()
-        }
-        expected = getattr(oracle, op)(*picked.values(), **scalars)
-        for name, tensor in zip(names, got, strict=True):
-            flat = tensor.reshape(tokens, *tensor.shape[-(tensor.dim() - 1) :]) if tensor.dim() > 1 else tensor
-            verdict = compare(name, _to_numpy(flat.index_select(0, row_index)), expected[name], rows)
+        for name, verdict in judge(op, tokens, inputs, scalars, result, rows, row_index).items():
             prior = outputs.get(name)
             if (
                 prior is None
@@ -72,7 +67,7 @@ def check_case(impl: PathImpl, op: str, tokens: int, p: cases.Params, device: st
                 )
             ):
                 outputs[name] = verdict
-    worst = _worst(list(outputs.values()))
+    worst = worst_output(list(outputs.values()))
     row: dict[str, Any] = {
         "status": "pass" if all(o["passed"] for o in outputs.values()) else "fail",
         "max_abs_err": worst["max_abs_err"],
@@ -89,7 +84,25 @@ def check_case(impl: PathImpl, op: str, tokens: int, p: cases.Params, device: st
     return row
 
 
-def _worst(outputs: list[dict[str, Any]]) -> dict[str, Any]:
+def judge(
+    op: str, tokens: int, inputs: dict[str, Any], scalars: dict[str, Any], result: Any, rows: list[int], row_index: Any
+) -> dict[str, dict[str, Any]]:
+    """An op's result against the oracle on the token rows `rows` (`row_index`: the same, as a tensor on the
+    device): one verdict per output, by name."""
+    names = cases.OUTPUTS[op]
+    got = result if isinstance(result, tuple) else (result,)
+    if len(got) != len(names):
+        raise ValueError(f"{op} returned {len(got)} tensors, expected {len(names)} ({', '.join(names)})")
+    picked = {k: _to_numpy(v.index_select(0, row_index) if k in cases.TOKEN_INPUTS else v) for k, v in inputs.items()}
+    expected = getattr(oracle, op)(*picked.values(), **scalars)
+    verdicts = {}
+    for name, tensor in zip(names, got, strict=True):
+        flat = tensor.reshape(tokens, *tensor.shape[-(tensor.dim() - 1) :]) if tensor.dim() > 1 else tensor
+        verdicts[name] = compare(name, _to_numpy(flat.index_select(0, row_index)), expected[name], rows)
+    return verdicts
+
+
+def worst_output(outputs: list[dict[str, Any]]) -> dict[str, Any]:
     """The failing output if any, else the one closest to its tolerance."""
     failing = [o for o in outputs if not o["passed"]]
     if failing:
@@ -104,7 +117,13 @@ def _worst(outputs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_path(
-    impl: PathImpl, ops: list[str], tokens: list[int], p: cases.Params, device: str, seed: int = 0
+    impl: PathImpl,
+    ops: list[str],
+    tokens: list[int],
+    p: cases.Params,
+    device: str,
+    seed: int = 0,
+    case: Case = check_case,
 ) -> Iterator[dict[str, Any]]:
     """Yield one row per (op, tokens): an exception in one case is that row's error, and the loop goes on."""
     for op in ops:
@@ -113,7 +132,7 @@ def run_path(
         for count in tokens:
             start = time.perf_counter()
             try:
-                row = check_case(impl, op, count, p, device, seed)
+                row = case(impl, op, count, p, device, seed)
             except OpUnsupported as exc:
                 row = {"status": "skip", "reason": str(exc)}
             except Exception as exc:  # a kernel error is a result with its evidence, not a dead doctor
@@ -167,15 +186,24 @@ def _serve(request: dict[str, Any], emit: Emit) -> int:
             "load_seconds": round(time.time() - request.get("spawned_at", time.time()), 3),
         }
     )
+    case = _case_function(request)
     for op in request["ops"]:
         if op not in impl.ops:
             continue
         for count in request["tokens"]:
             emit({"event": "start", "op": op, "tokens": count})
-            for row in run_path(impl, [op], [count], p, device, request.get("seed", 0)):
+            for row in run_path(impl, [op], [count], p, device, request.get("seed", 0), case):
                 emit({"event": "row", **row})
     emit({"event": "done"})
     return 0
+
+
+def _case_function(request: dict[str, Any]) -> Case:
+    task = request.get("task")
+    if not task:
+        return check_case
+    module, _, name = str(task).partition(":")
+    return functools.partial(getattr(importlib.import_module(module), name), options=request.get("task_options") or {})
 
 
 def _device_name(device: str) -> str:

@@ -1,0 +1,246 @@
+"""`mhcdoctor bench`: what each mHC path costs on this device, against the device's memory bandwidth.
+
+`run_bench(...)` returns the bench/1 document. Like verify, nothing here imports torch or a GPU library: each path
+runs in verify's child process (mhcdoctor.verify.runner) with mhcdoctor.bench.timing as the per-case task, one
+path after another (never side by side, which would skew the times). The parent adds the byte model, the
+bandwidth, the fraction of peak and the cost per decode step.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+import time
+from typing import Any
+
+from mhcdoctor import __version__
+from mhcdoctor.bench.bytemodel import total_bytes
+from mhcdoctor.bench.devices import known_peak
+from mhcdoctor.errors import InputError
+from mhcdoctor.kernels import PATHS, USER_PATH
+from mhcdoctor.models import ModelConfig
+from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.verify import resolve_devices, resolve_paths, user_kernels_context
+from mhcdoctor.verify.cases import OPS, Params
+from mhcdoctor.verify.runner import Progress, package_present, run_jobs
+
+SCHEMA = "mhcdoctor.bench/1"
+DECODE_TOKENS: tuple[int, ...] = (1, 8, 64, 256)
+PREFILL_TOKENS: tuple[int, ...] = (4096, 16384)
+DEFAULT_TIMEOUT = 600.0  # seconds for each path's child: JIT compiles and the torch path at 16384 tokens
+SUBLAYERS = 2  # each DeepSeek-V4 layer wraps two sublayers (attention, then the MoE FFN) in mHC
+_TIME = "mhcdoctor.bench.timing:time_case"
+_COPY = "mhcdoctor.bench.timing:measure_copy"
+_FALLBACK = "torch"  # a path without an op the step needs runs that op on vLLM's fallback
+
+
+def step_plan(model: ModelConfig, fused: bool) -> dict[str, int] | None:
+    """How many times one decode step runs each op: None when the model's layer count is unknown.
+
+    Every sublayer takes mhc_pre before it and mhc_post after it; the model's final hc_head runs once. Where the
+    fused op is used it replaces each post of one sublayer with the pre of the next: 1 pre, S-1 fused, 1 post.
+    """
+    if model.num_layers is None:
+        return None
+    sublayers = model.num_layers * SUBLAYERS
+    if fused:
+        return {"mhc_pre": 1, "mhc_fused_post_pre": sublayers - 1, "mhc_post": 1, "hc_head": 1}
+    return {"mhc_pre": sublayers, "mhc_post": sublayers, "hc_head": 1}
+
+
+def run_bench(
+    model: ModelConfig,
+    *,
+    paths: list[str] | None = None,
+    tokens: list[int] | None = None,
+    device: str = "auto",
+    timeout: float = DEFAULT_TIMEOUT,
+    ctx: ProbeContext | None = None,
+    progress: Progress | None = None,
+    selected: dict[str, str] | None = None,
+    fused: bool | None = None,
+    kernels: dict[str, str] | None = None,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Time every (path, op, token count) on one device; the bench/1 document.
+
+    `selected` maps each op to the path the rules pick (mhcdoctor.rules.decide) and `fused` says whether the model
+    runs the fused post+pre op there; without them the step cost assumes no fused op and names no selected path.
+    `options` go to the timer (warmup, repeats, budget_s, copy_bytes).
+    """
+    ctx = ctx or ProbeContext()
+    say = progress or (lambda text: print(f"mhcdoctor bench: {text}", file=sys.stderr, flush=True))
+    if model.hc_mult < 1 or model.hidden_size < 1:
+        raise InputError("hidden size and hc_mult must be positive")
+    counts = sorted(set(tokens or (*DECODE_TOKENS, *PREFILL_TOKENS)))
+    if any(t < 1 for t in counts):
+        raise InputError("--tokens must be positive integers")
+    if device.strip().lower() == "all":
+        raise InputError("bench times one device at a time: pass --device N, not all")
+    dev = resolve_devices(device, ctx, min(timeout, 60.0))[0]
+    names = resolve_paths(paths)
+    if kernels:
+        names.append(USER_PATH)
+        ctx = user_kernels_context(ctx, kernels)
+    params = Params.from_model(model)
+    task = {"task": _TIME, "task_options": options or {}}
+    start = time.perf_counter()
+    outcomes = []
+    for name in names:
+        package = "torch" if name == USER_PATH else PATHS[name][1]
+        missing = next((p for p in (package, "torch") if not package_present(p, ctx)), None)
+        if missing:
+            reason = f"{missing} is not installed (nothing named {missing!r} on the search path)"
+            outcomes.append(_unavailable(name, dev, reason))
+            continue
+        say(f"timing {name} on {dev} ({len(counts)} token counts at hidden {model.hidden_size}; kernels JIT first)")
+        outcomes += run_jobs([(name, dev)], list(OPS), counts, params, ctx, timeout, say, task=task)
+    device_name = next((o.get("device_name") for o in outcomes if o.get("device_name")), None)
+    peak = _peak(device_name, dev, params, ctx, timeout, say, options or {})
+    results = [_result(o, row, params, peak) for o in outcomes for row in o["rows"]]
+    plan = step_plan(model, bool(fused))
+    doc: dict[str, Any] = {
+        "schema": SCHEMA,
+        "mhcdoctor_version": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "model": {**model.to_dict(), "sublayers_per_layer": SUBLAYERS},
+        "params": params.to_dict(),
+        "tokens": counts,
+        "device": dev,
+        "device_name": device_name,
+        "timer": "cuda-events" if dev.startswith("cuda") else "perf_counter",
+        "peak": peak,
+        "selected": selected,
+        "fused_post_pre": fused,
+        "paths": [{k: v for k, v in o.items() if k != "rows"} for o in outcomes],
+        "results": results,
+        "step": step_costs(results, plan, selected, [t for t in counts if t in DECODE_TOKENS]),
+        "verdict": _verdict(results),
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+    if plan is None:
+        doc["step"]["reason"] = "the model's layer count is unknown (give --model or a --config with num_hidden_layers)"
+    return doc
+
+
+def _unavailable(path: str, device: str, reason: str) -> dict[str, Any]:
+    return {
+        "path": path,
+        "device": device,
+        "status": "unavailable",
+        "version": None,
+        "device_name": None,
+        "reason": reason,
+        "seconds": 0.0,
+        "evidence": [],
+        "rows": [],
+    }
+
+
+def _peak(
+    device_name: str | None,
+    device: str,
+    params: Params,
+    ctx: ProbeContext,
+    timeout: float,
+    say: Progress,
+    options: dict[str, Any],
+) -> dict[str, Any]:
+    """The peak bandwidth the fractions are against: the data sheet's for a known device, else a measured copy."""
+    known = known_peak(device_name)
+    if known is not None:
+        return {"tb_per_s": known.tb_per_s, "how": "table", "device": known.device, "source": known.source}
+    if device_name is None:
+        return {"tb_per_s": None, "how": None, "device": None, "source": "no path ran on the device"}
+    say(f"{device_name} is not in the table of known devices: measuring a device-to-device copy")
+    task = {"task": _COPY, "task_options": options}
+    outcome = run_jobs([("torch", device)], ["mhc_post"], [1], params, ctx, timeout, say, task=task)[0]
+    row = next((r for r in outcome["rows"] if r.get("status") == "pass"), None)
+    if row is None:
+        return {"tb_per_s": None, "how": None, "device": device_name, "source": "the copy did not run"}
+    source = f"measured: median of {row['runs']} device-to-device copies of {row['copy_bytes'] // 2} bytes"
+    return {"tb_per_s": row["tb_per_s"], "how": "measured", "device": device_name, "source": source}
+
+
+def _result(outcome: dict[str, Any], row: dict[str, Any], p: Params, peak: dict[str, Any]) -> dict[str, Any]:
+    passed = row["status"] == "pass"
+    moved = total_bytes(row["op"], row["tokens"], p.hidden, p.hc_mult)
+    median = row.get("median_s") if passed else None  # a wrong kernel has no time worth reporting
+    tb_per_s = moved / median / 1e12 if median else None
+    return {
+        "path": outcome["path"],
+        "op": row["op"],
+        "tokens": row["tokens"],
+        "status": row["status"],
+        "median_ms": None if median is None else median * 1e3,
+        "min_ms": row["min_s"] * 1e3 if passed and row.get("min_s") is not None else None,
+        "runs": row.get("runs"),
+        "bytes": moved,
+        "tb_per_s": tb_per_s,
+        "fraction_of_peak": tb_per_s / peak["tb_per_s"] if tb_per_s and peak["tb_per_s"] else None,
+        "max_abs_err": row.get("max_abs_err"),
+        "max_rel_err": row.get("max_rel_err"),
+        "reason": row.get("reason"),
+    }
+
+
+def step_costs(
+    results: list[dict[str, Any]],
+    plan: dict[str, int] | None,
+    selected: dict[str, str] | None,
+    batches: list[int],
+) -> dict[str, Any]:
+    """Per decode batch size: each path's cost of one decode step (ops it lacks run on torch), the rules'
+    selected paths, and the best path per op here; and each against the best."""
+    step: dict[str, Any] = {"plan": plan, "reason": None, "batches": []}
+    if plan is None:
+        return step
+    times = {(r["path"], r["op"], r["tokens"]): r["median_ms"] for r in results if r["median_ms"] is not None}
+    ran = {(r["path"], r["op"], r["tokens"]) for r in results if r["status"] != "skip"}
+    paths = list(dict.fromkeys(r["path"] for r in results))
+    for batch in batches:
+        per_path = {}
+        for path in paths:
+            # an op the path has, run wrong or failed, leaves the path without a cost; one it lacks runs on torch
+            ops = {op: path if (path, op, batch) in ran else _FALLBACK for op in plan}
+            cost = _cost(ops, plan, times, batch)
+            if cost is not None:
+                per_path[path] = cost
+        libraries = [p for p in paths if p != USER_PATH]
+        best_ops = {op: _fastest(libraries, op, batch, times) for op in plan}
+        best = _cost(best_ops, plan, times, batch)
+        chosen = None
+        if selected:
+            chosen = _cost({op: _bench_path(selected.get(op, ""), op, batch, times) for op in plan}, plan, times, batch)
+        for cost in [*per_path.values(), chosen]:
+            if cost is not None and best is not None:
+                cost["vs_best_ms"] = cost["ms"] - best["ms"]
+                cost["times_best"] = cost["ms"] / best["ms"] if best["ms"] else None
+        step["batches"].append({"tokens": batch, "paths": per_path, "selected": chosen, "best": best})
+    return step
+
+
+def _fastest(paths: list[str], op: str, batch: int, times: dict[tuple[str, str, int], float]) -> str:
+    timed = [p for p in paths if (p, op, batch) in times]
+    return min(timed, key=lambda p: times[(p, op, batch)]) if timed else ""
+
+
+def _bench_path(backend: str, op: str, batch: int, times: dict[tuple[str, str, int], float]) -> str:
+    """The timed path that stands for the rules' choice: vLLM's own kernels when they ran, else this project's."""
+    vllm = f"vllm:{backend}"
+    return vllm if (vllm, op, batch) in times else backend
+
+
+def _cost(
+    ops: dict[str, str], plan: dict[str, int], times: dict[tuple[str, str, int], float], batch: int
+) -> dict[str, Any] | None:
+    if any((path, op, batch) not in times for op, path in ops.items()):
+        return None
+    return {"ms": sum(plan[op] * times[(path, op, batch)] for op, path in ops.items()), "ops": ops}
+
+
+def _verdict(results: list[dict[str, Any]]) -> str:
+    """ok: everything timed was right; degraded: some path computed wrong or failed; fail: nothing was timed."""
+    if not any(r["status"] == "pass" for r in results):
+        return "fail"
+    return "degraded" if any(r["status"] in ("fail", "error", "timeout") for r in results) else "ok"

@@ -1,0 +1,60 @@
+"""bench/1 document → a PNG: achieved bandwidth against tokens, one panel per op, one line per path, the peak as
+a dashed line. matplotlib is an optional extra (`pip install 'mhcdoctor[plot]'`)."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+from mhcdoctor.errors import InputError
+from mhcdoctor.verify.cases import OPS
+
+MISSING = "--plot needs matplotlib, which is not installed: pip install 'mhcdoctor[plot]' (or pip install matplotlib)"
+
+
+def require_matplotlib() -> None:
+    """Bad input, before anything is timed, when the plot cannot be drawn."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise InputError(MISSING)
+
+
+def plot(doc: dict[str, Any], filename: str) -> dict[str, Any]:
+    """Draw the figure into `filename`; return what it holds: {"file", "panels": {op: [line labels]}}."""
+    require_matplotlib()
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    timed = [r for r in doc["results"] if r["tb_per_s"] is not None]
+    ops = [op for op in OPS if any(r["op"] == op for r in timed)] or ["nothing timed"]
+    paths = list(dict.fromkeys(r["path"] for r in timed))
+    peak = doc["peak"]["tb_per_s"]
+    cols = min(2, len(ops))
+    rows = -(-len(ops) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4.2 * rows), squeeze=False, sharey=True)
+    panels: dict[str, list[str]] = {}
+    for ax in axes.flat[len(ops) :]:
+        ax.set_visible(False)
+    for ax, op in zip(axes.flat, ops, strict=False):
+        for path in paths:
+            points = sorted((r["tokens"], r["tb_per_s"]) for r in timed if r["op"] == op and r["path"] == path)
+            if points:
+                ax.plot([t for t, _ in points], [b for _, b in points], marker="o", label=path)
+        if peak:
+            ax.axhline(peak, linestyle="--", color="black", label=f"peak {peak:.3g} TB/s ({doc['peak']['how']})")
+        ax.set_xscale("log", base=2)
+        ax.set_title(op)
+        ax.set_xlabel("tokens")
+        ax.grid(True, which="both", alpha=0.3)
+        if ax.get_lines():
+            ax.legend(fontsize="small")
+        panels[op] = [str(line.get_label()) for line in ax.get_lines()]
+    for row in axes:
+        row[0].set_ylabel("achieved TB/s (byte model: docs/bench.md)")
+    model = doc["model"]["name"] or f"hidden {doc['model']['hidden_size']}"
+    fig.suptitle(f"mHC ops on {doc['device_name'] or doc['device']}: {model}")
+    fig.tight_layout()
+    fig.savefig(filename, dpi=110)
+    plt.close(fig)
+    return {"file": filename, "panels": panels}

@@ -1,0 +1,106 @@
+"""`mhcdoctor bench`: time each mHC path on this device, against the device's peak memory bandwidth."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from mhcdoctor.bench import DEFAULT_TIMEOUT, run_bench
+from mhcdoctor.bench.plot import plot, require_matplotlib
+from mhcdoctor.bench.render import render_text
+from mhcdoctor.commands.options import (
+    exit_code,
+    fail_on_option,
+    json_option,
+    kernel_option,
+    kernels_from_options,
+    model_from_options,
+    model_options,
+)
+from mhcdoctor.commands.verify import _tokens
+from mhcdoctor.errors import InputError
+from mhcdoctor.kernels import PATHS
+from mhcdoctor.models import ModelConfig
+from mhcdoctor.probes import facts_from_probes, run_probes
+from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.rules import decide
+
+
+def _rules(model: ModelConfig) -> tuple[dict[str, str] | None, bool]:
+    """The path the rules pick for each op here (fast probes) and whether the model runs the fused op."""
+    decision = decide(facts_from_probes(run_probes(ProbeContext(fast=True))), model)
+    picked = {op: str(d.path) for op, d in decision.ops.items()}
+    runnable = any(path != "unavailable" for path in picked.values())
+    return (picked if runnable else None), decision.fused_post_pre
+
+
+@click.command("bench")
+@model_options
+@click.option("--tokens", default=None, help="Comma-separated token counts (default 1,8,64,256 and 4096,16384).")
+@click.option(
+    "--path",
+    "paths",
+    multiple=True,
+    type=click.Choice(list(PATHS)),
+    help="Time only this path (repeatable). Default: every path that is installed.",
+)
+@click.option("--device", default="auto", show_default=True, help="Device to time on: auto (the first GPU), N, cpu.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    help="Seconds allowed for each path's child process (JIT compiles included).",
+)
+@click.option(
+    "--repeats", type=click.IntRange(min=3), default=50, show_default=True, help="Timed runs per case, at most."
+)
+@click.option("--plot", "plot_file", default=None, metavar="FILE.png", help="Also draw bandwidth against tokens.")
+@kernel_option
+@json_option
+@fail_on_option
+def command(
+    model: str | None,
+    config_path: str | None,
+    hidden: int | None,
+    hc_mult: int | None,
+    tokens: str | None,
+    paths: tuple[str, ...],
+    device: str,
+    timeout: float,
+    repeats: int,
+    plot_file: str | None,
+    kernels: tuple[str, ...],
+    as_json: bool,
+    fail_on: str | None,
+) -> int:
+    """Time each op on each available path (decode and prefill token counts), with bandwidth and cost per step."""
+    cfg = model_from_options(model, config_path, hidden, hc_mult)
+    counts = _tokens(tokens)
+    user = kernels_from_options(kernels)
+    if plot_file is not None:
+        require_matplotlib()
+        folder = Path(plot_file).resolve().parent
+        if not folder.is_dir():
+            raise InputError(f"--plot {plot_file}: the folder {folder} does not exist")
+    selected, fused = _rules(cfg)
+    doc = run_bench(
+        cfg,
+        paths=list(paths) or None,
+        tokens=counts,
+        device=device,
+        timeout=timeout,
+        selected=selected,
+        fused=fused,
+        kernels=user,
+        options={"repeats": repeats},
+    )
+    if plot_file is not None:
+        try:
+            doc["plot"] = plot(doc, plot_file)
+        except OSError as exc:
+            raise InputError(f"--plot {plot_file}: cannot write it: {exc.strerror or exc}") from None
+    click.echo(json.dumps(doc, indent=2) if as_json else render_text(doc))
+    return exit_code(doc["verdict"], fail_on)

@@ -1,0 +1,53 @@
+"""The user's own op implementations (`verify --kernel OP=MODULE:FUNC`, `bench --kernel`), as the path `user`.
+
+Each function must take the reference's arguments, positionally, and return what the reference returns
+(mhcdoctor.reference). The specs reach the child in the environment variable USER_KERNELS_ENV as JSON
+{op: "module:func"}; the parent puts its working directory on the child's search path, so a module beside the
+user imports.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from typing import Any
+
+from mhcdoctor.kernels import USER_KERNELS_ENV, PathImpl, PathUnavailable, Progress
+
+OPS = ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
+
+
+def parse_spec(spec: str) -> tuple[str, str]:
+    """`OP=MODULE:FUNC` → (op, "module:func"); ValueError with a one-line reason when it is not that."""
+    op, sep, target = spec.partition("=")
+    op, target = op.strip(), target.strip()
+    module, colon, func = target.partition(":")
+    if not sep or not colon or not module or not func:
+        raise ValueError(f"--kernel takes OP=MODULE:FUNC (for example mhc_post=mykernels:post), not {spec!r}")
+    if op not in OPS:
+        raise ValueError(f"--kernel {spec!r}: unknown op {op!r}; ops: {', '.join(OPS)}")
+    return op, f"{module}:{func}"
+
+
+def load(name: str, device: str, progress: Progress) -> PathImpl:
+    try:
+        specs = json.loads(os.environ.get(USER_KERNELS_ENV, "{}"))
+    except ValueError:
+        specs = {}
+    if not isinstance(specs, dict) or not specs:
+        raise PathUnavailable("no --kernel OP=MODULE:FUNC was given")
+    ops: dict[str, Any] = {}
+    for op, target in specs.items():
+        module_name, _, func_name = str(target).partition(":")
+        progress(f"importing {module_name} for {op}")
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:  # the user's module: any error is a reason, not a crash
+            reason = f"--kernel {op}={target}: {module_name} does not import: {type(exc).__name__}: {exc}"
+            raise PathUnavailable(reason) from None
+        func = getattr(module, func_name, None)
+        if not callable(func):
+            raise PathUnavailable(f"--kernel {op}={target}: {module_name} has no function {func_name!r}")
+        ops[str(op)] = func
+    return PathImpl(name=name, ops=ops, notes=[f"{op}={target}" for op, target in specs.items()])

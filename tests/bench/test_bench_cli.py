@@ -1,0 +1,96 @@
+"""`mhcdoctor bench` as a user runs it, on the CPU through the torch path, with tiny token counts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+HERE = Path(__file__).parent
+SCHEMA = json.loads((HERE.parents[1] / "mhcdoctor" / "schemas" / "bench.schema.json").read_text())
+SMALL = ["--model", "deepseek-v4-flash", "--hidden", "256", "--device", "cpu", "--tokens", "1,8", "--repeats", "3"]
+
+
+def bench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parents[1]), os.environ.get("PYTHONPATH", "")]))
+    return subprocess.run(
+        [sys.executable, "-m", "mhcdoctor", "bench", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env=env,
+    )
+
+
+@pytest.fixture(scope="module")
+def torch_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], dict, Path]:
+    pytest.importorskip("torch")
+    pytest.importorskip("matplotlib")
+    png = tmp_path_factory.mktemp("plot") / "bw.png"
+    proc = bench(*SMALL, "--path", "torch", "--json", "--plot", str(png))
+    return proc, json.loads(proc.stdout), png
+
+
+def test_torch_on_the_cpu_times_every_op_with_bytes_bandwidth_and_a_measured_peak(torch_run) -> None:
+    proc, doc, _ = torch_run
+    jsonschema.validate(doc, SCHEMA)
+    rows = {(r["op"], r["tokens"]): r for r in doc["results"] if r["path"] == "torch"}
+    assert proc.returncode == 0 and doc["verdict"] == "ok"
+    assert sorted(rows) == [(op, t) for op in ("hc_head", "mhc_fused_post_pre", "mhc_post", "mhc_pre") for t in (1, 8)]
+    assert all(r["status"] == "pass" and r["median_ms"] > 0 and r["runs"] >= 3 for r in rows.values())
+    post = rows[("mhc_post", 8)]
+    assert post["tb_per_s"] == pytest.approx(post["bytes"] / (post["median_ms"] / 1e3) / 1e12)
+    assert doc["timer"] == "perf_counter" and doc["peak"]["how"] == "measured" and doc["peak"]["tb_per_s"] > 0
+    assert post["fraction_of_peak"] == pytest.approx(post["tb_per_s"] / doc["peak"]["tb_per_s"])
+
+
+def test_the_step_cost_follows_the_model_and_the_plot_has_the_torch_line(torch_run) -> None:
+    _, doc, png = torch_run
+    plan = doc["step"]["plan"]
+    assert plan in (
+        {"mhc_pre": 86, "mhc_post": 86, "hc_head": 1},
+        {"mhc_pre": 1, "mhc_fused_post_pre": 85, "mhc_post": 1, "hc_head": 1},
+    )
+    assert [b["tokens"] for b in doc["step"]["batches"]] == [1, 8]
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    assert all(lines[0] == "torch" and lines[1].startswith("peak ") for lines in doc["plot"]["panels"].values())
+
+
+def test_the_text_table_says_cpu_timing_and_the_cost_per_step() -> None:
+    proc = bench(*SMALL, "--path", "torch", "--tokens", "8")
+    assert proc.returncode == 0, proc.stderr
+    assert "time.perf_counter (CPU: no device events)" in proc.stdout
+    assert "cost per decode step" in proc.stdout and "at batch 8" in proc.stdout
+    assert "timing torch on cpu" in proc.stderr  # progress goes to stderr
+
+
+def test_a_planted_bug_is_reported_wrong_never_fast() -> None:
+    proc = bench(*SMALL, "--path", "torch", "--kernel", "mhc_post=userkernels:transposed_post", "--json", cwd=HERE)
+    doc = json.loads(proc.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    user = [r for r in doc["results"] if r["path"] == "user"]
+    assert [(r["op"], r["status"], r["median_ms"], r["tb_per_s"]) for r in user] == [
+        ("mhc_post", "fail", None, None),
+        ("mhc_post", "fail", None, None),
+    ]
+    assert (proc.returncode, doc["verdict"]) == (1, "degraded")
+    assert all("user" not in b["paths"] for b in doc["step"]["batches"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--device", "all"], "bench times one device at a time"),
+        (["--kernel", "mhc_post"], "--kernel takes OP=MODULE:FUNC"),
+        (["--plot", "/nonexistent-folder/x.png"], "does not exist"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    proc = bench("--path", "torch", *args)
+    assert (proc.returncode, proc.stderr.count("\n"), message in proc.stderr) == (2, 1, True), proc.stderr

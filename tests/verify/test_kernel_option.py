@@ -1,0 +1,53 @@
+"""`verify --kernel OP=MODULE:FUNC`: a kernel author's own op, checked with verify's cases, on the CPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+KERNELS = Path(__file__).parents[1] / "bench"  # userkernels.py: a correct mhc_post and a transposed one
+SMALL = ["--hidden", "256", "--device", "cpu", "--json"]
+
+pytest.importorskip("torch")
+
+
+def verify(*args: str) -> tuple[int, dict]:
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2]))
+    proc = subprocess.run(
+        [sys.executable, "-m", "mhcdoctor", "verify", *SMALL, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=KERNELS,
+        env=env,
+    )
+    return proc.returncode, json.loads(proc.stdout) if proc.stdout.startswith("{") else {"stderr": proc.stderr}
+
+
+def test_a_correct_kernel_passes_every_case_including_stress() -> None:
+    code, doc = verify("--kernel", "mhc_post=userkernels:good_post", "--stress")
+    got = {(r["path"], r["op"], r["tokens"]): r["status"] for r in doc["results"]}
+    assert (code, got) == (0, {("user", "mhc_post", t): "pass" for t in (1, 7, 80, 4096, 16384)})
+
+
+def test_a_planted_bug_fails_verify() -> None:
+    code, doc = verify("--kernel", "mhc_post=userkernels:transposed_post", "--tokens", "7")
+    row = doc["results"][0]
+    assert (code, doc["verdict"], row["path"], row["status"]) == (3, "fail", "user", "fail")
+    assert "residual_out" in row["reason"]
+
+
+def test_a_function_that_does_not_exist_is_a_reason_not_a_crash() -> None:
+    code, doc = verify("--kernel", "mhc_post=userkernels:missing", "--tokens", "7")
+    assert code == 3
+    assert "userkernels has no function 'missing'" in doc["paths"][0]["reason"]
+
+
+def test_the_same_op_twice_is_bad_input() -> None:
+    code, doc = verify("--kernel", "mhc_post=userkernels:good_post", "--kernel", "mhc_post=userkernels:x")
+    assert code == 2 and "gives mhc_post twice" in doc["stderr"]
