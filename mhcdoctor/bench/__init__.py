@@ -77,7 +77,10 @@ def run_bench(
         raise InputError("--tokens must be positive integers")
     if device.strip().lower() == "all":
         raise InputError("bench times one device at a time: pass --device N, not all")
-    dev = resolve_devices(device, ctx, min(timeout, 60.0))[0]
+    devices, no_device = resolve_devices(device, ctx, min(timeout, 60.0))
+    if not devices:
+        raise InputError(f"nothing to time: {no_device}")
+    dev = devices[0]
     names = resolve_paths(paths)
     if kernels:
         names.append(USER_PATH)

@@ -118,29 +118,19 @@ def run_verify(
     counts = sorted(set(tokens or DEFAULT_TOKENS) | (set(STRESS_TOKENS) if stress else set()))
     if any(t < 1 for t in counts):
         raise InputError("--tokens must be positive integers")
-<<<<<<< HEAD
-    names = resolve_paths(paths)
-    devices, no_device = resolve_devices(device, ctx, min(timeout, 60.0))
-=======
     names = resolve_paths(paths) if paths or not kernels else []
     if kernels:
         names.append(USER_PATH)
         ctx = user_kernels_context(ctx, kernels)
-    devices = resolve_devices(device, ctx, min(timeout, 60.0))
->>>>>>> refs/heads/bench
+    devices, no_device = resolve_devices(device, ctx, min(timeout, 60.0))
     params = Params.from_model(model)
     start = time.perf_counter()
     outcomes: list[dict[str, Any]] = []
     requests = []
-<<<<<<< HEAD
     if no_device is not None:
         outcomes = [_unavailable(name, NO_GPU, no_device) for name in names]
     for name in names if devices else []:
-        package = PATHS[name][1]
-=======
-    for name in names:
         package = "torch" if name == USER_PATH else PATHS[name][1]
->>>>>>> refs/heads/bench
         for dev in devices:
             if package_present(package, ctx) and package_present("torch", ctx):
                 requests.append((name, dev))

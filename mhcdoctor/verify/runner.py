@@ -59,8 +59,10 @@ def run_jobs(
     seed: int = 0,
     task: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-<<<<<<< HEAD
-    """Run every (path, device) child concurrently; return one outcome dict per job with its rows."""
+    """Run every (path, device) child concurrently; return one outcome dict per job with its rows.
+
+    `task` ({"task": "module:function", "task_options": {...}}) makes the children run that function per case
+    instead of verify's check (bench times the ops this way)."""
     with childproc.temp_dir(prefix="mhcdoctor-verify-") as tmp:
         jobs: list[Job] = []
         try:
@@ -68,7 +70,7 @@ def run_jobs(
                 folder = tmp / f"job{index}"
                 folder.mkdir()
                 job = Job(path, device, [op for op in ops if op in path_ops(path)], tokens, folder / "events", folder)
-                _start(job, params, ctx, str(tmp), seed)
+                _start(job, params, ctx, str(tmp), seed, task)
                 jobs.append(job)
             while any(job.ended is None for job in jobs):
                 time.sleep(_POLL_SECONDS)
@@ -77,29 +79,6 @@ def run_jobs(
                         _poll(job, timeout, progress)
             return [_outcome(job, timeout) for job in jobs]
         finally:
-=======
-    """Run every (path, device) child concurrently; return one outcome dict per job with its rows.
-
-    `task` ({"task": "module:function", "task_options": {...}}) makes the children run that function per case
-    instead of verify's check (bench times the ops this way)."""
-    with tempfile.TemporaryDirectory(prefix="mhcdoctor-verify-") as tmp:
-        jobs = []
-        for index, (path, device) in enumerate(requests):
-            base = Path(tmp) / f"job{index}"
-            job = Job(
-                path,
-                device,
-                [op for op in ops if op in path_ops(path)],
-                tokens,
-                base.with_suffix(".events"),
-                base.with_suffix(".out"),
-                base.with_suffix(".err"),
-            )
-            _start(job, params, ctx, tmp, seed, task)
-            jobs.append(job)
-        while any(job.ended is None for job in jobs):
-            time.sleep(_POLL_SECONDS)
->>>>>>> refs/heads/bench
             for job in jobs:
                 if job.proc is not None:
                     job.proc.close()
