@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 # The machine's accelerator platform: the GPUs found (cpu: none). vLLM's own platform follows from it and from
 # vLLM's build (rules.dispatch.vllm_platform).
@@ -163,7 +166,10 @@ class Facts:
 _SCALARS = {"str": str, "int": int, "bool": bool, "float": float}
 
 
-def _build(cls: type, data: dict[str, Any], where: str) -> Any:
+_D = TypeVar("_D", bound="DataclassInstance")
+
+
+def _build(cls: type[_D], data: dict[str, Any], where: str) -> _D:
     """Build dataclass `cls` from a dict, checking each field's type; unknown keys are ignored (forward compat)."""
     kwargs: dict[str, Any] = {}
     hints = {f.name: f for f in dataclasses.fields(cls)}

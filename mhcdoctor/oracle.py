@@ -21,11 +21,13 @@ def round_bf16(a: np.ndarray) -> np.ndarray:
     bits = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
     rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
     out = rounded.astype(np.uint32).view(np.float32).astype(F64)
-    return np.where(np.isfinite(a), out, np.asarray(a, dtype=F64))
+    rounded_or_special: np.ndarray = np.where(np.isfinite(a), out, np.asarray(a, dtype=F64))
+    return rounded_or_special
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-z))
+    s: np.ndarray = 1.0 / (1.0 + np.exp(-z))
+    return s
 
 
 def _normed_mixes(residual: np.ndarray, fn: np.ndarray, rms_eps: float) -> np.ndarray:
@@ -34,13 +36,14 @@ def _normed_mixes(residual: np.ndarray, fn: np.ndarray, rms_eps: float) -> np.nd
     x = residual.reshape(t, -1).astype(F64)
     dots = x @ fn.astype(F64).T  # float64 BLAS
     mean_sq = np.square(x).sum(axis=1) / x.shape[1]
-    return dots / np.sqrt(mean_sq + rms_eps)[:, None]
+    mixes: np.ndarray = dots / np.sqrt(mean_sq + rms_eps)[:, None]
+    return mixes
 
 
 def _sinkhorn(logits: np.ndarray, repeat: int, eps: float) -> np.ndarray:
     """[T, n, n]: row softmax + eps; divide by column sums (+eps); then repeat-1 times rows, then columns."""
     shifted = np.exp(logits - logits.max(axis=2, keepdims=True))
-    c = shifted / shifted.sum(axis=2, keepdims=True) + eps
+    c: np.ndarray = shifted / shifted.sum(axis=2, keepdims=True) + eps
     c = c / (c.sum(axis=1, keepdims=True) + eps)
     for _ in range(repeat - 1):
         c = c / (c.sum(axis=2, keepdims=True) + eps)
@@ -50,7 +53,8 @@ def _sinkhorn(logits: np.ndarray, repeat: int, eps: float) -> np.ndarray:
 
 def _weighted_streams(weights: np.ndarray, residual: np.ndarray) -> np.ndarray:
     """[T, n] weights, [T, n, H] streams → [T, H] = Σ_i w_i · R_i."""
-    return np.matmul(weights.astype(F64)[:, None, :], residual.astype(F64))[:, 0, :]
+    y: np.ndarray = np.matmul(weights.astype(F64)[:, None, :], residual.astype(F64))[:, 0, :]
+    return y
 
 
 def mhc_pre(
@@ -90,7 +94,8 @@ def mhc_pre(
 def _rms_norm(y: np.ndarray, weight: np.ndarray | None, eps: float) -> np.ndarray:
     if weight is None:
         return y
-    return y / np.sqrt(np.square(y).mean(axis=1, keepdims=True) + eps) * round_bf16(weight)[None, :]
+    normed: np.ndarray = y / np.sqrt(np.square(y).mean(axis=1, keepdims=True) + eps) * round_bf16(weight)[None, :]
+    return normed
 
 
 def mhc_post(

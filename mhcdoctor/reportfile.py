@@ -79,7 +79,8 @@ def validate_report(document: Any, label: str) -> dict[str, Any]:
         Facts.from_dict(document["facts"])
     except FactsError as exc:
         raise InputError(f"report {label}: {str(exc)[:300]}") from None
-    return document
+    checked: dict[str, Any] = document
+    return checked
 
 
 def _check_versions(value: Any, where: str, label: str) -> None:

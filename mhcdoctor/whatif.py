@@ -31,7 +31,7 @@ from mhcdoctor.facts import (
     PackageFacts,
     VllmFacts,
 )
-from mhcdoctor.probes.vllm_build import build_from_version
+from mhcdoctor.vllm_builds import build_from_version
 
 # gfx942, gfx950, gfx90a, gfx1100, gfx1250 ...; sm_90, sm_100, sm_120a, sm90.
 _ARCH = re.compile(r"^(gfx[0-9]{2,4}[0-9a-f]?|sm_?[0-9]{2,3}a?)$")

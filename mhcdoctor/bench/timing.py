@@ -83,7 +83,8 @@ def _time(call: Callable[[], Any], device: str, options: dict[str, Any]) -> tupl
     result: Any = None
     for _ in range(runs):
         if gpu:
-            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+            end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
             begin.record()
             result = call()
             end.record()

@@ -20,9 +20,9 @@ from mhcdoctor.kernels import PATHS
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes
 from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.render.verify_text import render_text
 from mhcdoctor.rules import decide
 from mhcdoctor.verify import DEFAULT_TIMEOUT, run_verify
-from mhcdoctor.verify.render import render_text
 
 
 def _selected_paths(model: ModelConfig) -> dict[str, str] | None:

@@ -65,4 +65,5 @@ def path_ops(name: str) -> tuple[str, ...]:
 
 def load(name: str, device: str, progress: Progress) -> PathImpl:
     module = importlib.import_module(_module_name(name))
-    return module.load(name, device, progress)
+    impl: PathImpl = module.load(name, device, progress)
+    return impl

@@ -43,7 +43,7 @@ def _pre(mhc: Any, device: str) -> Any:
         import torch
 
         with torch.device(device):
-            return tuple(mhc.mhc_pre(residual, *args))  # type: ignore[return-value]
+            return tuple(mhc.mhc_pre(residual, *args))
 
     return mhc_pre
 

@@ -13,23 +13,12 @@ from pathlib import Path
 
 from mhcdoctor.probes.base import ProbeContext, ProbeResult
 from mhcdoctor.probes.libraries import VLLM, probe_metadata
+from mhcdoctor.vllm_builds import build_from_version
 
 NAME = "vllm"
 
-_LABELS = (("cpu", "cpu"), ("xpu", "xpu"), ("rocm", "rocm"), ("cu", "cuda"))
 # Extension modules that only one build ships (the PyPI 0.34.0 wheel: vllm_flash_attn/_vllm_fa3_C.abi3.so).
 _MARKERS = (("_rocm_C", "rocm"), ("vllm_flash_attn", "cuda"), ("_flashmla_C", "cuda"))
-
-
-def build_from_version(version: str | None) -> tuple[str | None, str | None]:
-    """The build a version's local label names (`0.34.0+cpu` → cpu), with the evidence; (None, None) without one."""
-    if not version or "+" not in version:
-        return None, None
-    label = version.split("+", 1)[1].lower()
-    for prefix, build in _LABELS:
-        if label.startswith(prefix):
-            return build, f"version {version}: local label +{label}"
-    return None, None
 
 
 def build_from_files(package: Path) -> tuple[str | None, str]:

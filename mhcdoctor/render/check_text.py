@@ -6,6 +6,7 @@ from typing import Any
 
 from mhcdoctor.models import BUILTIN_MODELS
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
+from mhcdoctor.render.verify_text import render_text as render_verify
 
 _GIB = 1 << 30
 _OP_COLUMNS = {
@@ -29,8 +30,6 @@ def render_check(doc: dict[str, Any], style: Style, verbose: bool = False) -> st
     if findings:
         lines += [""] + render_findings(findings, style)
     if doc.get("verify"):
-        from mhcdoctor.verify.render import render_text as render_verify
-
         lines += ["", style.bold("Verify")] + ["  " + line for line in render_verify(doc["verify"]).splitlines()]
     if verbose:
         lines += [""] + _probes(doc.get("probes", []), style)

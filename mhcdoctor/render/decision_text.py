@@ -66,13 +66,13 @@ def reason(decision: dict[str, Any]) -> str:
     why, path = decision["why"], decision["path"]
     failed = [g for g in why if not g["passed"] and g["path"] not in ("model",)]
     if path == "unavailable":
-        return failed[0]["text"] if failed else "no path applies"
+        return str(failed[0]["text"]) if failed else "no path applies"
     skipped = [g for g in failed if g["path"] != path]
     if skipped:
         return f"{skipped[0]['path']} passed over: {skipped[0]['text']}"
     own = [g["gate"] for g in why if g["path"] == path]
     if len(own) == 1:
-        return next(g["text"] for g in why if g["path"] == path)
+        return next(str(g["text"]) for g in why if g["path"] == path)
     return ", ".join(own) + " all hold"
 
 
@@ -101,7 +101,7 @@ def _package(facts: dict[str, Any]) -> str:
     if facts.get("has_mhc_ops") is False:
         return f"{facts['version'] or 'version unknown'} (no mHC ops)"
     if facts["version"]:
-        return facts["version"]
+        return str(facts["version"])
     return "not installed" if facts.get("present") is False else "unknown"
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from mhcdoctor.render.check_text import render_check, runtime_parts
 from mhcdoctor.render.term import Style
-from mhcdoctor.verify.render import render_text as render_verify
+from mhcdoctor.render.verify_text import render_text as render_verify
 
 # GitHub refuses issue bodies over 65,536 characters; keep room for the user's own words.
 GITHUB_LIMIT = 60_000

@@ -14,9 +14,9 @@ from packaging.version import InvalidVersion
 from mhcdoctor.decision import OPS, Decision, Gate, OpDecision, Verdict
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
-from mhcdoctor.probes.vllm_build import build_from_version
 from mhcdoctor.rules.dispatch import Dispatch, dispatch, preferred_path
 from mhcdoctor.rules.releases import NEWEST, RULE_SETS, RuleSet, is_newer_than_known, rules_for_vllm
+from mhcdoctor.vllm_builds import build_from_version
 
 SCHEMA = "mhcdoctor.explain/1"
 

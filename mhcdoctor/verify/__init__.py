@@ -203,7 +203,8 @@ def _unavailable(path: str, device: str, reason: str) -> dict[str, Any]:
 
 def _rows_of(outcome: dict[str, Any], counts: list[int]) -> list[dict[str, Any]]:
     if outcome["status"] != "unavailable":
-        return outcome["rows"]
+        rows: list[dict[str, Any]] = outcome["rows"]
+        return rows
     return [
         {"op": op, "tokens": t, "status": "skip", "reason": outcome["reason"], "seconds": 0.0}
         for op in path_ops(outcome["path"])

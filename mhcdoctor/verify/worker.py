@@ -31,7 +31,7 @@ Case = Callable[[PathImpl, str, int, cases.Params, str, int], dict[str, Any]]
 
 
 def _to_numpy(t: Any) -> np.ndarray:
-    return t.detach().float().cpu().numpy()
+    return np.asarray(t.detach().float().cpu().numpy())
 
 
 def _sync(device: str) -> None:
@@ -111,7 +111,7 @@ def worst_output(outputs: list[dict[str, Any]]) -> dict[str, Any]:
     def used(o: dict[str, Any]) -> float:
         tol = o["tolerance"]["abs"] or o["tolerance"]["rel"]
         err = o["max_abs_err"] if o["tolerance"]["abs"] else o["max_rel_err"]
-        return (err or 0.0) / tol
+        return float(err or 0.0) / float(tol)
 
     return max(outputs, key=used)
 

@@ -14,7 +14,7 @@ pytest.importorskip("matplotlib")
 
 
 def doc() -> dict:
-    results = [
+    results: list[dict[str, object]] = [
         {"path": path, "op": op, "tokens": t, "tb_per_s": bw * t / (t + 64)}
         for path, bw in (("tilelang", 3.0), ("torch", 0.4))
         for op in ("mhc_pre", "mhc_post")
@@ -41,6 +41,6 @@ def test_the_png_has_a_line_per_path_and_the_peak_in_each_panel(tmp_path: Path) 
 
 
 def test_without_matplotlib_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(plot_module.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
     with pytest.raises(InputError, match=r"pip install 'mhcdoctor\[plot\]'"):
         plot_module.plot(doc(), "never-written.png")

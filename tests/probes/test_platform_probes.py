@@ -9,6 +9,7 @@ import fakes
 import pytest
 
 from mhcdoctor.probes import gpu_intel, vllm_build
+from mhcdoctor.vllm_builds import build_from_version
 
 
 @pytest.mark.parametrize(
@@ -17,7 +18,7 @@ from mhcdoctor.probes import gpu_intel, vllm_build
      ("0.34.0", None), ("0.34.0+gitabc", None)],
 )  # fmt: skip
 def test_the_local_version_label_names_the_build(version, build):
-    assert vllm_build.build_from_version(version)[0] == build
+    assert build_from_version(version)[0] == build
 
 
 def test_without_a_label_the_extension_modules_name_the_build(tmp_path: Path):

@@ -108,6 +108,7 @@ def test_a_cuda_build_on_rocm_is_a_build_mismatch():
 
 def selfcheck_ctx(facts: Facts, release: str) -> FindingContext:
     rules = rules_for_vllm(release)
+    assert rules is not None
     return FindingContext(facts, PRO, rules, dispatch(rules, facts, PRO), release, "installed")
 
 

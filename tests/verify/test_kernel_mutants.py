@@ -49,7 +49,9 @@ def test_verify_run_from_a_mutant_tree_runs_the_mutated_code(tmp_path: Path) -> 
     code, doc, _ = finish_verify(planted, timeout=120)
     failing = {(r["op"], r["tokens"]) for r in doc["results"] if r["status"] == "fail"}
     # every op but mhc_post computes an RMS factor; 1 token has no all-zero row, 7 tokens have row 3
-    assert (code, failing) == (3, {("mhc_pre", 7), ("mhc_fused_post_pre", 7), ("hc_head", 7)})
+    # exit 3 where the rules select torch (no GPU path here), 1 where they select a GPU path (the H200 run)
+    assert doc["verdict"] in ("fail", "degraded") and code == {"fail": 3, "degraded": 1}[doc["verdict"]]
+    assert failing == {("mhc_pre", 7), ("mhc_fused_post_pre", 7), ("hc_head", 7)}
     assert all("non-finite values (first in token row 3)" in p for p in doc["problems"])
 
 

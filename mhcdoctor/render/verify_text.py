@@ -66,5 +66,5 @@ def render_text(doc: dict[str, Any]) -> str:
 def _path_status(doc: dict[str, Any], key: tuple[str, str]) -> str | None:
     for p in doc["paths"]:
         if (p["path"], p["device"]) == key:
-            return p["status"]
+            return str(p["status"])
     return None
