@@ -81,7 +81,7 @@ def run_bench(
     if not devices:
         raise InputError(f"nothing to time: {no_device}")
     dev = devices[0]
-    names = resolve_paths(paths)
+    names = resolve_paths(paths, peers=True)
     if kernels:
         names.append(USER_PATH)
         ctx = user_kernels_context(ctx, kernels)

@@ -32,6 +32,10 @@ class PathImpl:
     notes: list[str] = field(default_factory=list)
 
 
+# Peers' kernels no vLLM release selects: verify runs them when named (--path tilekernels), bench whenever installed.
+# (TileKernels' `import tile_kernels` imports every subpackage and tilelang: seconds a default verify would wait for.)
+ON_REQUEST: frozenset[str] = frozenset({"tilekernels"})
+
 # Path name -> (module, the top-level package it needs). Order: the order rows are reported in.
 PATHS: dict[str, tuple[str, str]] = {
     "aiter": ("mhcdoctor.kernels.aiter_path", "aiter"),

@@ -19,7 +19,7 @@ from typing import Any
 
 from mhcdoctor import __version__
 from mhcdoctor.errors import InputError
-from mhcdoctor.kernels import PATHS, USER_KERNELS_ENV, USER_PATH, path_ops
+from mhcdoctor.kernels import ON_REQUEST, PATHS, USER_KERNELS_ENV, USER_PATH, path_ops
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.verify.cases import DEFAULT_TOKENS, OPS, STRESS_TOKENS, Params
@@ -72,9 +72,10 @@ def resolve_devices(device: str, ctx: ProbeContext, timeout: float) -> tuple[lis
     return [], why + "; --device cpu runs the paths on the CPU"
 
 
-def resolve_paths(paths: list[str] | None) -> list[str]:
+def resolve_paths(paths: list[str] | None, peers: bool = False) -> list[str]:
+    """--path names, or by default every path (peers' kernels in ON_REQUEST only with `peers`)."""
     if not paths:
-        return list(PATHS)
+        return [p for p in PATHS if peers or p not in ON_REQUEST]
     unknown = [p for p in paths if p not in PATHS]
     if unknown:
         raise InputError(f"unknown path {unknown[0]!r}; paths: {', '.join(PATHS)}")

@@ -18,10 +18,20 @@ from mhcdoctor.fleet.ray_runner import NodeRun, _record_check
 from mhcdoctor.fleet.summary import NodeResult
 
 
-def _report_processes(marker: str) -> list[int]:
+def _report_processes(marker: str, settle: float = 3.0) -> list[int]:
+    """Live processes (zombies are dead) carrying the marker, once a SIGKILL already sent has had `settle` s to land."""
+    deadline = time.monotonic() + settle
+    while (found := _live_with(marker)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
+def _live_with(marker: str) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         try:
+            if entry.name.isdigit() and (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
+                continue
             if entry.name.isdigit() and marker.encode() in (entry / "environ").read_bytes():
                 found.append(int(entry.name))
         except OSError:
