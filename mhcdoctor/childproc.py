@@ -57,18 +57,19 @@ _live: dict[int, Child] = {}  # pid -> child still to be cleaned up
 _temp_dirs: set[str] = set()
 _stopping = False
 _prctl: ctypes._CFuncPtr | None = None  # type: ignore[name-defined]
+_libc: ctypes.CDLL | None = None
 _subreaper = False
 
 
 def _load_prctl() -> None:
-    global _prctl
+    global _prctl, _libc
     if not sys.platform.startswith("linux") or _prctl is not None:
         return
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        _prctl = libc.prctl
+        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        _prctl = _libc.prctl
     except (OSError, AttributeError):
-        _prctl = None
+        _prctl = _libc = None
 
 
 def become_subreaper() -> bool:
@@ -104,37 +105,48 @@ class _Capture:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.kept = b""  # the tail saved before the file was last cut back
-        self.cut = False
+        self.punched = 0  # bytes at the file's start already given back to the disk
 
     def open_for_child(self) -> int:
         return os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_TRUNC, 0o600)
 
     def trim(self) -> None:
+        """Give back the disk blocks of all but the tail. The file keeps its length (a hole at its start), so no write
+        of the child's can land between a read and a cut and be lost, as truncating would allow."""
         try:
             size = os.path.getsize(self.path)
         except OSError:
             return
-        if size > OUTPUT_DISK_BYTES:
-            self.kept = self._read_tail()
-            self.cut = True
-            with contextlib.suppress(OSError):
-                os.truncate(self.path, 0)  # O_APPEND: the child's next write lands at the new end
+        keep_from = (size - OUTPUT_TAIL_BYTES) // 4096 * 4096
+        if size > OUTPUT_DISK_BYTES and keep_from > self.punched and _punch_hole(self.path, keep_from):
+            self.punched = keep_from
 
-    def _read_tail(self) -> bytes:
+    def text(self) -> str:
         try:
             with open(self.path, "rb") as f:
                 f.seek(0, os.SEEK_END)
                 size = f.tell()
                 f.seek(max(0, size - OUTPUT_TAIL_BYTES))
-                return f.read(OUTPUT_TAIL_BYTES)
+                data = f.read(OUTPUT_TAIL_BYTES)
         except OSError:
-            return b""
-
-    def text(self) -> str:
-        data = (self.kept + self._read_tail())[-OUTPUT_TAIL_BYTES:]
+            return ""
         text = data.decode("utf-8", errors="replace")
-        return "…" + text if self.cut or len(data) == OUTPUT_TAIL_BYTES else text
+        return "…" + text if size > OUTPUT_TAIL_BYTES else text
+
+
+def _punch_hole(path: Path, length: int) -> bool:
+    """fallocate(PUNCH_HOLE | KEEP_SIZE) over the first `length` bytes (Linux); False where it cannot."""
+    _load_prctl()
+    if _libc is None:
+        return False
+    try:
+        fd = os.open(path, os.O_WRONLY)
+    except OSError:
+        return False
+    try:
+        return int(_libc.fallocate(fd, 0x03, ctypes.c_long(0), ctypes.c_long(length))) == 0
+    finally:
+        os.close(fd)
 
 
 class Child:
