@@ -42,7 +42,7 @@ from typing import Literal
 EVIDENCE_CHARS = 64 * 1024
 # The most of each output file the parent reads.
 OUTPUT_TAIL_BYTES = 64 * 1024
-# An output file longer than this is cut back to its tail while the child runs (disk bound).
+# An output file longer than this has all but its tail punched out while the child runs (disk bound).
 OUTPUT_DISK_BYTES = 8 * 1024 * 1024
 # The most of a result file read back.
 RESULT_BYTES = 4 * 1024 * 1024
