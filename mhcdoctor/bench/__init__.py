@@ -22,7 +22,7 @@ from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.verify import resolve_devices, resolve_paths, user_kernels_context
 from mhcdoctor.verify.cases import OPS, Params
-from mhcdoctor.verify.runner import Progress, package_present, run_jobs
+from mhcdoctor.verify.runner import Progress, package_present, run_jobs, unavailable_outcome
 
 SCHEMA = "mhcdoctor.bench/1"
 DECODE_TOKENS: tuple[int, ...] = (1, 8, 64, 256)
@@ -94,7 +94,7 @@ def run_bench(
         missing = next((p for p in (package, "torch") if not package_present(p, ctx)), None)
         if missing:
             reason = f"{missing} is not installed (nothing named {missing!r} on the search path)"
-            outcomes.append(_unavailable(name, dev, reason))
+            outcomes.append(unavailable_outcome(name, dev, reason))
             continue
         say(f"timing {name} on {dev} ({len(counts)} token counts at hidden {model.hidden_size}; kernels JIT first)")
         outcomes += run_jobs([(name, dev)], list(OPS), counts, params, ctx, timeout, say, task=task)
@@ -124,20 +124,6 @@ def run_bench(
     if plan is None:
         doc["step"]["reason"] = "the model's layer count is unknown (give --model or a --config with num_hidden_layers)"
     return doc
-
-
-def _unavailable(path: str, device: str, reason: str) -> dict[str, Any]:
-    return {
-        "path": path,
-        "device": device,
-        "status": "unavailable",
-        "version": None,
-        "device_name": None,
-        "reason": reason,
-        "seconds": 0.0,
-        "evidence": [],
-        "rows": [],
-    }
 
 
 def _peak(

@@ -23,7 +23,7 @@ from mhcdoctor.kernels import ON_REQUEST, PATHS, USER_KERNELS_ENV, USER_PATH, pa
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.verify.cases import DEFAULT_TOKENS, OPS, STRESS_TOKENS, Params
-from mhcdoctor.verify.runner import Progress, count_gpus, package_present, run_jobs
+from mhcdoctor.verify.runner import Progress, count_gpus, package_present, run_jobs, unavailable_outcome
 
 SCHEMA = "mhcdoctor.verify/1"
 # Seconds for each (path, device) child: a cold tilelang JIT plus the stress shapes fit well inside.
@@ -129,7 +129,7 @@ def run_verify(
     outcomes: list[dict[str, Any]] = []
     requests = []
     if no_device is not None:
-        outcomes = [_unavailable(name, NO_GPU, no_device) for name in names]
+        outcomes = [unavailable_outcome(name, NO_GPU, no_device) for name in names]
     for name in names if devices else []:
         package = "torch" if name == USER_PATH else PATHS[name][1]
         for dev in devices:
@@ -138,7 +138,7 @@ def run_verify(
             else:
                 missing = package if not package_present(package, ctx) else "torch"
                 outcomes.append(
-                    _unavailable(
+                    unavailable_outcome(
                         name, dev, f"{missing} is not installed (nothing named {missing!r} on the search path)"
                     )
                 )
@@ -155,7 +155,7 @@ def run_verify(
         if device.strip().lower() in ("auto", "") and _no_gpu_seen(ran):
             devices = []
             why = f"{ran[0]['reason']}; --device cpu runs the paths on the CPU"
-            outcomes = [_unavailable(name, NO_GPU, why) for name in names]
+            outcomes = [unavailable_outcome(name, NO_GPU, why) for name in names]
     picked = chosen.result()
     pool.shutdown()
     order = {name: i for i, name in enumerate(names)}
@@ -186,20 +186,6 @@ def _no_gpu_seen(outcomes: list[dict[str, Any]]) -> bool:
     return bool(outcomes) and all(
         o["status"] == "unavailable" and str(o["reason"]).startswith(_NO_GPU_REASONS) for o in outcomes
     )
-
-
-def _unavailable(path: str, device: str, reason: str) -> dict[str, Any]:
-    return {
-        "path": path,
-        "device": device,
-        "status": "unavailable",
-        "version": None,
-        "device_name": None,
-        "reason": reason,
-        "seconds": 0.0,
-        "evidence": [],
-        "rows": [],
-    }
 
 
 def _rows_of(outcome: dict[str, Any], counts: list[int]) -> list[dict[str, Any]]:

@@ -43,6 +43,21 @@ class Job:
     seconds: float = 0.0
 
 
+def unavailable_outcome(path: str, device: str, reason: str) -> dict[str, Any]:
+    """The outcome of a (path, device) that was not started: no rows, and why."""
+    return {
+        "path": path,
+        "device": device,
+        "status": "unavailable",
+        "version": None,
+        "device_name": None,
+        "reason": reason,
+        "seconds": 0.0,
+        "evidence": [],
+        "rows": [],
+    }
+
+
 def package_present(package: str, ctx: ProbeContext) -> bool:
     """Whether `import package` would find something, looked up on the children's search path, importing nothing."""
     return PathFinder.find_spec(package, [p for p in ctx.search_path if p]) is not None
