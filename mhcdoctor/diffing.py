@@ -1,4 +1,5 @@
-"""What differs between two check/1 reports: a user's broken machine and one that works.
+"""What differs between two check/1 reports, a user's broken machine and one that works: the diff/1 document
+(render.diff_text is its text view).
 
 Differences are ordered by how much they explain: the verdict first, then which path each op takes, the
 findings, the verify results, then the facts that drive the rules (platform and arch, aiter, vLLM, tilelang
@@ -14,9 +15,6 @@ from typing import Any
 from mhcdoctor.decision import SEVERITY_RANK
 
 SCHEMA = "mhcdoctor.diff/1"
-
-# Sections, most important first.
-SECTIONS: tuple[str, ...] = ("verdict", "ops", "findings", "verify", "facts", "devices", "probes", "env")
 
 # Facts in the order that matters to the rules; anything not listed follows, alphabetically.
 FACT_ORDER: tuple[str, ...] = (
@@ -50,8 +48,6 @@ FACT_ORDER: tuple[str, ...] = (
 )
 # Facts that only say where something came from, not what it is.
 _IGNORED_FACTS = ("sources",)
-# Values longer than this are shown on lines of their own in the text view.
-_INLINE = 40
 # Per-device keys, most telling first.
 DEVICE_ORDER: tuple[str, ...] = ("vendor", "arch", "name", "driver", "memory_bytes")
 
@@ -106,28 +102,6 @@ def to_document(
         "notes": notes(a, b),
         "differences": [d.to_dict() for d in differences],
     }
-
-
-def render_text(differences: list[Difference], a: dict[str, Any], b: dict[str, Any], labels: tuple[str, str]) -> str:
-    lines = [f"A: {_describe(_about(a, labels[0]))}", f"B: {_describe(_about(b, labels[1]))}"]
-    lines += [f"note: {note}" for note in notes(a, b)]
-    if not differences:
-        lines.append("no differences in verdict, paths, findings, verify, facts, devices, probes or environment")
-        return "\n".join(lines) + "\n"
-    lines.append(f"{len(differences)} difference(s), most important first:")
-    short = [d for d in differences if max(len(_show(d.a)), len(_show(d.b))) <= _INLINE]
-    width = min(48, max((len(d.key) for d in short), default=0))
-    a_width = max((len(_show(d.a)) for d in short), default=0)
-    section = None
-    for d in differences:
-        if d.section != section:
-            section = d.section
-            lines.append(f"  [{section}]")
-        if d in short:
-            lines.append(f"    {d.key:<{width}}  A: {_show(d.a):<{a_width}}  B: {_show(d.b)}")
-        else:  # long values (evidence, paths) on lines of their own
-            lines += [f"    {d.key}", f"      A: {_show(d.a)}", f"      B: {_show(d.b)}"]
-    return "\n".join(lines) + "\n"
 
 
 def _compare(section: str, pairs: list[tuple[str, Any, Any]]) -> list[Difference]:
@@ -259,16 +233,3 @@ def _about(doc: dict[str, Any], label: str) -> dict[str, Any]:
         "mode": doc.get("mode"),
         "mhcdoctor_version": doc.get("mhcdoctor_version"),
     }
-
-
-def _describe(about: dict[str, Any]) -> str:
-    details = ", ".join(str(about[k]) for k in ("hostname", "created", "mode") if about.get(k))
-    return f"{about['source']} ({details})" if details else about["source"]
-
-
-def _show(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)

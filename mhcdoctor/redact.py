@@ -196,7 +196,7 @@ def _doctor_words() -> frozenset[str]:
     is replaced only where it stands as an identity, never inside that text."""
     global _WORDS
     if _WORDS is None:
-        from mhcdoctor.findings import CATALOGUE  # late: findings imports the rules, which need nothing from here
+        from mhcdoctor.rules.findings import CATALOGUE  # late: findings imports the rules, which need nothing from here
         from mhcdoctor.rules.releases import RULE_SETS
 
         text = " ".join(f"{spec.id} {spec.title} {spec.fix}" for spec in CATALOGUE)

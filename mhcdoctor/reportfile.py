@@ -7,6 +7,8 @@ visible and cut to a display length, and its facts must load as facts.
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +16,13 @@ from mhcdoctor.bundle import is_bundle_data, read_bundle_data
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import Facts, FactsError
 from mhcdoctor.redact import cut_for_display
-from mhcdoctor.render.markdown import report_from_markdown
 from mhcdoctor.text import visible_strings
 from mhcdoctor.userfiles import parse_json, read_user_bytes
 
 CHECK_SCHEMA = "mhcdoctor.check/1"
+REPLAY_NAME = "report.json"
+# The title of the Markdown report's folded replay block (render.markdown writes it; report_from_markdown finds it).
+REPLAY_TITLE = f"{REPLAY_NAME} (save this block as report.json, then: mhcdoctor explain --from report.json)"
 _MAX_VERSION = 64  # characters: "2.9.0+rocm7.0.2.git1234abcd" is far below; a 100k-digit "version" is not one
 # Top-level members and the JSON types they must have when present (null is allowed).
 _TOP_LEVEL: dict[str, type | tuple[type, ...]] = {
@@ -92,3 +96,33 @@ def _check_versions(value: Any, where: str, label: str) -> None:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             _check_versions(item, f"{where}[{index}]", label)
+
+
+_FENCE_OPEN = re.compile(r"\s*(`{3,})json\r?\n")
+
+
+def report_from_markdown(text: str) -> dict[str, Any] | None:
+    """The compact report.json folded into a `report` Markdown (an issue body saved to a file), or None."""
+    # str.find and anchored matches only, each start looked at once: linear time (a regex search was quadratic).
+    pos = 0
+    while (start := text.find("<summary>" + REPLAY_NAME, pos)) >= 0:
+        pos = start + 1
+        close = text.find("</summary>", start)
+        if close < 0:
+            return None
+        if text.find("<", start + 1) != close:
+            continue
+        opening = _FENCE_OPEN.match(text, close + len("</summary>"))
+        if opening is not None:
+            break
+    else:
+        return None
+    fence = opening.group(1)
+    ending = re.compile(r"\r?\n" + fence + r"(?!`)").search(text, opening.end())
+    if ending is None:
+        return None  # no later start can close either
+    try:
+        document = json.loads(text[opening.end() : ending.start()])
+    except ValueError:
+        return None
+    return document if isinstance(document, dict) else None

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from mhcdoctor.bench import DEFAULT_TIMEOUT, run_bench
 from mhcdoctor.bench.plot import plot, require_matplotlib
-from mhcdoctor.bench.render import render_text
 from mhcdoctor.commands.options import (
     exit_code,
     fail_on_option,
@@ -25,6 +23,8 @@ from mhcdoctor.kernels import PATHS
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes
 from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.render.bench_text import render_text
+from mhcdoctor.render.json_view import render_json
 from mhcdoctor.rules import decide
 
 
@@ -102,5 +102,5 @@ def command(
             doc["plot"] = plot(doc, plot_file)
         except OSError as exc:
             raise InputError(f"--plot {plot_file}: cannot write it: {exc.strerror or exc}") from None
-    click.echo(json.dumps(doc, indent=2) if as_json else render_text(doc))
+    click.echo(render_json(doc) if as_json else render_text(doc))
     return exit_code(doc["verdict"], fail_on)

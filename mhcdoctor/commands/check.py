@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -20,6 +19,7 @@ from mhcdoctor.commands.options import (
 from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
 from mhcdoctor.probes.target import probe_context
 from mhcdoctor.render.check_text import render_check
+from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.term import Style
 
 
@@ -59,7 +59,7 @@ def command(
     doc = build_check(ctx, models, verify=run_verify, progress=_progress)
     _progress(None)
     if as_json:
-        click.echo(json.dumps(doc, indent=2, default=str))
+        click.echo(render_json(doc))
     else:
         click.echo(render_check(doc, Style.for_stream(sys.stdout), verbose=verbose), nl=False)
     return exit_code(doc["verdict"], fail_on)

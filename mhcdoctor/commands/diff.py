@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from mhcdoctor.commands.options import json_option
-from mhcdoctor.diffing import diff_reports, render_text, to_document
+from mhcdoctor.diffing import diff_reports, to_document
+from mhcdoctor.render.diff_text import render_text
+from mhcdoctor.render.json_view import render_json
 from mhcdoctor.reportfile import load_report
 
 
@@ -23,8 +23,9 @@ def command(a: str, b: str, as_json: bool) -> int:
     """
     doc_a, doc_b = load_report(a), load_report(b)
     differences = diff_reports(doc_a, doc_b)
+    document = to_document(differences, doc_a, doc_b, (a, b))
     if as_json:
-        click.echo(json.dumps(to_document(differences, doc_a, doc_b, (a, b)), indent=2))
+        click.echo(render_json(document))
     else:
-        click.echo(render_text(differences, doc_a, doc_b, (a, b)), nl=False)
+        click.echo(render_text(document), nl=False)
     return 1 if differences else 0

@@ -8,7 +8,6 @@ in full (tilelang, aiter, torch imports; GPU initialisation).
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 
@@ -27,6 +26,7 @@ from mhcdoctor.facts import Facts
 from mhcdoctor.probes import PROBES, facts_from_probes, run_probes
 from mhcdoctor.probes.target import probe_context
 from mhcdoctor.render.decision_text import render_decision
+from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.term import Style
 from mhcdoctor.reportfile import load_report
 from mhcdoctor.rules import RULE_SETS, decide, to_document
@@ -143,7 +143,7 @@ def command(
     if as_json:
         if decision.rules_note:  # the text view shows it in its header; scripts reading JSON see it on stderr
             click.echo(f"mhcdoctor: warning: {decision.rules_note}", err=True)
-        click.echo(json.dumps(doc, indent=2))
+        click.echo(render_json(doc))
     else:
         click.echo(render_decision(doc, Style.for_stream(sys.stdout)), nl=False)
     return exit_code(decision.verdict, fail_on)

@@ -6,7 +6,6 @@ report is redacted there as `report` does (unless --no-redact); see mhcdoctor/fl
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -17,6 +16,7 @@ from mhcdoctor.commands.options import exit_code, fail_on_option, json_option, m
 from mhcdoctor.fleet.files import BUNDLE_ROOT, bundle_files
 from mhcdoctor.fleet.summary import summarize
 from mhcdoctor.render.fleet import render_markdown, render_text
+from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.term import Style
 
 
@@ -84,7 +84,7 @@ def command(
         if run.bundle is not None:
             node_files[f"{run.result.name}.tar.gz"] = run.bundle
         elif run.result.report is not None:
-            node_files[f"{run.result.name}.json"] = (json.dumps(run.result.report, indent=2) + "\n").encode()
+            node_files[f"{run.result.name}.json"] = (render_json(run.result.report) + "\n").encode()
         else:
             node_files[f"{run.result.name}.error.txt"] = f"{run.result.status}: {run.result.error}\n".encode()
     return emit(summary, as_json, markdown, bundle_path, node_files, fail_on)
@@ -113,7 +113,7 @@ def emit(
         size = write_bundle(bundle_path, files, root=BUNDLE_ROOT)
         click.echo(f"mhcdoctor: wrote {bundle_path} ({size / 1024:.0f} KiB, {len(files)} files)", err=True)
     if as_json:
-        click.echo(json.dumps(summary, indent=2))
+        click.echo(render_json(summary))
     elif markdown:
         click.echo(md, nl=False)
     else:

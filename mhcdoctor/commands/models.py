@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from mhcdoctor.commands.options import json_option
 from mhcdoctor.models import BUILTIN_MODELS, DEFAULT_MODEL
+from mhcdoctor.render.json_view import render_json
 
 
 @click.command("models")
@@ -20,7 +19,7 @@ def command(as_json: bool) -> int:
             "default": DEFAULT_MODEL,
             "models": [config.to_dict() for config in BUILTIN_MODELS.values()],
         }
-        click.echo(json.dumps(doc, indent=2))
+        click.echo(render_json(doc))
         return 0
     click.echo(f"{'model':<22} {'hidden':>6} {'hc_mult':>7} {'layers':>6}  note")
     for name, config in BUILTIN_MODELS.items():

@@ -7,7 +7,6 @@ and writes nothing. A report never fails for a broken probe: hangs and crashes a
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -21,6 +20,7 @@ from mhcdoctor.errors import InputError
 from mhcdoctor.probes.target import probe_context
 from mhcdoctor.redact import Identity, not_redacted, redact
 from mhcdoctor.render.decision_text import render_decision
+from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.markdown import render_markdown
 from mhcdoctor.render.term import Style
 
@@ -72,7 +72,7 @@ def command(
     else:
         redactions, summary = record.to_dict(), record.summary()
     markdown = render_markdown(shared, trace=_trace, note=_note(redactions, bundle_path))
-    main = json.dumps(shared, indent=2) + "\n" if as_json else markdown
+    main = render_json(shared) + "\n" if as_json else markdown
     files = build_files(shared, markdown, redactions) if bundle_path else {}
     if preview:
         _preview(main, files, redactions, as_json)
@@ -107,5 +107,5 @@ def _preview(main: str, files: dict[str, bytes], redactions: dict[str, Any], as_
         click.echo("==> " + ("report.json" if as_json else "report.md") + " (stdout) <==")
         click.echo(main)
         click.echo("==> what was redacted <==")
-        click.echo(json.dumps(redactions, indent=2))
+        click.echo(render_json(redactions))
     click.echo("mhcdoctor: preview only; nothing was written", err=True)

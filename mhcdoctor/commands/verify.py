@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from mhcdoctor.commands.options import (
@@ -20,6 +18,7 @@ from mhcdoctor.kernels import PATHS
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes
 from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.verify_text import render_text
 from mhcdoctor.rules import decide
 from mhcdoctor.verify import DEFAULT_TIMEOUT, run_verify
@@ -99,5 +98,5 @@ def command(
         selected=lambda: _selected_paths(cfg),
         kernels=user,
     )
-    click.echo(json.dumps(doc, indent=2) if as_json else render_text(doc))
+    click.echo(render_json(doc) if as_json else render_text(doc))
     return exit_code(doc["verdict"], fail_on)

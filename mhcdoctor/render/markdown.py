@@ -18,6 +18,7 @@ from typing import Any
 from mhcdoctor.render.check_text import render_check, runtime_parts
 from mhcdoctor.render.term import Style
 from mhcdoctor.render.verify_text import render_text as render_verify
+from mhcdoctor.reportfile import REPLAY_TITLE
 
 # GitHub refuses issue bodies over 65,536 characters; keep room for the user's own words.
 GITHUB_LIMIT = 60_000
@@ -28,7 +29,6 @@ _SEVERITY_ICON = {"fail": "❌", "warn": "⚠️", "info": "ℹ️"}
 _VERDICT_ICON = {"ok": "✅", "degraded": "⚠️", "fail": "❌"}
 _PLAIN = Style(colour=False, unicode=True)
 _COMMANDS = ("pip ", "python ", "python3 ", "mhcdoctor ", "export ", "git ", "sudo ", "conda ")
-REPLAY_TITLE = "report.json (save this block as report.json, then: mhcdoctor explain --from report.json)"
 
 # A renderer for one model's decision trace (the rules package's text view), plugged in by the caller.
 TraceRenderer = Callable[[dict[str, Any]], str]
@@ -82,36 +82,6 @@ def compact_report(doc: dict[str, Any]) -> dict[str, Any]:
         paths = [{**p, "evidence": []} for p in verify.get("paths") or [] if isinstance(p, dict)]
         compact["verify"] = {**verify, "results": results, "paths": paths}
     return compact
-
-
-_FENCE_OPEN = re.compile(r"\s*(`{3,})json\r?\n")
-
-
-def report_from_markdown(text: str) -> dict[str, Any] | None:
-    """The compact report.json folded into a `report` Markdown (an issue body saved to a file), or None."""
-    # str.find and anchored matches only, each start looked at once: linear time (a regex search was quadratic).
-    pos = 0
-    while (start := text.find("<summary>report.json", pos)) >= 0:
-        pos = start + 1
-        close = text.find("</summary>", start)
-        if close < 0:
-            return None
-        if text.find("<", start + 1) != close:
-            continue
-        opening = _FENCE_OPEN.match(text, close + len("</summary>"))
-        if opening is not None:
-            break
-    else:
-        return None
-    fence = opening.group(1)
-    ending = re.compile(r"\r?\n" + fence + r"(?!`)").search(text, opening.end())
-    if ending is None:
-        return None  # no later start can close either
-    try:
-        document = json.loads(text[opening.end() : ending.start()])
-    except ValueError:
-        return None
-    return document if isinstance(document, dict) else None
 
 
 def summary_line(doc: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ from mhcdoctor.decision import OPS, Decision, Gate, OpDecision, Verdict
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.dispatch import Dispatch, dispatch, preferred_path
+from mhcdoctor.rules.findings import FindingContext, evaluate
 from mhcdoctor.rules.releases import NEWEST, RULE_SETS, RuleSet, is_newer_than_known, rules_for_vllm
 from mhcdoctor.vllm_builds import build_from_version
 
@@ -25,9 +26,6 @@ __all__ = ["RULE_SETS", "SCHEMA", "decide", "preferred_path", "rules_for_vllm", 
 
 def decide(facts: Facts, model: ModelConfig, vllm_version: str | None = None) -> Decision:
     """The decision for one model on the machine the facts describe (vllm_version overrides facts.vllm.version)."""
-    # Imported here: the catalogue's predicates import rules.dispatch, which runs this package's __init__ first.
-    from mhcdoctor.findings import FindingContext, evaluate
-
     version = vllm_version if vllm_version is not None else facts.vllm.version
     rule_set, reason, note = _pick_rules(version, facts.vllm.present if vllm_version is None else True)
     result = dispatch(rule_set, facts, model, version) if rule_set is not None else None

@@ -9,7 +9,7 @@ for it): `vllm/model_executor/layers/mhc.py`, `vllm/models/deepseek_v4/{amd,nvid
 (which model module each platform imports), `vllm/models/deepseek_v4/{xpu,cpu}/model.py`, the `forward_xpu` and
 `forward_cpu` methods in `layers/mhc.py`, `vllm/model_executor/kernels/mhc/cpu.py`, `vllm/model_executor/custom_op.py`
 (dispatch_forward) and `vllm/platforms/__init__.py` (platform detection). Where this differs from
-shared/docs/KNOWLEDGE.md §3 the entry's `notes` say so. `python -m mhcdoctor.rules.docsgen` writes docs/rules.md
+shared/docs/KNOWLEDGE.md §3 the entry's `notes` say so. `python -m mhcdoctor.render.docs_pages` writes docs/rules.md
 from this table.
 """
 

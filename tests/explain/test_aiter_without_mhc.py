@@ -11,7 +11,7 @@ import pytest
 from test_check_cli import Machine
 
 from mhcdoctor import aiter_releases
-from mhcdoctor.findings import escaping_exception
+from mhcdoctor.rules.findings import escaping_exception
 
 GFX942 = ["--platform", "rocm", "--arch", "gfx942", "--model", "deepseek-v4-pro"]
 

@@ -8,11 +8,11 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from mhcdoctor.findings import CATALOGUE, IDS, FindingContext
 from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
+from mhcdoctor.render.docs_pages import SCENARIOS, scenario_facts, stale_pages
 from mhcdoctor.rules import RULE_SETS, decide, to_document
 from mhcdoctor.rules.dispatch import dispatch
-from mhcdoctor.rules.docsgen import SCENARIOS, scenario_facts, stale_pages
+from mhcdoctor.rules.findings import CATALOGUE, IDS, FindingContext
 
 CONTRACT_IDS = {
     "aiter-impostor",
@@ -66,4 +66,4 @@ def test_explain_documents_match_the_schema(validator, rule_set, label, platform
 
 
 def test_generated_docs_are_up_to_date():
-    assert stale_pages() == [], "run: python -m mhcdoctor.rules.docsgen"
+    assert stale_pages() == [], "run: python -m mhcdoctor.render.docs_pages"

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 
 from mhcdoctor.facts import Facts, PackageFacts, TorchFacts, VllmFacts, VllmSelfCheck
-from mhcdoctor.findings import FindingContext, selfcheck_disagreements
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules import decide, rules_for_vllm
 from mhcdoctor.rules.dispatch import dispatch
+from mhcdoctor.rules.findings import FindingContext, selfcheck_disagreements
 
 PRO = ModelConfig("deepseek-v4-pro", 7168)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from triage_docs import rocm_report, variant
 
-from mhcdoctor.diffing import diff_reports, render_text
+from mhcdoctor.diffing import diff_reports, to_document
+from mhcdoctor.render.diff_text import render_text
 
 
 def _keys(a: dict, b: dict) -> list[tuple[str, str]]:
@@ -73,12 +74,8 @@ def test_a_finding_present_on_one_side_shows_its_severity_and_absence():
 
 
 def test_text_lists_each_difference_with_both_sides():
-    text = render_text(
-        diff_reports(rocm_report(), variant(rocm_report(), **{"facts.aiter.version": "0.1.16"})),
-        rocm_report(),
-        variant(rocm_report(), **{"facts.aiter.version": "0.1.16"}),
-        ("a.json", "b.json"),
-    )
+    newer = variant(rocm_report(), **{"facts.aiter.version": "0.1.16"})
+    text = render_text(to_document(diff_reports(rocm_report(), newer), rocm_report(), newer, ("a.json", "b.json")))
     assert "aiter.version  A: 0.1.13  B: 0.1.16" in text
     assert text.splitlines()[0].startswith("A: a.json (gpunode-planted17, 2026-12-02T12:00:00Z, full)")
 
@@ -95,7 +92,7 @@ def test_verify_results_are_compared_row_by_row():
 
 def test_reports_from_different_modes_or_versions_carry_a_note_but_no_difference():
     other = variant(rocm_report(), mode="fast", mhcdoctor_version="0.2.0")
-    text = render_text(diff_reports(rocm_report(), other), rocm_report(), other, ("a", "b"))
+    text = render_text(to_document(diff_reports(rocm_report(), other), rocm_report(), other, ("a", "b")))
     assert "note: A was a full check and B a fast one: facts only a full check probes" in text
     assert "note: made by mhcdoctor 0.1.0 and 0.2.0" in text
     assert text.splitlines()[-1].startswith("no differences")

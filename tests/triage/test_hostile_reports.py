@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from triage_docs import rocm_report, variant, write_json
 
-from mhcdoctor.render.markdown import report_from_markdown
+from mhcdoctor.reportfile import report_from_markdown
 
 ESCAPES = ["\x1b]0;pwned\x07", "\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\", "\x1b[2J", "\r✓ Verdict: ok"]
 

@@ -1,0 +1,44 @@
+"""diff/1 document -> the text a person reads: the two reports named, notes, then the differences by section."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Values longer than this are shown on lines of their own.
+_INLINE = 40
+
+
+def render_text(document: dict[str, Any]) -> str:
+    lines = [f"A: {_describe(document['a'])}", f"B: {_describe(document['b'])}"]
+    lines += [f"note: {note}" for note in document["notes"]]
+    differences = document["differences"]
+    if not differences:
+        lines.append("no differences in verdict, paths, findings, verify, facts, devices, probes or environment")
+        return "\n".join(lines) + "\n"
+    lines.append(f"{len(differences)} difference(s), most important first:")
+    short = [d for d in differences if max(len(_show(d["a"])), len(_show(d["b"]))) <= _INLINE]
+    width = min(48, max((len(d["key"]) for d in short), default=0))
+    a_width = max((len(_show(d["a"])) for d in short), default=0)
+    section = None
+    for d in differences:
+        if d["section"] != section:
+            section = d["section"]
+            lines.append(f"  [{section}]")
+        if d in short:
+            lines.append(f"    {d['key']:<{width}}  A: {_show(d['a']):<{a_width}}  B: {_show(d['b'])}")
+        else:  # long values (evidence, paths) on lines of their own
+            lines += [f"    {d['key']}", f"      A: {_show(d['a'])}", f"      B: {_show(d['b'])}"]
+    return "\n".join(lines) + "\n"
+
+
+def _describe(about: dict[str, Any]) -> str:
+    details = ", ".join(str(about[k]) for k in ("hostname", "created", "mode") if about.get(k))
+    return f"{about['source']} ({details})" if details else str(about["source"])
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
