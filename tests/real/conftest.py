@@ -10,6 +10,7 @@ vLLM venv; `machine` gives a fake `/` (MHCDOCTOR_SYSROOT) to put GPUs into.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -44,6 +45,16 @@ def install(spec: str) -> Path:
     if (folder / ".complete").is_file():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
+    # pytest-xdist's workers may ask for the same spec at once: one installs, the others wait and reuse it (never
+    # replacing a folder that a test of another worker is reading).
+    with open(folder.parent / f".{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (folder / ".complete").is_file():
+            return folder
+        return _install(spec, folder)
+
+
+def _install(spec: str, folder: Path) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=".installing-", dir=folder.parent))
     command = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-input", "--disable-pip-version-check"]
     try:
