@@ -138,7 +138,8 @@ def _rocm_723(ctx: FindingContext) -> bool:
 
 
 def _aiter_shape_problem(ctx: FindingContext) -> str | None:
-    """Why aiter's kernels reject this model (KNOWLEDGE.md §4: hc_mult check, H ≥ 512, MHC_POST_KERNEL_DISPATCH)."""
+    """Why aiter's kernels reject this model: the `hc_mult == 4` checks, mhc_pre's H ≥ 512 and mhc_post's block choice
+    (`MHC_POST_KERNEL_DISPATCH`), all in ROCm/aiter's `csrc/kernels/mhc_kernels.cu` (v0.1.14)."""
     h, n = ctx.model.hidden_size, ctx.model.hc_mult
     if n != 4:
         return f"aiter's mHC kernels support hc_mult == 4 only (C++ check); this model has {n}"

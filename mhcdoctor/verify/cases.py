@@ -17,7 +17,7 @@ from mhcdoctor.models import ModelConfig
 OPS: tuple[str, ...] = ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
 DEFAULT_TOKENS: tuple[int, ...] = (1, 7, 80)  # 80 > 64 + 16: crosses the 16-row boundary of aiter's race
 STRESS_TOKENS: tuple[int, ...] = (4096, 16384)
-HC_POST_MULT_VALUE = 2.0  # vLLM deepseek_v4.py passes 2.0, hard-coded
+HC_POST_MULT_VALUE = 2.0  # vLLM's model hard-codes it (self.hc_post_alpha = 2.0)
 ZERO_ROW = 3
 # Above this many tokens the oracle checks a deterministic sample of rows (every row is independent).
 FULL_CHECK_TOKENS = 512
@@ -27,7 +27,9 @@ REPEAT_BELOW_TOKENS = 64
 
 @dataclass(frozen=True)
 class Params:
-    """The scalar arguments of the ops, from the model config as vLLM passes them (KNOWLEDGE §1)."""
+    """The scalar arguments of the ops, from the model config as vLLM passes them (v0.34.0's
+    `vllm/models/deepseek_v4/nvidia/model.py`: rms_eps = rms_norm_eps, hc_pre_eps = hc_sinkhorn_eps = hc_eps,
+    sinkhorn_repeat = hc_sinkhorn_iters, hc_post_mult_value = hc_post_alpha = 2.0)."""
 
     hidden: int
     hc_mult: int
