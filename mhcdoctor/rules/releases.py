@@ -61,7 +61,6 @@ class RuleSet:
     xpu: XpuStyle
     xpu_fused: bool  # the XPU model runs the fused post+pre op between sublayers (0.24+)
     cpu_model: bool  # models/deepseek_v4/cpu/ with forward_cpu on every mHC op (0.30+)
-    inferred: bool = False  # encoded from KNOWLEDGE.md because the release's code could not be read
     notes: tuple[str, ...] = ()
 
 

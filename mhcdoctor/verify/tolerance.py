@@ -31,8 +31,6 @@ from typing import Any
 
 import numpy as np
 
-COEFFICIENT_OUTPUTS = ("post_mix", "comb_mix")
-
 
 @dataclass(frozen=True)
 class Tolerance:
