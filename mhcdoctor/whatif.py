@@ -1,6 +1,6 @@
 """What-if facts: this machine's probed facts (or a saved report's), with single facts replaced by the user.
 
-The contract: `--from REPORT.json` takes all facts from a saved `check --json`; each what-if option then replaces
+`--from REPORT.json` takes all facts from a saved `check --json`; each what-if option then replaces
 one fact, recorded in `Facts.sources` as "user:--option". Without --from, facts not given are probed on this
 machine; with --from, facts the report lacks stay unknown (never this machine's). When a what-if changes the
 platform, the facts that belong to the old platform (devices, arch, compilers, runtime versions) become unknown

@@ -63,7 +63,8 @@ def fail_on_option(fn: F) -> F:
         "--fail-on",
         type=click.Choice(["never", "degraded", "fail"]),
         default=None,
-        help="Exit non-zero only at this verdict or worse (for CI gates). Default: the contract's exit codes.",
+        help="Exit non-zero only at this verdict or worse (for CI gates). Default: 0 ok, 1 degraded, 3 fail; bad "
+        "input exits 2 whatever this says.",
     )(fn)
 
 
@@ -95,7 +96,7 @@ def kernels_from_options(specs: tuple[str, ...]) -> dict[str, str] | None:
 
 
 def exit_code(verdict: str, fail_on: str | None) -> int:
-    """The exit code for a verdict: the contract's (0 ok, 1 degraded, 3 fail), narrowed by --fail-on."""
+    """The exit code for a verdict (0 ok, 1 degraded, 3 fail), narrowed by --fail-on."""
     code = VERDICT_EXIT[verdict]
     if fail_on == "never":
         return 0

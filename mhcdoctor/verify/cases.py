@@ -1,9 +1,10 @@
 """What verify runs: the shapes, and deterministic inputs at realistic scales that make row mix-ups show.
 
 Every token row of the residual gets its own scale (2^u, u uniform in [-2, 2]), so a kernel that reads another
-row's RMS factor (aiter's sqrsum race, #3033) moves that row's mixes by up to 4x. Token row 3 is all zeros when
-there are enough rows: a padded token whose RMS factor only the epsilon keeps finite. Comb logits are spread
-wide (std ~3), where 20 Sinkhorn iterations have not converged, so a missing iteration changes the result.
+row's RMS factor (aiter's sqrsum race, ROCm/aiter#3033) moves that row's mixes by the ratio of the two scales, up
+to 16x. Token row 3 is all zeros when there are enough rows: a padded token whose RMS factor only the epsilon keeps
+finite. Comb logits are spread wide (std √10 ≈ 3.2: mixes of unit variance times hc_scale 3, plus a unit-variance
+base), where 20 Sinkhorn iterations have not converged, so a missing iteration changes the result.
 """
 
 from __future__ import annotations
