@@ -47,6 +47,7 @@ _PLATFORM_BOUND = (
     "torch.cuda",
     "torch.hip",
     "torch.xpu",
+    "torch.build",
     "torch.gpus_visible",
     "xpu_kernels",
 )
@@ -166,7 +167,7 @@ def _forget_platform(facts: Facts) -> None:
     facts.arch = None
     facts.rocm_version = facts.cuda_driver_version = facts.nvidia_driver = None
     facts.nvcc, facts.hipcc = CompilerFacts(), CompilerFacts()
-    facts.torch.cuda = facts.torch.hip = facts.torch.xpu = facts.torch.gpus_visible = None
+    facts.torch.cuda = facts.torch.hip = facts.torch.xpu = facts.torch.build = facts.torch.gpus_visible = None
     facts.xpu_kernels = PackageFacts()
     for key in list(facts.sources):
         if key.startswith(_PLATFORM_BOUND):
