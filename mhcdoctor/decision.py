@@ -12,6 +12,10 @@ from typing import Any, Literal
 Path_ = Literal["aiter", "tilelang", "triton", "torch", "xpu", "cpu", "unavailable"]
 Severity = Literal["info", "warn", "fail"]
 Verdict = Literal["ok", "degraded", "fail"]
+# What a gate tests, where a finding must know it: "package": whether vLLM finds or imports the path's package
+# (has_tilelang(), find_spec('aiter'), layers/mhc.py's `import tilelang`); "aiter-api": vLLM 0.30+'s probe of
+# aiter's API (mhc_pre's norm arguments, mhc_fused_post_pre). None: any other test.
+GateKind = Literal["package", "aiter-api"]
 
 OPS: tuple[str, ...] = ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
 VERDICT_EXIT = {"ok": 0, "degraded": 1, "fail": 3}
@@ -27,6 +31,7 @@ class Gate:
     observed: Any
     passed: bool
     text: str
+    kind: GateKind | None = None
 
 
 @dataclass

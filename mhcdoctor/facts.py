@@ -25,6 +25,17 @@ PLATFORMS: tuple[str, ...] = ("rocm", "cuda", "xpu", "cpu")
 # What a vLLM wheel was built for: setup.py appends +cpu, +xpu, +rocmNNN (or +cuNNN) to the version.
 VLLM_BUILDS: tuple[str, ...] = ("cuda", "rocm", "xpu", "cpu")
 FIX_STATES: tuple[str, ...] = ("present", "absent", "unknown")
+# What torch was built for, from torch/version.py (torch_build_of).
+TorchBuild = Literal["rocm", "cuda", "xpu", "cpu"]
+TORCH_BUILDS: tuple[str, ...] = ("rocm", "cuda", "xpu", "cpu")
+
+
+def torch_build_of(version: str | None, cuda: str | None, hip: str | None, xpu: str | None) -> TorchBuild | None:
+    """torch/version.py's `hip` → rocm, `cuda` → cuda, `xpu` (or a +xpu version) → xpu, else cpu; None without a
+    version (torch/version.py was not read)."""
+    if not version:
+        return None
+    return "rocm" if hip else "cuda" if cuda else "xpu" if xpu or "+xpu" in version else "cpu"
 
 
 class FactsError(ValueError):
@@ -70,6 +81,7 @@ class TorchFacts(PackageFacts):
     cuda: str | None = None  # torch.version.cuda, e.g. "13.0"
     hip: str | None = None  # torch.version.hip, e.g. "7.0.51831"
     xpu: str | None = None  # torch.version.xpu: set in torch's XPU builds (Intel GPUs)
+    build: TorchBuild | None = None  # torch_build_of(...); None: unknown (not probed, or forgotten by a what-if)
     gpus_visible: int | None = None  # torch.cuda.device_count() once it imported and initialised (full check only)
 
 
@@ -149,6 +161,12 @@ class Facts:
             raise FactsError(f"facts.vllm.build must be one of {', '.join(VLLM_BUILDS)} or null")
         if facts.aiter.sqrsum_fix not in FIX_STATES:
             raise FactsError(f"facts.aiter.sqrsum_fix must be one of {', '.join(FIX_STATES)}")
+        if facts.torch.build is not None and facts.torch.build not in TORCH_BUILDS:
+            raise FactsError(f"facts.torch.build must be one of {', '.join(TORCH_BUILDS)} or null")
+        recorded = data.get("torch")
+        if isinstance(recorded, dict) and "build" not in recorded and {"cuda", "hip"} & recorded.keys():
+            t = facts.torch  # a report from before torch.build: derived as the torch probe derives it
+            t.build = torch_build_of(t.version, t.cuda, t.hip, t.xpu)
         return facts
 
     def set(self, dotted: str, value: Any, source: str) -> None:
@@ -200,7 +218,7 @@ def _coerce(type_text: str, value: Any, where: str) -> Any:
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise FactsError(f"{where} must be an object of strings")
         return dict(value)
-    if base.startswith("Literal[") or base in ("Platform", "FixState"):
+    if base.startswith("Literal[") or base in ("Platform", "FixState", "TorchBuild"):
         if not isinstance(value, str):
             raise FactsError(f"{where} must be a string")
         return value

@@ -31,11 +31,6 @@ class ModelConfig:
     num_layers: int | None = None
     note: str | None = None  # e.g. why a built-in is less certain
 
-    @property
-    def mix_width(self) -> int:
-        """m = n*(n+2): pre (n) + post (n) + comb (n*n) mixing coefficients per token."""
-        return self.hc_mult * (self.hc_mult + 2)
-
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

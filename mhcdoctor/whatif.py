@@ -1,6 +1,6 @@
 """What-if facts: this machine's probed facts (or a saved report's), with single facts replaced by the user.
 
-The contract: `--from REPORT.json` takes all facts from a saved `check --json`; each what-if option then replaces
+`--from REPORT.json` takes all facts from a saved `check --json`; each what-if option then replaces
 one fact, recorded in `Facts.sources` as "user:--option". Without --from, facts not given are probed on this
 machine; with --from, facts the report lacks stay unknown (never this machine's). When a what-if changes the
 platform, the facts that belong to the old platform (devices, arch, compilers, runtime versions) become unknown
@@ -47,6 +47,7 @@ _PLATFORM_BOUND = (
     "torch.cuda",
     "torch.hip",
     "torch.xpu",
+    "torch.build",
     "torch.gpus_visible",
     "xpu_kernels",
 )
@@ -166,7 +167,7 @@ def _forget_platform(facts: Facts) -> None:
     facts.arch = None
     facts.rocm_version = facts.cuda_driver_version = facts.nvidia_driver = None
     facts.nvcc, facts.hipcc = CompilerFacts(), CompilerFacts()
-    facts.torch.cuda = facts.torch.hip = facts.torch.xpu = facts.torch.gpus_visible = None
+    facts.torch.cuda = facts.torch.hip = facts.torch.xpu = facts.torch.build = facts.torch.gpus_visible = None
     facts.xpu_kernels = PackageFacts()
     for key in list(facts.sources):
         if key.startswith(_PLATFORM_BOUND):

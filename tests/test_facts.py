@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from mhcdoctor.facts import Device, Facts, FactsError
+from mhcdoctor.facts import Device, Facts, FactsError, TorchFacts
+from mhcdoctor.whatif import WhatIf, build_facts
 
 
 def test_round_trip_through_json_keeps_every_fact_and_source():
@@ -32,6 +33,7 @@ def test_unknown_keys_are_ignored_for_forward_compatibility():
         ({"devices": [{"index": "zero", "vendor": "amd"}]}, r"facts.devices\[0\].index must be int"),
         ({"devices": {"0": {}}}, "facts.devices must be a list"),
         ({"torch": {"present": "yes"}}, "facts.torch.present must be bool"),
+        ({"torch": {"build": "metal"}}, "facts.torch.build must be one of rocm, cuda, xpu, cpu or null"),
         ({"sources": {"arch": 3}}, "facts.sources must be an object of strings"),
     ],
 )
@@ -43,3 +45,35 @@ def test_malformed_facts_name_the_bad_field(document, message):
 def test_set_rejects_a_fact_that_does_not_exist():
     with pytest.raises(KeyError):
         Facts().set("aiter.colour", "red", "user:--colour")
+
+
+@pytest.mark.parametrize(
+    "torch, build",
+    [
+        ({"version": "2.11.0+cu130", "cuda": "13.0", "hip": None}, "cuda"),
+        ({"version": "2.9.1+rocm7.2", "cuda": None, "hip": "7.2"}, "rocm"),
+        ({"version": "2.11.0+xpu", "cuda": None, "hip": None}, "xpu"),
+        ({"version": "2.13.0", "cuda": None, "hip": None}, "cpu"),
+        ({"version": None, "cuda": None, "hip": None}, None),
+        ({"version": "2.13.0"}, None),  # torch/version.py's fields not recorded: the build is unknown
+    ],
+)
+def test_a_report_from_before_torch_build_gets_it_derived_from_version_py(torch, build):
+    assert Facts.from_dict({"torch": torch}).torch.build == build
+
+
+def test_a_recorded_torch_build_is_kept_even_when_unknown():
+    torch = {"version": "2.13.0", "cuda": None, "hip": None, "build": None}  # forgotten by a what-if
+    assert Facts.from_dict({"torch": torch}).torch.build is None
+
+
+def test_a_what_if_that_changes_the_platform_forgets_torch_build():
+    def machine() -> Facts:
+        facts = Facts(platform="cuda")
+        facts.torch = TorchFacts(present=True, version="2.11.0+cu130", cuda="13.0", build="cuda")
+        facts.sources["torch.build"] = "probe:torch"
+        return facts
+
+    facts = build_facts(WhatIf(platform="rocm"), machine)
+    assert facts.torch.build is None and "torch.build" not in facts.sources
+    assert build_facts(WhatIf(platform="cuda"), machine).torch.build == "cuda"

@@ -27,10 +27,6 @@ def test_v41_flash_has_no_published_config_here_and_its_note_says_so():
     assert "deepseek-v4.1-flash" not in PUBLISHED
 
 
-def test_mix_width_is_n_times_n_plus_2():
-    assert BUILTIN_MODELS["deepseek-v4-pro"].mix_width == 24
-
-
 def test_model_names_are_case_insensitive():
     assert resolve(model="DeepSeek-V4-Flash").hidden_size == 4096
 

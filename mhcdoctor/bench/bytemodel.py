@@ -2,7 +2,7 @@
 
 The residual streams, x, layer_input and the outputs that replace the residual are bf16 (2 bytes); the mixing
 coefficients (post_mix, comb_mix), fn, hc_scale and hc_base are float32 (4 bytes), as vLLM passes them
-(KNOWLEDGE-free: see docs/bench.md for the table). This is the least traffic the op can cause: a kernel that
+(docs/bench.md has the table). This is the least traffic the op can cause: a kernel that
 reads the residual twice (once for the GEMM, once to apply the mix) moves more, and its fraction of peak
 bandwidth shows that. For T tokens, n = hc_mult streams, hidden H, m = n(n+2):
 - mhc_pre reads residual T·n·H bf16, fn m·n·H f32, hc_scale 3 f32, hc_base m f32; writes post_mix T·n f32,

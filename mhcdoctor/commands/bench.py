@@ -9,6 +9,7 @@ import click
 from mhcdoctor.bench import DEFAULT_TIMEOUT, run_bench
 from mhcdoctor.bench.plot import plot, require_matplotlib
 from mhcdoctor.commands.options import (
+    device_option,
     exit_code,
     fail_on_option,
     json_option,
@@ -16,10 +17,12 @@ from mhcdoctor.commands.options import (
     kernels_from_options,
     model_from_options,
     model_options,
+    path_timeout_option,
+    paths_option,
+    tokens_from_option,
+    tokens_option,
 )
-from mhcdoctor.commands.verify import _tokens
 from mhcdoctor.errors import InputError
-from mhcdoctor.kernels import PATHS
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes
 from mhcdoctor.probes.base import ProbeContext
@@ -38,22 +41,10 @@ def _rules(model: ModelConfig) -> tuple[dict[str, str] | None, bool]:
 
 @click.command("bench")
 @model_options
-@click.option("--tokens", default=None, help="Comma-separated token counts (default 1,8,64,256 and 4096,16384).")
-@click.option(
-    "--path",
-    "paths",
-    multiple=True,
-    type=click.Choice(list(PATHS)),
-    help="Time only this path (repeatable). Default: every path that is installed.",
-)
-@click.option("--device", default="auto", show_default=True, help="Device to time on: auto (the first GPU), N, cpu.")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=DEFAULT_TIMEOUT,
-    show_default=True,
-    help="Seconds allowed for each path's child process (JIT compiles included).",
-)
+@tokens_option("1,8,64,256 and 4096,16384")
+@paths_option("Time only this path (repeatable). Default: every path that is installed.")
+@device_option("Device to time on: auto (the first GPU), N, cuda:N, cpu.")
+@path_timeout_option(DEFAULT_TIMEOUT)
 @click.option(
     "--repeats", type=click.IntRange(min=3), default=50, show_default=True, help="Timed runs per case, at most."
 )
@@ -78,7 +69,7 @@ def command(
 ) -> int:
     """Time each op on each available path (decode and prefill token counts), with bandwidth and cost per step."""
     cfg = model_from_options(model, config_path, hidden, hc_mult)
-    counts = _tokens(tokens)
+    counts = tokens_from_option(tokens)
     user = kernels_from_options(kernels)
     if plot_file is not None:
         require_matplotlib()

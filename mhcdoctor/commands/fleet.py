@@ -12,7 +12,14 @@ from typing import Any
 import click
 
 from mhcdoctor.bundle import write_bundle
-from mhcdoctor.commands.options import exit_code, fail_on_option, json_option, model_options
+from mhcdoctor.commands.options import (
+    exit_code,
+    fail_on_option,
+    json_option,
+    model_args,
+    model_options,
+    timeout_option_with,
+)
 from mhcdoctor.fleet.files import BUNDLE_ROOT, bundle_files
 from mhcdoctor.fleet.summary import summarize
 from mhcdoctor.render.fleet import render_markdown, render_text
@@ -24,12 +31,10 @@ from mhcdoctor.render.term import Style
 @click.option("--address", default=None, help="The Ray cluster (default: $RAY_ADDRESS, else 'auto').")
 @click.option("--verify", "run_verify", is_flag=True, help="Also run `verify` on every GPU, one task per GPU.")
 @click.option("--fast", is_flag=True, help="Each node's check reads files only (no imports, no GPU initialisation).")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=1),
-    default=300.0,
-    show_default=True,
-    help="Seconds allowed for each node's check (and each GPU's verify); past it the node is reported as timeout.",
+@timeout_option_with(
+    300.0,
+    "Seconds allowed for each node's check (and each GPU's verify); past it the node is reported as timeout.",
+    minimum=1,
 )
 @click.option("--gpu-nodes-only", is_flag=True, help="Leave out nodes that offer Ray no GPU (e.g. a CPU-only head).")
 @model_options
@@ -64,11 +69,11 @@ def command(
     Exit code: the worst node's verdict; a node that could not be checked counts as fail."""
     from mhcdoctor.fleet.ray_runner import default_address, run_fleet
 
-    model_args = _model_args(model, config_path, hidden, hc_mult)
-    check_args = ["report", "--json", "--timeout", f"{min(20.0, timeout):g}", *model_args]
+    node_model_args = model_args(model, config_path, hidden, hc_mult)
+    check_args = ["report", "--json", "--timeout", f"{min(20.0, timeout):g}", *node_model_args]
     check_args += ["--fast"] if fast else []
     check_args += ["--no-redact"] if no_redact else []
-    verify_args = ["verify", "--json", "--device", "0", *model_args] if run_verify else None
+    verify_args = ["verify", "--json", "--device", "0", *node_model_args] if run_verify else None
     runs = run_fleet(
         address or default_address(),
         check_args,
@@ -88,14 +93,6 @@ def command(
         else:
             node_files[f"{run.result.name}.error.txt"] = f"{run.result.status}: {run.result.error}\n".encode()
     return emit(summary, as_json, markdown, bundle_path, node_files, fail_on)
-
-
-def _model_args(model: str | None, config_path: str | None, hidden: int | None, hc_mult: int | None) -> list[str]:
-    args: list[str] = []
-    for flag, value in (("--model", model), ("--config", config_path), ("--hidden", hidden), ("--hc-mult", hc_mult)):
-        if value is not None:
-            args += [flag, str(value)]
-    return args
 
 
 def emit(

@@ -33,18 +33,63 @@ def model_from_options(
     return resolve(model=model, config=config_path, hidden=hidden, hc_mult=hc_mult)
 
 
+def model_args(model: str | None, config_path: str | None, hidden: int | None, hc_mult: int | None) -> list[str]:
+    """The model options given, as command-line arguments again (for a command run elsewhere, e.g. on a node)."""
+    args: list[str] = []
+    for flag, value in (("--model", model), ("--config", config_path), ("--hidden", hidden), ("--hc-mult", hc_mult)):
+        if value is not None:
+            args += [flag, str(value)]
+    return args
+
+
 def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout, nothing else.")(fn)
 
 
-def timeout_option(fn: F) -> F:
-    return click.option(
-        "--timeout",
-        type=click.FloatRange(min=0.1),
-        default=20.0,
-        show_default=True,
-        help="Seconds allowed for each child process (imports, GPU initialisation, kernels).",
-    )(fn)
+def timeout_option_with(default: float, help: str, minimum: float = 0.1) -> Callable[[F], F]:
+    """--timeout in seconds, with this command's default, meaning and least value."""
+    return click.option("--timeout", type=click.FloatRange(min=minimum), default=default, show_default=True, help=help)
+
+
+timeout_option = timeout_option_with(
+    20.0, "Seconds allowed for each child process (imports, GPU initialisation, kernels)."
+)
+
+
+def path_timeout_option(default: float) -> Callable[[F], F]:
+    """--timeout for commands that run each path in a child process of its own (verify, bench)."""
+    return timeout_option_with(default, "Seconds allowed for each path's child process (JIT compiles included).")
+
+
+def tokens_option(defaults: str) -> Callable[[F], F]:
+    return click.option("--tokens", default=None, help=f"Comma-separated token counts (default {defaults}).")
+
+
+def tokens_from_option(value: str | None) -> list[int] | None:
+    """--tokens "1,7,80" → [1, 7, 80]; None when not given; anything but positive integers is bad input."""
+    from mhcdoctor.errors import InputError
+
+    if value is None:
+        return None
+    try:
+        counts = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise InputError(f"--tokens takes comma-separated positive integers, not {value!r}") from None
+    if not counts or any(c < 1 for c in counts):
+        raise InputError(f"--tokens takes comma-separated positive integers, not {value!r}")
+    return counts
+
+
+def paths_option(help: str) -> Callable[[F], F]:
+    """--path, repeatable: the paths to run (default: every path that is installed)."""
+    from mhcdoctor.kernels import PATHS
+
+    return click.option("--path", "paths", multiple=True, type=click.Choice(list(PATHS)), help=help)
+
+
+def device_option(help: str) -> Callable[[F], F]:
+    """--device, as mhcdoctor.verify.resolve_devices reads it (auto, N, cuda:N, all, cpu)."""
+    return click.option("--device", default="auto", show_default=True, help=help)
 
 
 def python_option(fn: F) -> F:
@@ -63,7 +108,8 @@ def fail_on_option(fn: F) -> F:
         "--fail-on",
         type=click.Choice(["never", "degraded", "fail"]),
         default=None,
-        help="Exit non-zero only at this verdict or worse (for CI gates). Default: the contract's exit codes.",
+        help="Exit non-zero only at this verdict or worse (for CI gates). Default: 0 ok, 1 degraded, 3 fail; bad "
+        "input exits 2 whatever this says.",
     )(fn)
 
 
@@ -95,7 +141,7 @@ def kernels_from_options(specs: tuple[str, ...]) -> dict[str, str] | None:
 
 
 def exit_code(verdict: str, fail_on: str | None) -> int:
-    """The exit code for a verdict: the contract's (0 ok, 1 degraded, 3 fail), narrowed by --fail-on."""
+    """The exit code for a verdict (0 ok, 1 degraded, 3 fail), narrowed by --fail-on."""
     code = VERDICT_EXIT[verdict]
     if fail_on == "never":
         return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from mhcdoctor.commands.options import (
+    device_option,
     exit_code,
     fail_on_option,
     json_option,
@@ -12,9 +13,11 @@ from mhcdoctor.commands.options import (
     kernels_from_options,
     model_from_options,
     model_options,
+    path_timeout_option,
+    paths_option,
+    tokens_from_option,
+    tokens_option,
 )
-from mhcdoctor.errors import InputError
-from mhcdoctor.kernels import PATHS
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes
 from mhcdoctor.probes.base import ProbeContext
@@ -34,39 +37,13 @@ def _selected_paths(model: ModelConfig) -> dict[str, str] | None:
     return picked if any(path != "unavailable" for path in picked.values()) else None
 
 
-def _tokens(value: str | None) -> list[int] | None:
-    if value is None:
-        return None
-    try:
-        counts = [int(part) for part in value.split(",") if part.strip()]
-    except ValueError:
-        raise InputError(f"--tokens takes comma-separated positive integers, not {value!r}") from None
-    if not counts or any(c < 1 for c in counts):
-        raise InputError(f"--tokens takes comma-separated positive integers, not {value!r}")
-    return counts
-
-
 @click.command("verify")
 @model_options
-@click.option("--tokens", default=None, help="Comma-separated token counts (default 1,7,80).")
+@tokens_option("1,7,80")
 @click.option("--stress", is_flag=True, help="Add thousands of tokens (4096, 16384), where row races show.")
-@click.option(
-    "--path",
-    "paths",
-    multiple=True,
-    type=click.Choice(list(PATHS)),
-    help="Verify only this path (repeatable). Default: every path that is installed (only `user` with --kernel).",
-)
-@click.option(
-    "--device", default="auto", show_default=True, help="GPU to run on: auto (the first), N, cuda:N, all, cpu."
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.1),
-    default=DEFAULT_TIMEOUT,
-    show_default=True,
-    help="Seconds allowed for each path's child process (JIT compiles included).",
-)
+@paths_option("Verify only this path (repeatable). Default: every path that is installed (only `user` with --kernel).")
+@device_option("GPU to run on: auto (the first), N, cuda:N, all, cpu.")
+@path_timeout_option(DEFAULT_TIMEOUT)
 @kernel_option
 @json_option
 @fail_on_option
@@ -86,7 +63,7 @@ def command(
 ) -> int:
     """Run a small mHC call on each available path and compare it with an independent float64 oracle."""
     cfg = model_from_options(model, config_path, hidden, hc_mult)
-    counts = _tokens(tokens)
+    counts = tokens_from_option(tokens)
     user = kernels_from_options(kernels)
     doc = run_verify(
         cfg,

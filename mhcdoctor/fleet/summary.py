@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from mhcdoctor import __version__
 from mhcdoctor.checkreport import worst_verdict
@@ -24,9 +24,8 @@ from mhcdoctor.decision import OPS, SEVERITY_RANK
 SCHEMA = "mhcdoctor.fleet/1"
 
 # A node's status: `checked` has a report; every other status means no report, and the node counts as fail.
-CHECKED = "checked"
+NodeStatus = Literal["checked", "timeout", "lost", "not-installed", "error", "unreadable"]
 VERDICTS: tuple[str, ...] = ("ok", "degraded", "fail")
-UNCHECKED_STATUSES: tuple[str, ...] = ("timeout", "lost", "not-installed", "error", "unreadable")
 
 MAX_TEXT = 200  # characters of any one value, title or fix shown
 MAX_MODELS = 16  # models compared per report (a report has one per built-in model, or the one asked for)
@@ -39,7 +38,7 @@ class NodeResult:
     """One node: its name in the summary, and either its check/1 report or why there is none."""
 
     name: str
-    status: str  # "checked" or one of UNCHECKED_STATUSES
+    status: NodeStatus
     report: dict[str, Any] | None = None
     error: str | None = None
     seconds: float | None = None

@@ -3,7 +3,8 @@
 """The tilelang path: this project's own tilelang kernels for mhc_pre, mhc_post and fused post+pre (bf16, hc 4).
 
 Real kernels, compiled by tilelang's JIT for this GPU, to prove tilelang can compile and run mHC-shaped work
-here. They follow the math of vLLM's and DeepSeek's kernels (KNOWLEDGE §2) but are written apart from them:
+here. They follow the math of vLLM's and DeepSeek's reference ops (vLLM's
+`vllm/model_executor/kernels/mhc/torch.py`, TileKernels' `tile_kernels/torch/mhc.py`) but are written apart from them:
 - `prenorm_gemm`: mixes = x @ fn.T and sum(x²) per token, in float32 FMAs (no tf32), 16 tokens per block.
 - `pre_fuse`: one block per token: the RMS factor, sigmoids and the Sinkhorn loop on one thread, then all
   threads form layer_input = Σ pre_i R_i.

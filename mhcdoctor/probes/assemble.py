@@ -112,7 +112,7 @@ def _runtimes(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
 def _torch(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
     result = by_name.get("torch")
     if result is not None and result.status in _ANSWERED:
-        for key in ("present", "version", "location", "cuda", "hip", "xpu"):
+        for key in ("present", "version", "location", "cuda", "hip", "xpu", "build"):
             facts.set(f"torch.{key}", result.data.get(key), "probe:torch")
     _imports(facts, "torch", by_name, probe="gpu.torch")
     initialised = _ok(by_name, "gpu.torch")

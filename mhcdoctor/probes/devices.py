@@ -29,12 +29,8 @@ def normalize_gfx(value: Any) -> str | None:
     return text if re.fullmatch(r"gfx[0-9a-f]+", text) else None
 
 
-def sm_arch(major: int, minor: int) -> str:
-    """A CUDA compute capability (9, 0) as `sm_90`."""
-    return f"sm_{major}{minor}"
-
-
-# KNOWLEDGE.md §6, for /proc/driver/nvidia (which names the product but not its compute capability).
+# Product name → compute capability, as NVIDIA's CUDA GPU list gives it (A100 8.0, L4/L40S/RTX 40xx 8.9, H100/H200 9.0,
+# B200/GB200 10.0, RTX 50xx 12.0), for /proc/driver/nvidia, which names the product but not its compute capability.
 _NVIDIA_PRODUCTS: tuple[tuple[str, str], ...] = (
     (r"\bGB?200\b|\bB200\b", "sm_100"),
     (r"\bGH200\b|\bH100\b|\bH200\b|\bH800\b|\bH20\b", "sm_90"),

@@ -1,7 +1,8 @@
 """NVIDIA GPUs from the kernel driver's /proc files: driver version, product names and PCI addresses.
 
 Reads /proc/driver/nvidia/version and /proc/driver/nvidia/gpus/*/information. Never loads libcuda or NVML.
-The compute capability is not there; the arch is inferred from the product name where KNOWLEDGE.md lists it.
+The compute capability is not there; the arch is inferred from the product name where
+probes/devices.py's product table lists it.
 """
 
 from __future__ import annotations

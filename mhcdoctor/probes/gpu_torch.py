@@ -15,7 +15,6 @@ from mhcdoctor.probes.children import run_probe_child, skipped
 from mhcdoctor.probes.packages import find_package
 
 NAME = "gpu.torch"
-IMPORT_FACTS_FROM = NAME  # torch.imports comes from this probe
 SOURCE = "child: torch.cuda device properties"
 
 CODE = """

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from mhcdoctor.facts import torch_build_of
 from mhcdoctor.probes.base import ProbeContext, ProbeResult, read_text
 from mhcdoctor.probes.packages import distribution, find_package
 
@@ -36,6 +37,7 @@ def probe(ctx: ProbeContext) -> ProbeResult:
         dist = distribution("torch", ctx.search_path)
         data["version"] = dist.version if dist else None
         evidence.append(f"{version_file}: no __version__; metadata {dist.path if dist else 'not found'}")
+    data["build"] = torch_build_of(data["version"], data["cuda"], data["hip"], data["xpu"])
     return ProbeResult(NAME, "ok", data, evidence, SOURCE)
 
 

@@ -59,11 +59,10 @@ def rules_page() -> str:
         "",
         "mhcdoctor picks the rule set from the installed vLLM (or `--vllm VERSION`). With no vLLM it applies the",
         "newest set and says so; a newer vLLM gets the newest set with a warning; a vLLM older than 0.20.0 has no",
-        "DeepSeek-V4 model. Each set was read from the released wheels (0.21.0 from its sdist, the only artefact",
-        "PyPI has): `layers/mhc.py`, `models/deepseek_v4/{amd,nvidia,xpu,cpu}/model.py`, `utils/import_utils.py`,",
+        "DeepSeek-V4 model. Each set was read from the released wheels (0.21.0 from its sdist; PyPI also has a",
+        "wheel for it): `layers/mhc.py`, `models/deepseek_v4/{amd,nvidia,xpu,cpu}/model.py`, `utils/import_utils.py`,",
         "`_aiter_ops.py`, `platforms/__init__.py`, `platforms/rocm.py`, `platforms/xpu.py`, `custom_op.py` and",
-        "`kernels/mhc/cpu.py`. A set marked *inferred* would follow KNOWLEDGE.md because its",
-        "code could not be read (none is). The rules were read, not run on a GPU; a note says where a consequence",
+        "`kernels/mhc/cpu.py`. The rules were read, not run on a GPU; a note says where a consequence",
         "(such as DeepGEMM failing on ROCm) is inferred.",
         "",
         "Gates are recorded in vLLM's order, up to the first that fails. An unknown fact (`null`) fails a gate that",
@@ -78,7 +77,7 @@ def rules_page() -> str:
     ]
     for rs in RULE_SETS:
         out.append(
-            f"| `{rs.id}`{' (inferred)' if rs.inferred else ''} | {_releases(rs)} | {_has_tilelang(rs)} | "
+            f"| `{rs.id}` | {_releases(rs)} | {_has_tilelang(rs)} | "
             f"{_aiter_gate(rs)} | {_fused_op(rs)} | {_rocm_fused(rs)} | {_hc_head(rs)} | {_xpu(rs)} | {_cpu(rs)} |"
         )
     out += [
@@ -162,7 +161,7 @@ def _cpu(rs: RuleSet) -> str:
 
 
 def _rule_set_section(rs: RuleSet, model: str, hidden: int) -> list[str]:
-    out = [f"## `{rs.id}`: vLLM {_releases(rs)}" + (" (inferred)" if rs.inferred else ""), "", rs.summary, ""]
+    out = [f"## `{rs.id}`: vLLM {_releases(rs)}", "", rs.summary, ""]
     if rs.refs:
         out += ["Follows: " + ", ".join(rs.refs), ""]
     for note in rs.notes:

@@ -132,26 +132,39 @@ def has_tilelang_gate(rs: RuleSet, f: Facts) -> Gate:
     version = f" {tl.version}" if tl.version else ""
     if rs.has_tilelang == "find_spec":
         if tl.present is None:
-            return Gate("tilelang", "has_tilelang() [find_spec]", None, False, _unknown("tilelang's presence"))
+            return Gate(
+                "tilelang", "has_tilelang() [find_spec]", None, False, _unknown("tilelang's presence"), kind="package"
+            )
         text = (
             f"find_spec('tilelang') finds tilelang{version}; vLLM does not import it to check"
             if tl.present
             else "tilelang is not installed"
         )
-        return Gate("tilelang", "has_tilelang() [find_spec]", tl.present, bool(tl.present), text)
+        return Gate("tilelang", "has_tilelang() [find_spec]", tl.present, bool(tl.present), text, kind="package")
     observed = {"present": tl.present, "imports": tl.imports}
     if tl.present is None:
-        return Gate("tilelang", "has_tilelang() [trial import]", observed, False, _unknown("tilelang's presence"))
+        return Gate(
+            "tilelang",
+            "has_tilelang() [trial import]",
+            observed,
+            False,
+            _unknown("tilelang's presence"),
+            kind="package",
+        )
     if not tl.present:
-        return Gate("tilelang", "has_tilelang() [trial import]", observed, False, "tilelang is not installed")
+        return Gate(
+            "tilelang", "has_tilelang() [trial import]", observed, False, "tilelang is not installed", kind="package"
+        )
     if tl.imports is False:
         error = f" ({tl.import_error})" if tl.import_error else ""
         text = f"tilelang{version} is installed but fails to import{error}: this release counts it as absent"
-        return Gate("tilelang", "has_tilelang() [trial import]", observed, False, text)
+        return Gate("tilelang", "has_tilelang() [trial import]", observed, False, text, kind="package")
     if tl.imports is None:
         text = f"tilelang{version} is installed; its import was not tried (explain --deep tries it): assumed to import"
-        return Gate("tilelang", "has_tilelang() [trial import]", observed, True, text)
-    return Gate("tilelang", "has_tilelang() [trial import]", observed, True, f"tilelang{version} imports")
+        return Gate("tilelang", "has_tilelang() [trial import]", observed, True, text, kind="package")
+    return Gate(
+        "tilelang", "has_tilelang() [trial import]", observed, True, f"tilelang{version} imports", kind="package"
+    )
 
 
 def tilelang_gates(rs: RuleSet, f: Facts) -> list[Gate]:
@@ -195,7 +208,7 @@ def has_aiter_mhc_gates(rs: RuleSet, f: Facts) -> list[Gate]:
     """HAS_AITER_MHC = is_aiter_found_and_supported(): ROCm, find_spec('aiter'), and the arch test."""
     a = f.aiter
     if a.present is None:
-        found = Gate("aiter", "find_spec('aiter')", None, False, _unknown("aiter's presence"))
+        found = Gate("aiter", "find_spec('aiter')", None, False, _unknown("aiter's presence"), kind="package")
     elif a.present:
         version = f" {a.version}" if a.version else ""
         if a.genuine is False:  # the version is the impostor's own, not an aiter version
@@ -208,9 +221,10 @@ def has_aiter_mhc_gates(rs: RuleSet, f: Facts) -> list[Gate]:
             True,
             True,
             f"finds {who} (vLLM checks neither its origin nor its version)",
+            kind="package",
         )
     else:
-        found = Gate("aiter", "find_spec('aiter')", False, False, "no package named aiter is installed")
+        found = Gate("aiter", "find_spec('aiter')", False, False, "no package named aiter is installed", kind="package")
     if rs.aiter_arch == "mi3xx":
         on = arch_has(f, *AITER_ARCHS["mi3xx"])
         text = (
@@ -266,10 +280,11 @@ def aiter_api_gate(f: Facts, feature: str) -> Gate:
     gate, yes, no = _API_GATES[feature]
     value = aiter_feature(f, feature)
     if f.aiter.imports is False:
-        return Gate("aiter", gate, False, False, "aiter fails to import, so vLLM's probe of aiter.ops.mhc fails")
+        text = "aiter fails to import, so vLLM's probe of aiter.ops.mhc fails"
+        return Gate("aiter", gate, False, False, text, kind="aiter-api")
     if value is None:
-        return Gate("aiter", gate, None, False, _unknown(f"whether {yes.split(' and ')[-1]}"))
-    return Gate("aiter", gate, value, value, yes if value else no)
+        return Gate("aiter", gate, None, False, _unknown(f"whether {yes.split(' and ')[-1]}"), kind="aiter-api")
+    return Gate("aiter", gate, value, value, yes if value else no, kind="aiter-api")
 
 
 # --- the decision ------------------------------------------------------------------------------------------------
@@ -371,11 +386,9 @@ def vllm_platform(f: Facts, version: str | None) -> tuple[str, Gate]:
 def torch_has_xpu(f: Facts) -> bool | None:
     """Whether torch is an XPU build (torch/version.py's `xpu`, or a +xpu version); None when unknown."""
     t = f.torch
-    if t.xpu or "+xpu" in (t.version or ""):
-        return True
-    if t.version and "torch.xpu" in f.sources:
-        return False
-    return None
+    if t.build is not None:
+        return t.build == "xpu"
+    return True if t.xpu or "+xpu" in (t.version or "") else None
 
 
 def _no_platform(gate: Gate) -> Dispatch:
@@ -481,7 +494,7 @@ def _module_gate(rs: RuleSet, f: Facts) -> Gate:
     if gate.passed and tl.imports is False:
         error = f" ({tl.import_error})" if tl.import_error else ""
         text = f"find_spec finds tilelang, but layers/mhc.py's `import tilelang` fails{error}: the model is not built"
-        return Gate("tilelang", name, {"present": True, "imports": False}, False, text)
+        return Gate("tilelang", name, {"present": True, "imports": False}, False, text, kind="package")
     if not gate.passed:
         gate.text += ": layers/mhc.py raises ImportError and the model is not built"
     elif tl.imports is None:

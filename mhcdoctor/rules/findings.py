@@ -91,17 +91,8 @@ def evaluate(ctx: FindingContext) -> list[Finding]:
 # --- predicates --------------------------------------------------------------------------------------------------
 
 
-def torch_build(facts: Facts) -> str | None:
-    """rocm, cuda, xpu or cpu: what torch was built for, from torch/version.py; None when unknown (or forgotten by a
-    what-if that changed the platform)."""
-    t = facts.torch
-    if not t.version or not {"torch.cuda", "torch.hip"} & facts.sources.keys():
-        return None
-    return "rocm" if t.hip else "cuda" if t.cuda else "xpu" if t.xpu or "+xpu" in t.version else "cpu"
-
-
 def _torch_mismatch(ctx: FindingContext) -> bool:
-    build = torch_build(ctx.facts)
+    build = ctx.facts.torch.build
     return ctx.facts.platform in ("rocm", "cuda", "xpu") and build is not None and build != ctx.facts.platform
 
 
@@ -138,7 +129,8 @@ def _rocm_723(ctx: FindingContext) -> bool:
 
 
 def _aiter_shape_problem(ctx: FindingContext) -> str | None:
-    """Why aiter's kernels reject this model (KNOWLEDGE.md §4: hc_mult check, H ≥ 512, MHC_POST_KERNEL_DISPATCH)."""
+    """Why aiter's kernels reject this model: the `hc_mult == 4` checks, mhc_pre's H ≥ 512 and mhc_post's block choice
+    (`MHC_POST_KERNEL_DISPATCH`), all in ROCm/aiter's `csrc/kernels/mhc_kernels.cu` (v0.1.14)."""
     h, n = ctx.model.hidden_size, ctx.model.hc_mult
     if n != 4:
         return f"aiter's mHC kernels support hc_mult == 4 only (C++ check); this model has {n}"
@@ -182,7 +174,7 @@ def _aiter_fallback_for_api(ctx: FindingContext) -> bool:
     for op in ctx.used_ops():
         decision = ctx.dispatch.ops[op]
         failed = [g for g in decision.why if g.path == "aiter" and not g.passed]
-        if decision.path != "aiter" and failed and failed[0].gate.startswith(("mhc_pre accepts", "aiter.ops.mhc")):
+        if decision.path != "aiter" and failed and failed[0].kind == "aiter-api":
             return True
     return False
 
@@ -303,16 +295,16 @@ def _torch_fallback_fix(ctx: FindingContext) -> str:
             (rs.tilelang_mhc_skips_gfx942 and arch_has(ctx.facts, "gfx942"))
             or (rs.tilelang_skips_gfx1250 and arch_has(ctx.facts, "gfx1250"))
         )
-        if tilelang is not None and tilelang.gate.startswith("has_tilelang") and not tilelang_off:
+        if tilelang is not None and tilelang.kind == "package" and not tilelang_off:
             if ctx.facts.tilelang.present is True:
                 return "python -c 'import tilelang'  # read the error; then: pip install --force-reinstall tilelang"
             return "pip install tilelang"
         # tilelang mHC is off on this arch (gfx942, gfx1250): only aiter offers a kernel here
         if aiter is None:
             continue
-        if aiter.gate.startswith("find_spec"):
+        if aiter.kind == "package":
             return "Build AMD's aiter (tilelang mHC is off on this GPU): " + AITER_BUILD
-        if aiter.gate.startswith(("mhc_pre accepts", "aiter.ops.mhc")):
+        if aiter.kind == "aiter-api":
             return f"Build aiter {aiter_releases.FUSED_SINCE} or later (this one lacks the API vLLM probes for): " + (
                 AITER_BUILD
             )
@@ -573,7 +565,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         summary="torch/version.py says a CUDA, ROCm, XPU or CPU-only build that does not match the GPUs found.",
         when=_torch_mismatch,
         detail=lambda c: (
-            f"torch {c.facts.torch.version} is a {torch_build(c.facts)} build, but this machine's GPUs are "
+            f"torch {c.facts.torch.version} is a {c.facts.torch.build} build, but this machine's GPUs are "
             f"{c.facts.platform}: vLLM, and every mHC path with it, cannot use them. A common cause: "
             "`pip install vllm` on a ROCm host replaces ROCm's torch with PyPI's CUDA build."
         ),

@@ -2,15 +2,14 @@
 
 Each RuleSet says what one range of vLLM releases tests before it picks a path for the mHC ops; the single
 interpreter in `mhcdoctor.rules.dispatch` turns a rule set, the facts and a model config into a decision.
-Every entry was read from the released wheels (0.20.0 to 0.34.0; 0.21.0 from its sdist, as PyPI has no wheel
-for it): `vllm/model_executor/layers/mhc.py`, `vllm/models/deepseek_v4/{amd,nvidia}/model.py`,
+Every entry was read from the released wheels (0.20.0 to 0.34.0; 0.21.0 from its sdist, though PyPI also has a
+wheel for it, `vllm-0.21.0-1-…`): `vllm/model_executor/layers/mhc.py`, `vllm/models/deepseek_v4/{amd,nvidia}/model.py`,
 `vllm/utils/import_utils.py` (has_tilelang), `vllm/_aiter_ops.py` (is_aiter_found_and_supported) and
 `vllm/platforms/rocm.py` (on_mi3xx, get_cdna_version); for Intel GPUs and CPUs `vllm/models/deepseek_v4/__init__.py`
 (which model module each platform imports), `vllm/models/deepseek_v4/{xpu,cpu}/model.py`, the `forward_xpu` and
 `forward_cpu` methods in `layers/mhc.py`, `vllm/model_executor/kernels/mhc/cpu.py`, `vllm/model_executor/custom_op.py`
-(dispatch_forward) and `vllm/platforms/__init__.py` (platform detection). Where this differs from
-shared/docs/KNOWLEDGE.md §3 the entry's `notes` say so. `python -m mhcdoctor.render.docs_pages` writes docs/rules.md
-from this table.
+(dispatch_forward) and `vllm/platforms/__init__.py` (platform detection). An entry's `notes` say what is subtle
+or only inferred. `python -m mhcdoctor.render.docs_pages` writes docs/rules.md from this table.
 """
 
 from __future__ import annotations
@@ -62,7 +61,6 @@ class RuleSet:
     xpu: XpuStyle
     xpu_fused: bool  # the XPU model runs the fused post+pre op between sublayers (0.24+)
     cpu_model: bool  # models/deepseek_v4/cpu/ with forward_cpu on every mHC op (0.30+)
-    inferred: bool = False  # encoded from KNOWLEDGE.md because the release's code could not be read
     notes: tuple[str, ...] = ()
 
 
@@ -92,7 +90,7 @@ RULE_SETS: tuple[RuleSet, ...] = (
         notes=(
             "layers/mhc.py raises ImportError on CUDA and ROCm alike when find_spec('tilelang') is None.",
             "mhc_pre always calls DeepGEMM's tf32_hc_prenorm_gemm, which has no ROCm build: ROCm cannot run it "
-            "(inferred from the code, as KNOWLEDGE.md says).",
+            "(DeepGEMM is CUDA-only; inferred from the code, not run).",
         ),
     ),
     RuleSet(
@@ -143,7 +141,7 @@ RULE_SETS: tuple[RuleSet, ...] = (
         xpu_fused=False,
         cpu_model=False,
         notes=(
-            "KNOWLEDGE.md §3 has no row for 0.21.0 (PyPI has only its sdist). Read from the sdist: ROCm branches "
+            "Read from the 0.21.0 sdist: ROCm branches "
             "to torch inside mhc_pre, mhc_post and hc_head, but the fused post+pre op (tilelang, DeepGEMM past 16 "
             "tokens) runs between every pair of sublayers.",
             "vLLM #42876: the v0.21.0 ROCm image fails on MI350X in mhc_post_tilelang ('PDL is not supported').",
@@ -219,7 +217,10 @@ RULE_SETS: tuple[RuleSet, ...] = (
         xpu="torch",
         xpu_fused=True,
         cpu_model=False,
-        notes=("has_tilelang() is still a trial import here (KNOWLEDGE.md names only 0.23 and 0.27).",),
+        notes=(
+            "has_tilelang() is still a trial import here (0.24.0's vllm/utils/import_utils.py), as in 0.23 and "
+            "0.25–0.27.",
+        ),
     ),
     RuleSet(
         id="vllm-0.25",
@@ -345,7 +346,7 @@ RULE_SETS: tuple[RuleSet, ...] = (
         notes=(
             "rocm_aiter_ops.mhc_pre passes norm_weight and norm_eps positionally on every call, folded or not: an "
             "aiter whose mhc_pre lacks them (before 0.1.15) raises TypeError at the first call, not only when the "
-            "norm folds (KNOWLEDGE.md ties it to folding).",
+            "norm folds (read from 0.29.0's vllm/_aiter_ops.py).",
         ),
     ),
     RuleSet(

@@ -1,9 +1,10 @@
 """What verify runs: the shapes, and deterministic inputs at realistic scales that make row mix-ups show.
 
 Every token row of the residual gets its own scale (2^u, u uniform in [-2, 2]), so a kernel that reads another
-row's RMS factor (aiter's sqrsum race, #3033) moves that row's mixes by up to 4x. Token row 3 is all zeros when
-there are enough rows: a padded token whose RMS factor only the epsilon keeps finite. Comb logits are spread
-wide (std ~3), where 20 Sinkhorn iterations have not converged, so a missing iteration changes the result.
+row's RMS factor (aiter's sqrsum race, ROCm/aiter#3033) moves that row's mixes by the ratio of the two scales, up
+to 16x. Token row 3 is all zeros when there are enough rows: a padded token whose RMS factor only the epsilon keeps
+finite. Comb logits are spread wide (std √10 ≈ 3.2: mixes of unit variance times hc_scale 3, plus a unit-variance
+base), where 20 Sinkhorn iterations have not converged, so a missing iteration changes the result.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from mhcdoctor.models import ModelConfig
 OPS: tuple[str, ...] = ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
 DEFAULT_TOKENS: tuple[int, ...] = (1, 7, 80)  # 80 > 64 + 16: crosses the 16-row boundary of aiter's race
 STRESS_TOKENS: tuple[int, ...] = (4096, 16384)
-HC_POST_MULT_VALUE = 2.0  # vLLM deepseek_v4.py passes 2.0, hard-coded
+HC_POST_MULT_VALUE = 2.0  # vLLM's model hard-codes it (self.hc_post_alpha = 2.0)
 ZERO_ROW = 3
 # Above this many tokens the oracle checks a deterministic sample of rows (every row is independent).
 FULL_CHECK_TOKENS = 512
@@ -27,7 +28,9 @@ REPEAT_BELOW_TOKENS = 64
 
 @dataclass(frozen=True)
 class Params:
-    """The scalar arguments of the ops, from the model config as vLLM passes them (KNOWLEDGE §1)."""
+    """The scalar arguments of the ops, from the model config as vLLM passes them (v0.34.0's
+    `vllm/models/deepseek_v4/nvidia/model.py`: rms_eps = rms_norm_eps, hc_pre_eps = hc_sinkhorn_eps = hc_eps,
+    sinkhorn_repeat = hc_sinkhorn_iters, hc_post_mult_value = hc_post_alpha = 2.0)."""
 
     hidden: int
     hc_mult: int

@@ -20,7 +20,8 @@ def test_torch_build_is_read_from_version_py_without_importing_it(tmp_path, vers
     fakes.torch(site, version, cuda=cuda, hip=hip, init="raise SystemExit('torch must not be imported')\n")
     facts = facts_from_probes([torch_build.probe(fakes.context(tmp_path, site, fast=True))])
     assert (facts.torch.present, facts.torch.version, facts.torch.cuda, facts.torch.hip) == (True, version, cuda, hip)
-    assert facts.sources["torch.cuda"] == "probe:torch"
+    assert facts.sources["torch.cuda"] == facts.sources["torch.build"] == "probe:torch"
+    assert facts.torch.build == ("cuda" if cuda else "rocm")
 
 
 def test_no_torch_is_missing(tmp_path):

@@ -53,7 +53,7 @@ def test_every_finding_has_text_fix_and_refs(spec):
 @pytest.mark.parametrize("rule_set", RULE_SETS, ids=lambda r: r.id)
 def test_every_rule_set_cites_its_sources(rule_set):
     assert rule_set.summary
-    assert rule_set.refs or rule_set.inferred  # the earliest releases predate a PR we could cite
+    assert rule_set.refs
 
 
 @pytest.mark.parametrize("label, platform, arch, aiter, tilelang, build", SCENARIOS)

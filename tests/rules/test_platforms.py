@@ -20,8 +20,7 @@ PRO = ModelConfig("deepseek-v4-pro", 7168)
 
 def xpu_machine(kernels: bool | None = True) -> Facts:
     facts = Facts(platform="xpu")
-    facts.torch = TorchFacts(present=True, version="2.11.0+xpu", xpu="20250101")
-    facts.sources["torch.xpu"] = "probe:torch"
+    facts.torch = TorchFacts(present=True, version="2.11.0+xpu", xpu="20250101", build="xpu")
     facts.xpu_kernels = PackageFacts(present=kernels)
     return facts
 
@@ -58,8 +57,7 @@ def test_xpu_without_vllm_xpu_kernels_cannot_load_the_platform():
 
 def test_an_intel_gpu_with_a_cpu_build_of_torch_is_no_xpu_platform():
     facts = xpu_machine()
-    facts.torch = TorchFacts(present=True, version="2.13.0+cpu")
-    facts.sources["torch.cuda"] = "probe:torch"  # torch/version.py was read: cuda, hip and xpu all None
+    facts.torch = TorchFacts(present=True, version="2.13.0+cpu", build="cpu")  # torch/version.py: no cuda, hip, xpu
     decision = decide(facts, PRO, "0.34.0")
     assert decision.facts["vllm"]["platform"] == "unspecified"
     assert "torch-build-mismatch" in {f.id for f in decision.findings}

@@ -10,7 +10,7 @@ import pytest
 
 from mhcdoctor.cli import main
 
-# verdict -> exit code, for each --fail-on (None: the contract's codes).
+# verdict -> exit code, for each --fail-on (None: the default codes).
 EXPECTED = {
     None: {"ok": 0, "degraded": 1, "fail": 3},
     "degraded": {"ok": 0, "degraded": 1, "fail": 3},
