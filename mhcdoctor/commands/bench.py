@@ -21,7 +21,7 @@ from mhcdoctor.commands.options import (
 )
 from mhcdoctor.commands.verify import _tokens
 from mhcdoctor.errors import InputError
-from mhcdoctor.kernels import PATHS
+from mhcdoctor.kernels import REGISTRY
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes
 from mhcdoctor.probes.base import ProbeContext
@@ -43,7 +43,7 @@ def _rules(model: ModelConfig) -> tuple[dict[str, str] | None, bool]:
     "--path",
     "paths",
     multiple=True,
-    type=click.Choice(list(PATHS)),
+    type=click.Choice(REGISTRY.names()),
     help="Time only this path (repeatable). Default: every path that is installed.",
 )
 @click.option("--device", default="auto", show_default=True, help="Device to time on: auto (the first GPU), N, cpu.")

@@ -16,7 +16,7 @@ from mhcdoctor.commands.options import (
     model_options,
 )
 from mhcdoctor.errors import InputError
-from mhcdoctor.kernels import PATHS
+from mhcdoctor.kernels import REGISTRY
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes
 from mhcdoctor.probes.base import ProbeContext
@@ -55,7 +55,7 @@ def _tokens(value: str | None) -> list[int] | None:
     "--path",
     "paths",
     multiple=True,
-    type=click.Choice(list(PATHS)),
+    type=click.Choice(REGISTRY.names()),
     help="Verify only this path (repeatable). Default: every path that is installed (only `user` with --kernel).",
 )
 @click.option(
