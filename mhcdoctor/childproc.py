@@ -6,7 +6,8 @@ Every child (an import probe, a compiler's `--version`, a verify worker) is star
   parent-death signal (SIGKILL when the doctor's thread that started it dies);
 - is waited for by its pid, never by EOF on a pipe: its stdout and stderr go to files (opened for appending), which
   the parent trims while it waits and reads only the last `OUTPUT_TAIL_BYTES` of, so a library printing 400 MB at
-  import costs the doctor neither memory nor much disk;
+  import costs the doctor neither memory nor much disk (a caller that needs a child's whole stdout, such as a fleet
+  node reading the JSON report its check printed, asks for up to `STDOUT_BYTES_MAX` of it with `stdout_bytes`);
 - is killed with everything it started when it times out, and after it exits (an import that *succeeded* may have
   left helper daemons): its process group, its descendants (walked through /proc), and every process carrying its
   token, including those that called setsid(). On Linux the doctor makes itself a child subreaper
@@ -40,9 +41,12 @@ from typing import Literal
 # text first and only then cut it to its display length (redact.DISPLAY_CHARS), so no secret is split by a cut.
 # `cut_evidence` is the one place evidence is cut to it.
 EVIDENCE_CHARS = 64 * 1024
-# The most of each output file the parent reads.
+# The most of each output file the parent reads, unless the caller asks for more of stdout (`stdout_bytes`).
 OUTPUT_TAIL_BYTES = 64 * 1024
-# An output file longer than this has all but its tail punched out while the child runs (disk bound).
+# The most of stdout a caller may ask to keep and read back (`stdout_bytes`): it is held in memory whole.
+STDOUT_BYTES_MAX = 64 * 1024 * 1024
+# An output file longer than this (or than the part of it kept, if larger) has all but its kept tail punched out
+# while the child runs (disk bound).
 OUTPUT_DISK_BYTES = 8 * 1024 * 1024
 # The most of a result file read back.
 RESULT_BYTES = 4 * 1024 * 1024
@@ -101,10 +105,11 @@ def cut_evidence(text: str) -> str:
 
 
 class _Capture:
-    """One output stream of a child: a file it appends to; the parent keeps only a bounded tail."""
+    """One output stream of a child: a file it appends to; the parent keeps only a bounded tail, `keep` bytes."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, keep: int = OUTPUT_TAIL_BYTES) -> None:
         self.path = path
+        self.keep = keep
         self.punched = 0  # bytes at the file's start already given back to the disk
 
     def open_for_child(self) -> int:
@@ -117,8 +122,8 @@ class _Capture:
             size = os.path.getsize(self.path)
         except OSError:
             return
-        keep_from = (size - OUTPUT_TAIL_BYTES) // 4096 * 4096
-        if size > OUTPUT_DISK_BYTES and keep_from > self.punched and _punch_hole(self.path, keep_from):
+        keep_from = (size - self.keep) // 4096 * 4096
+        if size > max(OUTPUT_DISK_BYTES, self.keep) and keep_from > self.punched and _punch_hole(self.path, keep_from):
             self.punched = keep_from
 
     def text(self) -> str:
@@ -126,12 +131,12 @@ class _Capture:
             with open(self.path, "rb") as f:
                 f.seek(0, os.SEEK_END)
                 size = f.tell()
-                f.seek(max(0, size - OUTPUT_TAIL_BYTES))
-                data = f.read(OUTPUT_TAIL_BYTES)
+                f.seek(max(0, size - self.keep))
+                data = f.read(self.keep)
         except OSError:
             return ""
         text = data.decode("utf-8", errors="replace")
-        return "…" + text if size > OUTPUT_TAIL_BYTES else text
+        return "…" + text if size > self.keep else text
 
 
 def _punch_hole(path: Path, length: int) -> bool:
@@ -150,12 +155,25 @@ def _punch_hole(path: Path, length: int) -> bool:
 
 
 class Child:
-    """A started child. `poll()` while it runs; `kill()` on timeout; `close()` when done (always)."""
+    """A started child. `poll()` while it runs; `kill()` on timeout; `close()` when done (always).
 
-    def __init__(self, argv: list[str], env: dict[str, str], folder: Path, cwd: str | None = None) -> None:
+    `stdout_bytes`: how much of stdout is kept and read back by `output()`: all of it when it is no longer, else its
+    last `stdout_bytes` marked `…`. OUTPUT_TAIL_BYTES by default (evidence); at most STDOUT_BYTES_MAX, for a caller
+    that parses what the child printed (ValueError beyond it). stderr is always the last OUTPUT_TAIL_BYTES."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        folder: Path,
+        cwd: str | None = None,
+        stdout_bytes: int = OUTPUT_TAIL_BYTES,
+    ) -> None:
+        if not 0 < stdout_bytes <= STDOUT_BYTES_MAX:
+            raise ValueError(f"stdout_bytes must be from 1 to {STDOUT_BYTES_MAX}, not {stdout_bytes}")
         self.token = secrets.token_hex(8)
         self.folder = folder
-        self.stdout = _Capture(folder / "stdout")
+        self.stdout = _Capture(folder / "stdout", stdout_bytes)
         self.stderr = _Capture(folder / "stderr")
         env = {**env, TOKEN_VARIABLE: self.token}
         out, err = self.stdout.open_for_child(), self.stderr.open_for_child()
@@ -202,7 +220,7 @@ class Child:
         return self.popen.returncode
 
     def output(self) -> tuple[str, str]:
-        """The tails of stdout and stderr, at most OUTPUT_TAIL_BYTES each."""
+        """The tails of stdout (at most `stdout_bytes`) and stderr (at most OUTPUT_TAIL_BYTES)."""
         return self.stdout.text(), self.stderr.text()
 
 
@@ -231,14 +249,20 @@ class Finished:
 
 
 def run(
-    argv: list[str], env: dict[str, str], timeout: float, folder: Path | None = None, cwd: str | None = None
+    argv: list[str],
+    env: dict[str, str],
+    timeout: float,
+    folder: Path | None = None,
+    cwd: str | None = None,
+    stdout_bytes: int = OUTPUT_TAIL_BYTES,
 ) -> Finished:
-    """Run `argv` to completion or `timeout`; its output files go in `folder` (a fresh temporary one if None)."""
+    """Run `argv` to completion or `timeout`; its output files go in `folder` (a fresh temporary one if None).
+    `stdout_bytes` as for Child: how much of stdout comes back in `Finished.stdout`."""
     with contextlib.ExitStack() as stack:
         where = folder if folder is not None else stack.enter_context(temp_dir())
         start = time.perf_counter()
         try:
-            child = Child(argv, env, where, cwd)
+            child = Child(argv, env, where, cwd, stdout_bytes)
         except OSError as exc:
             return Finished("error", None, "", "", 0.0, f"could not start {argv[0]}: {exc}")
         try:

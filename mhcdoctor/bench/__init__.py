@@ -17,12 +17,12 @@ from mhcdoctor import __version__
 from mhcdoctor.bench.bytemodel import total_bytes
 from mhcdoctor.bench.devices import known_peak
 from mhcdoctor.errors import InputError
-from mhcdoctor.kernels import PATHS, USER_PATH
+from mhcdoctor.kernels import USER_PATH
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.verify import resolve_devices, resolve_paths, user_kernels_context
 from mhcdoctor.verify.cases import OPS, Params
-from mhcdoctor.verify.runner import Progress, package_present, run_jobs, unavailable_outcome
+from mhcdoctor.verify.runner import Progress, run_jobs, unavailable
 
 SCHEMA = "mhcdoctor.bench/1"
 DECODE_TOKENS: tuple[int, ...] = (1, 8, 64, 256)
@@ -90,11 +90,9 @@ def run_bench(
     start = time.perf_counter()
     outcomes = []
     for name in names:
-        package = "torch" if name == USER_PATH else PATHS[name][1]
-        missing = next((p for p in (package, "torch") if not package_present(p, ctx)), None)
-        if missing:
-            reason = f"{missing} is not installed (nothing named {missing!r} on the search path)"
-            outcomes.append(unavailable_outcome(name, dev, reason))
+        skipped = unavailable(name, dev, ctx)
+        if skipped is not None:
+            outcomes.append(skipped)
             continue
         say(f"timing {name} on {dev} ({len(counts)} token counts at hidden {model.hidden_size}; kernels JIT first)")
         outcomes += run_jobs([(name, dev)], list(OPS), counts, params, ctx, timeout, say, task=task)

@@ -82,9 +82,9 @@ def tokens_from_option(value: str | None) -> list[int] | None:
 
 def paths_option(help: str) -> Callable[[F], F]:
     """--path, repeatable: the paths to run (default: every path that is installed)."""
-    from mhcdoctor.kernels import PATHS
+    from mhcdoctor.kernels import REGISTRY
 
-    return click.option("--path", "paths", multiple=True, type=click.Choice(list(PATHS)), help=help)
+    return click.option("--path", "paths", multiple=True, type=click.Choice(REGISTRY.names()), help=help)
 
 
 def device_option(help: str) -> Callable[[F], F]:

@@ -6,92 +6,102 @@ so a node without mhcdoctor still runs this and reports "not installed" instead 
 Why a child process and not an in-process call: a hung probe (a sysfs read stuck in the driver, a GPU
 initialisation that never returns) can only be killed if it is a process of its own; the child also runs the
 node's own `python -m mhcdoctor`, so what is checked is what that node would run, not the driver's code.
-The child is a small watchdog that leads its own process group: it dies with the Ray worker (PR_SET_PDEATHSIG)
-and then kills its whole group, so a worker killed mid-run, or a task cancelled, leaves no check running.
+
+The child is started by mhcdoctor's one child runner (mhcdoctor/childproc.py): in its own session, killed with
+everything it started at the timeout, its output in capped files. It dies with the Ray worker (a parent-death
+signal), so a worker killed mid-run, or a task cancelled, leaves no check running; the runner also makes the
+worker a child subreaper, so what the check orphans is found and killed too. The runner travels with the task:
+ray_runner sends childproc's source (`runner`), and the node loads it as a module of its own, so every node runs
+the driver's runner whatever mhcdoctor it has, or none. Called without it (directly, in tests), this Python's own
+mhcdoctor.childproc runs the check; a Python without mhcdoctor has nothing to run and is reported as such.
 """
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any
 
-MAX_STDOUT = 16 << 20  # a check/1 report is far smaller; anything larger is cut and will not parse
+# The whole of the check's stdout comes back up to this (a check/1 report is far smaller); a larger one comes back
+# as its last MAX_STDOUT bytes, marked `…`, and will not parse.
+MAX_STDOUT = 16 << 20
 MAX_BUNDLE = 16 << 20  # a node bundle is bounded to 4 MiB before compression
 STDERR_TAIL = 4000
 
-# The watchdog: on the Ray worker's death it gets SIGTERM and kills its own process group (itself, the check
-# and every child the check started), then runs `python -m mhcdoctor ARGS` and exits with its status.
-WATCHDOG = r"""
-import ctypes, os, signal, subprocess, sys
-def _kill_group(*_):
-    os.killpg(0, signal.SIGKILL)
-signal.signal(signal.SIGTERM, _kill_group)
-try:
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-except (OSError, AttributeError):
-    pass
-if os.getppid() != int(sys.argv[1]):  # the worker died before the prctl took hold
-    _kill_group()
-sys.exit(subprocess.call([sys.executable, "-m", "mhcdoctor", *sys.argv[2:]], stdin=subprocess.DEVNULL))
-"""
 
+def run_on_node(
+    args: list[str], timeout: float, want_bundle: bool, gpu: bool = False, runner: str | None = None
+) -> dict[str, Any]:
+    """Run `python -m mhcdoctor ARGS` (plus `--bundle` when `want_bundle`) here; its outcome as plain data.
 
-def run_on_node(args: list[str], timeout: float, want_bundle: bool, gpu: bool = False) -> dict[str, Any]:
-    """Run `python -m mhcdoctor ARGS` (plus `--bundle` when `want_bundle`) here; its outcome as plain data."""
+    `runner`: the source of mhcdoctor.childproc, as ray_runner sends it; None uses this Python's own."""
     import os
-    import shutil
-    import signal
-    import subprocess
     import sys
-    import tempfile
     import time
 
     start = time.monotonic()
-    folder = tempfile.mkdtemp(prefix="mhcdoctor-fleet-")
-    out_path, err_path = os.path.join(folder, "stdout"), os.path.join(folder, "stderr")
-    bundle_path = os.path.join(folder, "node.tar.gz")
-    argv = [*args, "--bundle", bundle_path] if want_bundle else list(args)
     gpus: list[str] = []
     if gpu:
         import ray
 
         gpus = [str(g) for g in ray.get_gpu_ids()]
-    timed_out = False
-    try:
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
-            proc = subprocess.Popen(
-                [sys.executable, "-c", WATCHDOG, str(os.getpid()), *argv],
-                stdout=out,
-                stderr=err,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
+    outcome: dict[str, Any] = {"python": sys.executable, "gpus": gpus, "bundle": None, "timed_out": False}
+    childproc = _runner(runner)
+    if childproc is None:
+        outcome.update(code=None, stdout="", stderr=_no_runner())
+    else:
+        with childproc.temp_dir(prefix="mhcdoctor-fleet-") as folder:
+            bundle_path = os.path.join(folder, "node.tar.gz")
+            argv = [*args, "--bundle", bundle_path] if want_bundle else list(args)
+            done = childproc.run(
+                [sys.executable, "-m", "mhcdoctor", *argv],
+                dict(os.environ),
+                timeout,
+                folder=folder,
+                cwd=os.getcwd(),
+                stdout_bytes=MAX_STDOUT,
             )
-            try:
-                code = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            try:  # the whole group: a hung check and whatever it started
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            code = proc.wait()
-        with open(out_path, "rb") as f:
-            stdout = f.read(MAX_STDOUT).decode("utf-8", errors="replace")
-        with open(err_path, "rb") as f:
-            f.seek(max(0, os.path.getsize(err_path) - STDERR_TAIL))
-            stderr = f.read().decode("utf-8", errors="replace")
-        bundle = None
-        if want_bundle and os.path.isfile(bundle_path) and os.path.getsize(bundle_path) <= MAX_BUNDLE:
-            with open(bundle_path, "rb") as f:
-                bundle = f.read()
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    return {
-        "code": code,
-        "timed_out": timed_out,
-        "stdout": stdout,
-        "stderr": stderr,
-        "bundle": bundle,
-        "python": sys.executable,
-        "gpus": gpus,
-        "seconds": round(time.monotonic() - start, 3),
-    }
+            if want_bundle and os.path.isfile(bundle_path) and os.path.getsize(bundle_path) <= MAX_BUNDLE:
+                with open(bundle_path, "rb") as f:
+                    outcome["bundle"] = f.read()
+        stderr = str(done.stderr if done.error is None else done.error)
+        outcome.update(code=done.returncode, timed_out=done.status == "timeout", stdout=done.stdout)
+        outcome["stderr"] = stderr[-STDERR_TAIL:]
+    outcome["seconds"] = round(time.monotonic() - start, 3)
+    return outcome
+
+
+def _runner(source: str | None) -> ModuleType | None:
+    """mhcdoctor.childproc: loaded from the source the driver sent, else this Python's own; None if neither."""
+    import hashlib
+    import sys
+
+    if source is None:
+        try:
+            from mhcdoctor import childproc
+        except ImportError:
+            return None
+        return childproc
+    # One module per source and worker process (Ray reuses workers): its table of live children is shared by the
+    # tasks of that worker, as the doctor's is by its threads.
+    name = "_mhcdoctor_fleet_childproc_" + hashlib.sha256(source.encode()).hexdigest()[:16]
+    module = sys.modules.get(name)
+    if module is None:
+        module = ModuleType(name)
+        module.__file__ = "<mhcdoctor/childproc.py sent by the fleet's driver>"
+        sys.modules[name] = module  # dataclasses look their module up while the class is made
+        try:
+            exec(compile(source, module.__file__, "exec"), module.__dict__)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return module
+
+
+def _no_runner() -> str:
+    """Why nothing was started when no runner was sent and this Python cannot import its own."""
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("mhcdoctor") is None:
+        return f"{sys.executable}: No module named mhcdoctor (so no check was started)"
+    return f"{sys.executable}: mhcdoctor is installed, but mhcdoctor.childproc does not import (no check was started)"

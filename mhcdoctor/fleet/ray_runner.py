@@ -4,8 +4,9 @@ Each task is pinned with NodeAffinitySchedulingStrategy(soft=False), never left 
 asks for no CPU (`num_cpus=0`), so a node busy serving still runs its check; a verify task asks for one GPU
 (`num_gpus=1`), and Ray makes only that GPU visible to it. Tasks are never retried: a worker that dies is
 reported, not hidden. The driver gives every node `timeout` seconds (plus GRACE for Ray to start the task and
-send its result back), then cancels what is left (force: the worker is killed, and node_task's watchdog takes
-the check's processes with it). A node that hangs, dies or has no mhcdoctor is a row with its status and error.
+send its result back), then cancels what is left (force: the worker is killed, and the check, a child of it started
+by mhcdoctor's child runner, dies with it). A node that hangs, dies or has no mhcdoctor is a row with its status and
+error.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from mhcdoctor import childproc
 from mhcdoctor.errors import InputError
 from mhcdoctor.fleet import node_task
 from mhcdoctor.fleet.summary import VERDICTS, NodeResult, natural_key
@@ -87,6 +90,8 @@ def _run(
     try:
         ray.cloudpickle.register_pickle_by_value(node_task)  # nodes need not have mhcdoctor to run the task
         task = ray.remote(node_task.run_on_node)
+        # The child runner goes with each task as source (its module state, a lock, does not pickle), put once.
+        runner = ray.put(Path(childproc.__file__).read_text(encoding="utf-8"))
         alive = [n for n in ray.nodes() if n.get("Alive")]
         nodes = sorted(
             (n for n in alive if not gpu_nodes_only or _gpus(n) > 0),
@@ -101,12 +106,12 @@ def _run(
         for i, n in enumerate(nodes):
             pin = NodeAffinitySchedulingStrategy(node_id=n["NodeID"], soft=False)
             ref = task.options(num_cpus=0, max_retries=0, scheduling_strategy=pin).remote(
-                check_args, timeout, want_bundle
+                check_args, timeout, want_bundle, False, runner
             )
             refs[ref] = (i, "check")
             for _ in range(_gpus(n) if verify_args is not None else 0):
                 vref = task.options(num_cpus=0, num_gpus=1, max_retries=0, scheduling_strategy=pin).remote(
-                    verify_args, timeout, False, True
+                    verify_args, timeout, False, True, runner
                 )
                 refs[vref] = (i, "verify")
         _collect(ray, refs, runs, timeout + GRACE, progress)
@@ -139,7 +144,7 @@ def _collect(ray: Any, refs: dict[Any, tuple[int, str]], runs: list[NodeRun], li
                 progress(f"{run.result.name}: {run.result.status} ({run.result.verdict})")
             else:
                 run.verify_runs.append(outcome)
-    for ref in pending:  # past the deadline: the worker is killed, the watchdog takes the check with it
+    for ref in pending:  # past the deadline: the worker is killed, the check dies with it (parent-death signal)
         ray.cancel(ref, force=True)
         index, kind = refs[ref]
         run = runs[index]

@@ -1,17 +1,30 @@
-"""The mHC paths verify can run, one module per path, each behind the reference's call signature.
+"""The mHC paths verify and bench can run: a registry of small typed objects, one per path, in report order.
 
-Every path module has `OPS` (the ops it implements, known without importing anything heavy) and
-`load(device, progress) -> PathImpl`, which imports its library and raises `PathUnavailable` with a one-line
-reason when the path cannot run here (not installed, no GPU, an unusable version). Importing this package
-imports no GPU library: the modules are imported by name, in the verify child process, only when asked for.
+A path is a `KernelPath`. What it is, is known without importing anything heavy: its `name`, the `ops` it
+implements, the top-level package it `requires`, and whether it runs only when named (`on_request`).
+`health(device, search_path)` says from the search path alone why it cannot run here (None: start it), and
+`load(device, progress)`, in the verify child, imports its library and returns its ops behind the reference's
+call signature, or raises `PathUnavailable` with a one-line reason for what only the import shows (a broken
+library, an unusable version, GPU-only kernels asked for the CPU).
+
+Every path here is an `AdapterPath`: one registry entry naming an adapter module (`mhcdoctor.kernels.*_path`),
+imported only by `load`, which checks that the module provides `load(name, device, progress) -> PathImpl`. The
+adapter modules import their library only inside that function, so importing this package, or asking a path its
+ops or its health, imports no GPU library.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from importlib.machinery import PathFinder
+from typing import Any, Protocol, cast
+
+from mhcdoctor.decision import OPS
+
+ALL_OPS: tuple[str, ...] = OPS  # every mHC op, in the decision's order
 
 Progress = Callable[[str], None]
 
@@ -32,42 +45,153 @@ class PathImpl:
     notes: list[str] = field(default_factory=list)
 
 
-# Peers' kernels no vLLM release selects: verify runs them when named (--path tilekernels), bench whenever installed.
-# (TileKernels' `import tile_kernels` imports every subpackage and tilelang: seconds a default verify would wait for.)
-ON_REQUEST: frozenset[str] = frozenset({"tilekernels"})
+class KernelPath(Protocol):
+    """One path verify and bench can run."""
 
-# Path name -> (module, the top-level package it needs). Order: the order rows are reported in.
-PATHS: dict[str, tuple[str, str]] = {
-    "aiter": ("mhcdoctor.kernels.aiter_path", "aiter"),
-    "tilelang": ("mhcdoctor.kernels.tilelang_path", "tilelang"),
-    "tilekernels": ("mhcdoctor.kernels.tilekernels_path", "tile_kernels"),
-    "triton": ("mhcdoctor.kernels.triton_path", "triton"),
-    "torch": ("mhcdoctor.kernels.torch_path", "torch"),
-    "vllm:aiter": ("mhcdoctor.kernels.vllm_path", "vllm"),
-    "vllm:tilelang": ("mhcdoctor.kernels.vllm_path", "vllm"),
-    "vllm:triton": ("mhcdoctor.kernels.vllm_path", "vllm"),
-    "vllm:torch": ("mhcdoctor.kernels.vllm_path", "vllm"),
-}
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        """The ops it implements (a subset of mhcdoctor.decision.OPS), known without importing its library."""
+        ...
+
+    @property
+    def requires(self) -> str:
+        """The top-level package it imports ("tilelang", "vllm")."""
+        ...
+
+    @property
+    def on_request(self) -> bool:
+        """Run only when named (--path): no vLLM release selects it, or it is the user's."""
+        ...
+
+    def health(self, device: str, search_path: Sequence[str]) -> str | None:
+        """Why it cannot run on `device` with packages looked up on `search_path` (the children's), in one line;
+        None when it is worth starting. Cheap: nothing is imported."""
+        ...
+
+    def load(self, device: str, progress: Progress) -> PathImpl:
+        """Import its library (in the verify child) and return its ops; PathUnavailable with the reason if not."""
+        ...
 
 
-# The user's own kernels (`--kernel OP=MODULE:FUNC`): not run by default; the specs travel to the child in this
-# environment variable, as JSON {op: "module:func"}.
+# What every path's child imports besides the path's own package: verify's cases and device checks are torch code.
+WORKER_REQUIRES = "torch"
+
+
+def package_present(package: str, search_path: Sequence[str]) -> bool:
+    """Whether `import package` would find something on `search_path`, importing nothing."""
+    return PathFinder.find_spec(package, [p for p in search_path if p]) is not None
+
+
+# An adapter module's entry point: `load(name, device, progress) -> PathImpl` (the name tells vLLM's backends apart).
+_ADAPTER_PARAMETERS = ("name", "device", "progress")
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+AdapterLoad = Callable[[str, str, Progress], PathImpl]
+
+
+def adapter_load(module_name: str) -> AdapterLoad:
+    """Import an adapter module and return its `load`, checked to be `load(name, device, progress) -> PathImpl`;
+    TypeError (a bug in mhcdoctor, not a reason to skip) when it is not."""
+    module = importlib.import_module(module_name)
+    load = getattr(module, "load", None)
+    if not callable(load):
+        raise TypeError(f"{module_name} has no function load(name, device, progress)")
+    signature = inspect.signature(load)
+    parameters = tuple(signature.parameters.values())
+    if tuple(p.name for p in parameters) != _ADAPTER_PARAMETERS or any(p.kind not in _POSITIONAL for p in parameters):
+        raise TypeError(f"{module_name}.load{signature} is not load(name, device, progress)")
+    if signature.return_annotation not in (PathImpl, "PathImpl"):
+        raise TypeError(f"{module_name}.load{signature} does not return PathImpl")
+    return cast(AdapterLoad, load)
+
+
+@dataclass(frozen=True)
+class AdapterPath:
+    """A KernelPath whose library is reached through one adapter module, imported only by `load`."""
+
+    name: str
+    ops: tuple[str, ...]
+    requires: str
+    module: str  # the adapter: mhcdoctor.kernels.<x>_path
+    on_request: bool = False
+
+    def __post_init__(self) -> None:
+        unknown = [op for op in self.ops if op not in ALL_OPS]
+        if unknown:
+            raise ValueError(f"path {self.name}: unknown ops {unknown}")
+
+    def health(self, device: str, search_path: Sequence[str]) -> str | None:
+        # What the device rules out is for `load` to say, after the import: a broken library is then reported as
+        # broken even when the CPU was asked for (and `--device auto` learns there is no GPU only in the child).
+        for package in dict.fromkeys((self.requires, WORKER_REQUIRES)):
+            if not package_present(package, search_path):
+                return f"{package} is not installed (nothing named {package!r} on the search path)"
+        return None
+
+    def load(self, device: str, progress: Progress) -> PathImpl:
+        impl = adapter_load(self.module)(self.name, device, progress)
+        if not isinstance(impl, PathImpl):
+            raise TypeError(f"{self.module}.load returned {type(impl).__name__}, not PathImpl")
+        return impl  # an op it has beyond `ops` (a vLLM registering more) is not run: verify asks for `ops` only
+
+
+class Registry:
+    """The paths in report order, looked up by name; `unlisted` ones (the user's) are found by name only."""
+
+    def __init__(self, paths: Sequence[KernelPath], unlisted: Sequence[KernelPath] = ()) -> None:
+        self._listed = tuple(paths)
+        self._by_name: dict[str, KernelPath] = {}
+        for path in (*paths, *unlisted):
+            if path.name in self._by_name:
+                raise ValueError(f"two paths named {path.name!r}")
+            self._by_name[path.name] = path
+
+    def __iter__(self) -> Iterator[KernelPath]:
+        return iter(self._listed)
+
+    def __len__(self) -> int:
+        return len(self._listed)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __getitem__(self, name: str) -> KernelPath:
+        return self._by_name[name]
+
+    def names(self) -> list[str]:
+        """The listed paths' names, in report order (what --path accepts)."""
+        return [p.name for p in self._listed]
+
+    def default(self, peers: bool = False) -> list[str]:
+        """What runs when no --path is given: every listed path, those run on request only with `peers`."""
+        return [p.name for p in self._listed if peers or not p.on_request]
+
+
+_VLLM = "mhcdoctor.kernels.vllm_path"
+
+# The user's own kernels (`--kernel OP=MODULE:FUNC`): run when given, never listed; the specs travel to the child in
+# this environment variable, as JSON {op: "module:func"}.
 USER_PATH = "user"
 USER_KERNELS_ENV = "MHCDOCTOR_USER_KERNELS"
+USER = AdapterPath(USER_PATH, ALL_OPS, "torch", "mhcdoctor.kernels.user_path", on_request=True)
 
-
-def _module_name(name: str) -> str:
-    return "mhcdoctor.kernels.user_path" if name == USER_PATH else PATHS[name][0]
-
-
-def path_ops(name: str) -> tuple[str, ...]:
-    """The ops a path implements, without importing its library."""
-    module = importlib.import_module(_module_name(name))
-    ops = module.OPS
-    return tuple(ops[name] if isinstance(ops, dict) else ops)
-
-
-def load(name: str, device: str, progress: Progress) -> PathImpl:
-    module = importlib.import_module(_module_name(name))
-    impl: PathImpl = module.load(name, device, progress)
-    return impl
+REGISTRY = Registry(
+    [
+        AdapterPath("aiter", ("mhc_pre", "mhc_post", "mhc_fused_post_pre"), "aiter", "mhcdoctor.kernels.aiter_path"),
+        AdapterPath(
+            "tilelang", ("mhc_pre", "mhc_post", "mhc_fused_post_pre"), "tilelang", "mhcdoctor.kernels.tilelang_path"
+        ),
+        # A peer's kernels no vLLM release selects, whose `import tile_kernels` imports every subpackage and
+        # tilelang (seconds a default verify would wait for): verify runs it when named, bench whenever installed.
+        AdapterPath("tilekernels", ALL_OPS, "tile_kernels", "mhcdoctor.kernels.tilekernels_path", on_request=True),
+        AdapterPath("triton", ("mhc_post", "hc_head"), "triton", "mhcdoctor.kernels.triton_path"),
+        AdapterPath("torch", ALL_OPS, "torch", "mhcdoctor.kernels.torch_path"),
+        AdapterPath("vllm:aiter", ("mhc_pre", "mhc_post", "mhc_fused_post_pre"), "vllm", _VLLM),
+        AdapterPath("vllm:tilelang", ALL_OPS, "vllm", _VLLM),
+        AdapterPath("vllm:triton", ("hc_head",), "vllm", _VLLM),
+        AdapterPath("vllm:torch", ("mhc_pre", "mhc_post"), "vllm", _VLLM),
+    ],
+    unlisted=[USER],
+)

@@ -14,8 +14,6 @@ from typing import Any
 
 from mhcdoctor.kernels import PathImpl, PathUnavailable, Progress
 
-OPS = ("mhc_pre", "mhc_post", "mhc_fused_post_pre")
-
 
 def load(name: str, device: str, progress: Progress) -> PathImpl:
     from importlib import metadata

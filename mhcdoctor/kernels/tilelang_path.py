@@ -18,7 +18,6 @@ from typing import Any
 
 from mhcdoctor.kernels import OpUnsupported, PathImpl, PathUnavailable, Progress
 
-OPS = ("mhc_pre", "mhc_post", "mhc_fused_post_pre")
 _THREADS = 128
 _GEMM_TOKENS = 16  # tokens per block in the GEMM
 _GEMM_K = 128  # hc*H elements per step in the GEMM

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from mhcdoctor.kernels import PathImpl, PathUnavailable, Progress
-
-OPS = ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
+from mhcdoctor.kernels import ALL_OPS, PathImpl, PathUnavailable, Progress
 
 
 def load(name: str, device: str, progress: Progress) -> PathImpl:
@@ -16,6 +14,6 @@ def load(name: str, device: str, progress: Progress) -> PathImpl:
 
     return PathImpl(
         name=name,
-        ops={op: getattr(reference, op) for op in OPS},
+        ops={op: getattr(reference, op) for op in ALL_OPS},
         version=torch.__version__,
     )

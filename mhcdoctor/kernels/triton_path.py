@@ -11,7 +11,6 @@ from typing import Any
 
 from mhcdoctor.kernels import PathImpl, PathUnavailable, Progress
 
-OPS = ("mhc_post", "hc_head")
 _BLOCK_H = 512
 _BLOCK_K = 1024
 

@@ -13,9 +13,7 @@ import json
 import os
 from typing import Any
 
-from mhcdoctor.kernels import USER_KERNELS_ENV, PathImpl, PathUnavailable, Progress
-
-OPS = ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
+from mhcdoctor.kernels import USER, USER_KERNELS_ENV, PathImpl, PathUnavailable, Progress
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -25,8 +23,8 @@ def parse_spec(spec: str) -> tuple[str, str]:
     module, colon, func = target.partition(":")
     if not sep or not colon or not module or not func:
         raise ValueError(f"--kernel takes OP=MODULE:FUNC (for example mhc_post=mykernels:post), not {spec!r}")
-    if op not in OPS:
-        raise ValueError(f"--kernel {spec!r}: unknown op {op!r}; ops: {', '.join(OPS)}")
+    if op not in USER.ops:
+        raise ValueError(f"--kernel {spec!r}: unknown op {op!r}; ops: {', '.join(USER.ops)}")
     return op, f"{module}:{func}"
 
 

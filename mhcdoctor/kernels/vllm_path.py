@@ -13,12 +13,6 @@ from typing import Any
 
 from mhcdoctor.kernels import PathImpl, PathUnavailable, Progress
 
-OPS = {
-    "vllm:aiter": ("mhc_pre", "mhc_post", "mhc_fused_post_pre"),
-    "vllm:tilelang": ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head"),
-    "vllm:triton": ("hc_head",),
-    "vllm:torch": ("mhc_pre", "mhc_post"),
-}
 _MODULE = "vllm.model_executor.kernels.mhc"
 
 

@@ -19,11 +19,11 @@ from typing import Any
 
 from mhcdoctor import __version__
 from mhcdoctor.errors import InputError
-from mhcdoctor.kernels import ON_REQUEST, PATHS, USER_KERNELS_ENV, USER_PATH, path_ops
+from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.verify.cases import DEFAULT_TOKENS, OPS, STRESS_TOKENS, Params
-from mhcdoctor.verify.runner import Progress, count_gpus, package_present, run_jobs, unavailable_outcome
+from mhcdoctor.verify.runner import Progress, count_gpus, run_jobs, unavailable, unavailable_outcome
 
 SCHEMA = "mhcdoctor.verify/1"
 # Seconds for each (path, device) child: a cold tilelang JIT plus the stress shapes fit well inside.
@@ -73,13 +73,13 @@ def resolve_devices(device: str, ctx: ProbeContext, timeout: float) -> tuple[lis
 
 
 def resolve_paths(paths: list[str] | None, peers: bool = False) -> list[str]:
-    """--path names, or by default every path (peers' kernels in ON_REQUEST only with `peers`)."""
+    """--path names, or by default every path (those run on request only with `peers`)."""
     if not paths:
-        return [p for p in PATHS if peers or p not in ON_REQUEST]
-    unknown = [p for p in paths if p not in PATHS]
+        return REGISTRY.default(peers)
+    unknown = [p for p in paths if p not in REGISTRY.names()]
     if unknown:
-        raise InputError(f"unknown path {unknown[0]!r}; paths: {', '.join(PATHS)}")
-    return [p for p in PATHS if p in paths]
+        raise InputError(f"unknown path {unknown[0]!r}; paths: {', '.join(REGISTRY.names())}")
+    return [p for p in REGISTRY.names() if p in paths]
 
 
 def user_kernels_context(ctx: ProbeContext, kernels: dict[str, str]) -> ProbeContext:
@@ -131,17 +131,12 @@ def run_verify(
     if no_device is not None:
         outcomes = [unavailable_outcome(name, NO_GPU, no_device) for name in names]
     for name in names if devices else []:
-        package = "torch" if name == USER_PATH else PATHS[name][1]
         for dev in devices:
-            if package_present(package, ctx) and package_present("torch", ctx):
+            skipped = unavailable(name, dev, ctx)
+            if skipped is None:
                 requests.append((name, dev))
             else:
-                missing = package if not package_present(package, ctx) else "torch"
-                outcomes.append(
-                    unavailable_outcome(
-                        name, dev, f"{missing} is not installed (nothing named {missing!r} on the search path)"
-                    )
-                )
+                outcomes.append(skipped)
     pool = ThreadPoolExecutor(max_workers=1)
     chosen = pool.submit(selected if callable(selected) else lambda: selected)
     if requests:
@@ -194,7 +189,7 @@ def _rows_of(outcome: dict[str, Any], counts: list[int]) -> list[dict[str, Any]]
         return rows
     return [
         {"op": op, "tokens": t, "status": "skip", "reason": outcome["reason"], "seconds": 0.0}
-        for op in path_ops(outcome["path"])
+        for op in REGISTRY[outcome["path"]].ops
         for t in counts
     ]
 

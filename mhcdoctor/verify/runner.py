@@ -12,13 +12,12 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
 from mhcdoctor import childproc
 from mhcdoctor.childproc import cut_evidence, signal_name
-from mhcdoctor.kernels import path_ops
+from mhcdoctor.kernels import REGISTRY
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.verify.cases import Params
 
@@ -43,6 +42,16 @@ class Job:
     seconds: float = 0.0
 
 
+def unavailable(path: str, device: str, ctx: ProbeContext) -> dict[str, Any] | None:
+    """Whether `path` can be started on `device` here: None to start it, else its outcome saying why not.
+
+    The one place, for verify and bench alike, that a path is judged unable to run before a child starts (the path's
+    own `health`, on the children's search path). What only its import shows, the child reports (`load` raises
+    PathUnavailable); a run with no device at all is `unavailable_outcome` for every path."""
+    reason = REGISTRY[path].health(device, ctx.search_path)
+    return None if reason is None else unavailable_outcome(path, device, reason)
+
+
 def unavailable_outcome(path: str, device: str, reason: str) -> dict[str, Any]:
     """The outcome of a (path, device) that was not started: no rows, and why."""
     return {
@@ -56,11 +65,6 @@ def unavailable_outcome(path: str, device: str, reason: str) -> dict[str, Any]:
         "evidence": [],
         "rows": [],
     }
-
-
-def package_present(package: str, ctx: ProbeContext) -> bool:
-    """Whether `import package` would find something, looked up on the children's search path, importing nothing."""
-    return PathFinder.find_spec(package, [p for p in ctx.search_path if p]) is not None
 
 
 def run_jobs(
@@ -84,7 +88,8 @@ def run_jobs(
             for index, (path, device) in enumerate(requests):
                 folder = tmp / f"job{index}"
                 folder.mkdir()
-                job = Job(path, device, [op for op in ops if op in path_ops(path)], tokens, folder / "events", folder)
+                wanted = [op for op in ops if op in REGISTRY[path].ops]
+                job = Job(path, device, wanted, tokens, folder / "events", folder)
                 _start(job, params, ctx, str(tmp), seed, task)
                 jobs.append(job)
             while any(job.ended is None for job in jobs):

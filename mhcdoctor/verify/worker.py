@@ -163,7 +163,7 @@ def main(argv: list[str]) -> int:
 
 
 def _serve(request: dict[str, Any], emit: Emit) -> int:
-    from mhcdoctor.kernels import PathUnavailable, load
+    from mhcdoctor.kernels import REGISTRY, PathUnavailable
 
     path, device = request["path"], request["device"]
     p = cases.Params(**request["params"])
@@ -171,7 +171,7 @@ def _serve(request: dict[str, Any], emit: Emit) -> int:
     impl = None
     if reason is None:
         try:
-            impl = load(path, device, lambda text: emit({"event": "progress", "text": text}))
+            impl = REGISTRY[path].load(device, lambda text: emit({"event": "progress", "text": text}))
         except PathUnavailable as exc:
             reason = str(exc)
     if impl is None or reason is not None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import fakes
 import pytest
 
+from mhcdoctor import childproc
 from mhcdoctor.fleet import node_task
 from mhcdoctor.fleet.ray_runner import NodeRun, _record_check
 from mhcdoctor.fleet.summary import NodeResult
@@ -77,3 +78,42 @@ def test_a_node_whose_python_lacks_mhcdoctor_is_reported_not_installed(tmp_path:
     _record_check(run, json.loads(out.stdout))
     assert run.result.status == "not-installed"
     assert run.result.error == f"mhcdoctor is not installed in this node's Python ({python})"
+
+
+@pytest.mark.skipif(not os.path.isfile(BASE_PYTHON), reason="needs the interpreter this venv was made from")
+def test_a_node_without_mhcdoctor_runs_the_runner_the_driver_sent_and_is_reported_not_installed(
+    tmp_path: Path,
+) -> None:
+    """What Ray does: node_task and childproc's source arrive by value; the node's `python -m mhcdoctor` fails."""
+    python = BASE_PYTHON
+    if subprocess.run([python, "-I", "-c", "import mhcdoctor"], capture_output=True).returncode == 0:
+        pytest.skip(f"{python} has mhcdoctor installed")
+    source = Path(childproc.__file__).read_text(encoding="utf-8")
+    script = (
+        f"import json, sys\nexec(open({node_task.__file__!r}).read())\n"
+        "print(json.dumps(run_on_node(['report', '--json'], 30.0, False, False, sys.stdin.read())))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the check child is not run with -I
+    out = subprocess.run(
+        [python, "-I", "-c", script], input=source, capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env
+    )
+    outcome = json.loads(out.stdout)
+    assert outcome["code"] == 1 and "No module named mhcdoctor" in outcome["stderr"], "the check child really ran"
+    run = NodeRun(NodeResult("node-04", "timeout"))
+    _record_check(run, outcome)
+    assert (run.result.status, run.result.error) == (
+        "not-installed",
+        f"mhcdoctor is not installed in this node's Python ({python})",
+    )
+
+
+def test_a_report_larger_than_the_evidence_tail_comes_back_whole(tmp_path: Path) -> None:
+    """childproc keeps a tail of a child's output as evidence; node_task asks it for the whole stdout, up to a bound."""
+    size = childproc.EVIDENCE_CHARS * 3
+    argv = [sys.executable, "-c", f"import json; print(json.dumps({{'pad': 'x' * {size}}}))"]
+    done = childproc.run(argv, dict(os.environ), 30.0, stdout_bytes=node_task.MAX_STDOUT)
+    assert json.loads(done.stdout) == {"pad": "x" * size}
+    cut = childproc.run(argv, dict(os.environ), 30.0)
+    assert cut.stdout.startswith("…") and len(cut.stdout) <= childproc.OUTPUT_TAIL_BYTES + 1
+    with pytest.raises(ValueError, match="stdout_bytes"):
+        childproc.run(argv, dict(os.environ), 30.0, stdout_bytes=childproc.STDOUT_BYTES_MAX + 1)

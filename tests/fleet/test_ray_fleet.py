@@ -63,7 +63,7 @@ def _watch(fleet: LocalFleet, done: threading.Event, watch: Watch) -> None:
         watch.sockets |= set(procnet.inet_sockets(procnet.descendants(os.getpid())))
         if watch.killed_worker is None:
             for pid in _report_processes("victim"):
-                worker = _parent(_parent(pid))  # report <- node_task's watchdog <- the Ray worker
+                worker = _parent(pid)  # report <- the Ray worker (node_task starts it with mhcdoctor.childproc)
                 os.kill(worker, signal.SIGKILL)
                 watch.killed_worker = worker
 

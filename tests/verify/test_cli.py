@@ -16,7 +16,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from mhcdoctor.kernels import ON_REQUEST, PATHS
+from mhcdoctor.kernels import REGISTRY
 
 HERE = Path(__file__).parent
 SCHEMA = json.loads((HERE.parents[1] / "mhcdoctor" / "schemas" / "verify.schema.json").read_text())
@@ -99,7 +99,7 @@ def test_without_a_gpu_nothing_is_verified_and_the_verdict_is_fail() -> None:
 def test_without_a_gpu_the_text_says_nothing_ran_and_counts_paths_not_rows() -> None:
     proc = verify("--hidden", "256", "--tokens", "1,7", CUDA_VISIBLE_DEVICES="")
     assert "on no device: nothing ran" in proc.stdout and "cuda:0" not in proc.stdout
-    assert f"verdict: fail ({len(PATHS) - len(ON_REQUEST)} paths not run;" in proc.stdout
+    assert f"verdict: fail ({len(REGISTRY.default())} paths not run;" in proc.stdout
 
 
 @pytest.mark.parametrize("device", ["9", "cuda:9"])
