@@ -150,7 +150,14 @@ def v2_files(comb: str = "comb_res_mix") -> dict[str, str]:
 
 NEITHER_FILES = {
     "tile_kernels/__init__.py": "from . import mhc\n",
-    "tile_kernels/mhc/__init__.py": "def mhc_pre_fused(*args):\n    pass\n\n\ndef mhc_post_fwd(a, b, c, d):\n    pass\n",
+    "tile_kernels/mhc/__init__.py": """
+        def mhc_pre_fused(*args):
+            pass
+
+
+        def mhc_post_fwd(a, b, c, d):
+            pass
+        """,
 }
 
 
