@@ -39,8 +39,8 @@ def cache_root() -> Path:
     return Path(root)
 
 
-def install(spec: str) -> Path:
-    """`spec` (name==version) installed with --no-deps into its cache folder; the folder."""
+def install(spec: str, *pip_options: str) -> Path:
+    """`spec` (name==version) installed with --no-deps (and `pip_options`) into its cache folder; the folder."""
     folder = cache_root() / re.sub(r"[^A-Za-z0-9_.=-]", "_", spec)
     if (folder / ".complete").is_file():
         return folder
@@ -59,7 +59,7 @@ def _install(spec: str, folder: Path) -> Path:
     command = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-input", "--disable-pip-version-check"]
     try:
         proc = subprocess.run(
-            [*command, "--quiet", "--target", str(staging), spec],
+            [*command, *pip_options, "--quiet", "--target", str(staging), spec],
             capture_output=True,
             text=True,
             timeout=INSTALL_TIMEOUT,
@@ -78,7 +78,7 @@ def _install(spec: str, folder: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def installed() -> Callable[[str], Path]:
+def installed() -> Callable[..., Path]:
     return install
 
 

@@ -6,6 +6,9 @@ on a fake machine (MHCDOCTOR_SYSROOT): an MI300X (gfx942) for aiter, an H200 for
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import fakes
 import pytest
 
@@ -13,6 +16,7 @@ AMD_AITER = "amd-aiter==0.1.7.post2.dev18"  # PyPI's only AMD aiter wheel: no ai
 IMPOSTOR = "aiter==0.13.20191203"  # PyPI's unrelated async-iterator library
 TILELANG = "tilelang==0.1.15"
 TILE_KERNELS = "tile-kernels==1.0.0"
+TILE_KERNELS_2 = "tile-kernels==2.1.0"  # Requires-Python >=3.12: installed with --ignore-requires-python, only read
 NVML = "nvidia-ml-py==13.580.82"
 VLLM = "vllm==0.34.0"
 
@@ -117,6 +121,33 @@ def test_tile_kernels_imports_a_tilelang_module_that_tilelang_0_1_12_moved(insta
     assert "from tilelang.utils.target import" in sources
     assert not (tilelang / "tilelang" / "utils" / "target.py").exists()
     assert (tilelang / "tilelang" / "backend" / "target.py").exists()
+
+
+def functions(path: Path) -> dict[str, tuple[str, ...]]:
+    """A source file's top-level functions and their parameter names (the package is read, not imported)."""
+    tree = ast.parse(path.read_text())
+    return {n.name: tuple(a.arg for a in n.args.args) for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def test_the_tilekernels_adapter_finds_the_1x_api_tile_kernels_1_0_0_has(installed):
+    from mhcdoctor.kernels.tilekernels_path import _V1
+
+    mhc = installed(TILE_KERNELS) / "tile_kernels" / "modeling" / "mhc"
+    exported = (mhc / "ops" / "__init__.py").read_text()
+    assert all(f"import {name}\n" in exported or f"import {name}, " in exported for name in _V1["ops"])
+    assert set(_V1["functional"]) <= set(functions(mhc / "functional.py"))
+
+
+def test_the_tilekernels_adapter_calls_the_kernels_of_tile_kernels_2_1_0_with_their_parameters(installed):
+    from mhcdoctor.kernels.tilekernels_path import _V2
+
+    root = installed(TILE_KERNELS_2, "--ignore-requires-python") / "tile_kernels"
+    assert not (root / "modeling" / "mhc").exists() and (root / "mhc" / "__init__.py").is_file()
+    init = ast.parse((root / "mhc" / "__init__.py").read_text())
+    exported = {a.name: n.module for n in init.body if isinstance(n, ast.ImportFrom) for a in n.names}
+    for name, params in _V2.items():
+        taken = functions(root / "mhc" / f"{exported[name]}.py")[name]
+        assert taken[: len(params)] == params, name
 
 
 # --- nvidia-ml-py on a machine without an NVIDIA driver -------------------------------------------------------------
