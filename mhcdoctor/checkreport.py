@@ -19,8 +19,7 @@ from functools import partial
 from typing import Any
 
 from mhcdoctor import __version__
-from mhcdoctor.decision import SEVERITY_RANK
-from mhcdoctor.facts import Facts
+from mhcdoctor.decision import severity_rank, worst_verdict
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes, vllm_selfcheck
 from mhcdoctor.probes.base import ProbeContext, guarded
@@ -28,7 +27,6 @@ from mhcdoctor.redact import relevant_env
 from mhcdoctor.rules import decide, to_document
 
 SCHEMA = "mhcdoctor.check/1"
-_VERDICT_RANK = {"ok": 0, "degraded": 1, "fail": 2}
 
 
 def build_check(
@@ -81,21 +79,13 @@ def build_check(
     }
 
 
-def facts_of(document: dict[str, Any]) -> Facts:
-    return Facts.from_dict(document.get("facts"))
-
-
 def merge_findings(per_model: Iterable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Findings of all models, once per id (the first wording kept), most severe first."""
     seen: dict[str, dict[str, Any]] = {}
     for findings in per_model:
         for finding in findings:
             seen.setdefault(finding["id"], finding)
-    return sorted(seen.values(), key=lambda f: -SEVERITY_RANK.get(f["severity"], 0))
-
-
-def worst_verdict(verdicts: Iterable[str]) -> str:
-    return max(verdicts, key=lambda v: _VERDICT_RANK.get(v, 0), default="ok")
+    return sorted(seen.values(), key=lambda f: -severity_rank(f["severity"]))
 
 
 def _host() -> dict[str, str]:

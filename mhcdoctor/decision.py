@@ -5,17 +5,34 @@ Renderers (text, JSON, Markdown) are views of this one object, so they cannot di
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 # xpu: vllm-xpu-kernels' ops (torch.ops._xpu_C); cpu: the ops of vLLM's CPU build (torch.ops._C.*_fused_cpu).
-Path_ = Literal["aiter", "tilelang", "triton", "torch", "xpu", "cpu", "unavailable"]
+PathName = Literal["aiter", "tilelang", "triton", "torch", "xpu", "cpu", "unavailable"]
 Severity = Literal["info", "warn", "fail"]
 Verdict = Literal["ok", "degraded", "fail"]
 
+# The four mHC ops, in the order every view lists them (the one list: renderers, verify, bench and fleet use it).
 OPS: tuple[str, ...] = ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
-VERDICT_EXIT = {"ok": 0, "degraded": 1, "fail": 3}
-SEVERITY_RANK = {"info": 0, "warn": 1, "fail": 2}
+OP_SHORT: dict[str, str] = {"mhc_pre": "pre", "mhc_post": "post", "mhc_fused_post_pre": "fused", "hc_head": "head"}
+# Least to most severe: the one ranking of severities and the one of verdicts.
+SEVERITIES: tuple[Severity, ...] = ("info", "warn", "fail")
+VERDICTS: tuple[Verdict, ...] = ("ok", "degraded", "fail")
+SEVERITY_RANK: dict[str, int] = {s: i for i, s in enumerate(SEVERITIES)}
+VERDICT_RANK: dict[str, int] = {v: i for i, v in enumerate(VERDICTS)}
+VERDICT_EXIT: dict[str, int] = {"ok": 0, "degraded": 1, "fail": 3}
+
+
+def worst_verdict(verdicts: Iterable[str]) -> str:
+    """The worst of `verdicts` ("ok" when there are none; a verdict not known ranks as "ok")."""
+    return max(verdicts, key=lambda v: VERDICT_RANK.get(v, 0), default="ok")
+
+
+def severity_rank(severity: str) -> int:
+    """A severity's rank, least severe 0 (a severity not known ranks as info)."""
+    return SEVERITY_RANK.get(severity, 0)
 
 
 @dataclass
@@ -31,7 +48,7 @@ class Gate:
 
 @dataclass
 class OpDecision:
-    path: Path_
+    path: PathName
     why: list[Gate] = field(default_factory=list)
     preferred: str | None = None  # the platform's preferred path for this op in this release (None: no vLLM path)
 

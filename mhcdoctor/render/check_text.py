@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from mhcdoctor.decision import OPS
 from mhcdoctor.models import BUILTIN_MODELS
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 from mhcdoctor.render.verify_text import render_text as render_verify
 
 _GIB = 1 << 30
-_OP_COLUMNS = {
-    "mhc_pre": "mhc_pre",
-    "mhc_post": "mhc_post",
-    "mhc_fused_post_pre": "fused post+pre",
-    "hc_head": "hc_head",
-}
+_OP_COLUMN = {"mhc_fused_post_pre": "fused post+pre"}  # a column's heading, where not the op's name
 _STATUS_LEVEL = {"ok": "ok", "missing": "info", "skipped": "info", "error": "fail", "timeout": "fail", "crash": "fail"}
 
 
@@ -157,11 +153,11 @@ def _models(models: list[dict[str, Any]], style: Style) -> list[str]:
         return []
     rules = sorted({m["rules"] for m in models if m.get("rules")})
     out = [style.bold("Paths per model") + style.dim(f"  (vLLM rules {', '.join(rules)})")]
-    header = ["", *_OP_COLUMNS.values(), "verdict"]
+    header = ["", *(_OP_COLUMN.get(op, op) for op in OPS), "verdict"]
     rows = []
     for m in models:
         cells = [f"{m['model'].get('name') or 'custom'} (hidden {m['model']['hidden_size']})"]
-        for op in _OP_COLUMNS:
+        for op in OPS:
             path = m["ops"].get(op, {}).get("path", "-")
             cells.append(path if op != "mhc_fused_post_pre" or m.get("fused_post_pre") else "not used")
         cells.append(m["verdict"])

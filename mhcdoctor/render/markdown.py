@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from mhcdoctor.decision import OP_SHORT, OPS
 from mhcdoctor.render.check_text import render_check, runtime_parts
 from mhcdoctor.render.term import Style
 from mhcdoctor.render.verify_text import render_text as render_verify
@@ -23,8 +24,6 @@ from mhcdoctor.reportfile import REPLAY_TITLE
 # GitHub refuses issue bodies over 65,536 characters; keep room for the user's own words.
 GITHUB_LIMIT = 60_000
 
-_OPS = ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
-_OP_SHORT = {"mhc_pre": "pre", "mhc_post": "post", "mhc_fused_post_pre": "fused", "hc_head": "head"}
 _SEVERITY_ICON = {"fail": "❌", "warn": "⚠️", "info": "ℹ️"}
 _VERDICT_ICON = {"ok": "✅", "degraded": "⚠️", "fail": "❌"}
 _PLAIN = Style(colour=False, unicode=True)
@@ -168,12 +167,12 @@ def _fix(fix: str) -> str:
 def _paths(models: list[dict[str, Any]]) -> list[str]:
     if not models:
         return []
-    out = ["### Paths per model", "", "| model | hidden | " + " | ".join(_OPS) + " | fused post+pre | verdict |"]
-    out.append("| --- " * (len(_OPS) + 4) + "|")
+    out = ["### Paths per model", "", "| model | hidden | " + " | ".join(OPS) + " | fused post+pre | verdict |"]
+    out.append("| --- " * (len(OPS) + 4) + "|")
     for m in models:
         ops = m.get("ops") or {}
         cells = [_model_label(m), str((m.get("model") or {}).get("hidden_size", "?"))]
-        cells += [str((ops.get(op) or {}).get("path", "-")) for op in _OPS]
+        cells += [str((ops.get(op) or {}).get("path", "-")) for op in OPS]
         cells += ["yes" if m.get("fused_post_pre") else "no", str(m.get("verdict"))]
         out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return out + [""]
@@ -272,7 +271,7 @@ def _paths_short(models: list[dict[str, Any]]) -> str:
 
 def _ops_short(model: dict[str, Any]) -> str:
     ops = model.get("ops") or {}
-    return ", ".join(f"{_OP_SHORT.get(op, op)} {(ops.get(op) or {}).get('path', '-')}" for op in _OPS if op in ops)
+    return ", ".join(f"{OP_SHORT.get(op, op)} {(ops.get(op) or {}).get('path', '-')}" for op in OPS if op in ops)
 
 
 def _model_label(model: dict[str, Any]) -> str:

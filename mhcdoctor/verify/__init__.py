@@ -18,11 +18,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from mhcdoctor import __version__
+from mhcdoctor.decision import OPS
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import ON_REQUEST, PATHS, USER_KERNELS_ENV, USER_PATH, path_ops
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.base import ProbeContext
-from mhcdoctor.verify.cases import DEFAULT_TOKENS, OPS, STRESS_TOKENS, Params
+from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params
 from mhcdoctor.verify.runner import Progress, count_gpus, package_present, run_jobs, unavailable_outcome
 
 SCHEMA = "mhcdoctor.verify/1"
