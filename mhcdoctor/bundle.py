@@ -27,9 +27,10 @@ import json
 import re
 import tarfile
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypedDict
 
 from mhcdoctor import __version__
 from mhcdoctor.errors import InputError
@@ -56,9 +57,35 @@ _PAX = (b"x", b"g")
 _MIN_STRING = 200  # strings are never cut shorter than this
 
 
+class ManifestFile(TypedDict):
+    path: str
+    bytes: int
+    sha256: str
+
+
+class Truncation(TypedDict):
+    path: str
+    note: str
+
+
+class BundleManifest(TypedDict):
+    """mhcdoctor.bundle/1 (manifest.json), made in one place: `build_files`."""
+
+    schema: str
+    mhcdoctor_version: str
+    created: str
+    redacted: bool
+    limit_bytes: int
+    files: list[ManifestFile]
+    truncated: list[Truncation]
+
+
 @dataclass
 class Bundle:
-    """A bundle read back: its files by path (relative to the bundle's folder) and the parsed documents."""
+    """A bundle read back: its files by path (relative to the bundle's folder) and the parsed documents.
+
+    Both are untyped JSON from the user's file: read_bundle_data checks the manifest's file list and hashes, and
+    reportfile.validate_report checks the report before anything reads it as a check/1 document."""
 
     files: dict[str, bytes]
     manifest: dict[str, Any]
@@ -66,11 +93,14 @@ class Bundle:
 
 
 def build_files(
-    document: dict[str, Any], markdown: str, redactions: dict[str, Any], limit: int = DEFAULT_LIMIT
+    document: Mapping[str, object], markdown: str, redactions: dict[str, Any], limit: int = DEFAULT_LIMIT
 ) -> dict[str, bytes]:
-    """Every file of the bundle, manifest.json included, within `limit` bytes (before compression)."""
-    truncated: list[dict[str, str]] = []
-    probes = [p for p in document.get("probes") or [] if isinstance(p, dict)]
+    """Every file of the bundle, manifest.json included, within `limit` bytes (before compression).
+
+    `document` is the check/1 document (checkreport.CheckDocument, a layer above): the bundle reads only its probes."""
+    truncated: list[Truncation] = []
+    listed = document.get("probes")
+    probes = [p for p in listed if isinstance(p, dict)] if isinstance(listed, list) else []
     budget_probes = limit // 2 // max(1, len(probes))
     files: dict[str, bytes] = {}
     for name, probe in zip(_probe_file_names(probes), probes, strict=True):
@@ -87,7 +117,7 @@ def build_files(
     files["report.json"] = _fit_json(document, limit * 3 // 8, "report.json", truncated)
     files["report.md"] = _fit_text(markdown, limit // 8, "report.md", truncated)
     files["redactions.json"] = _dump(redactions)
-    manifest = {
+    manifest: BundleManifest = {
         "schema": SCHEMA,
         "mhcdoctor_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -295,7 +325,7 @@ def _dump(obj: Any) -> bytes:
     return (json.dumps(obj, indent=2, ensure_ascii=False, default=str) + "\n").encode("utf-8")
 
 
-def _fit_json(obj: Any, budget: int, path: str, truncated: list[dict[str, str]]) -> bytes:
+def _fit_json(obj: object, budget: int, path: str, truncated: list[Truncation]) -> bytes:
     """`obj` as JSON within `budget` bytes: the longest strings are cut in the middle, halving until it fits."""
     data = _dump(obj)
     cap = max((len(s) for s in _strings(obj)), default=0)
@@ -309,7 +339,7 @@ def _fit_json(obj: Any, budget: int, path: str, truncated: list[dict[str, str]])
     return data
 
 
-def _fit_text(text: str, budget: int, path: str, truncated: list[dict[str, str]]) -> bytes:
+def _fit_text(text: str, budget: int, path: str, truncated: list[Truncation]) -> bytes:
     data = text.encode("utf-8")
     if len(data) <= budget:
         return data

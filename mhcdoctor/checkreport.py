@@ -2,6 +2,12 @@
 
 `check`, `report` and the bundle all start from this document, so what a user sees on screen, what they paste and
 what support replays are the same data.
+
+The check/1 document is a TypedDict (`CheckDocument`), not a dataclass: it is read back from users' files
+(`explain --from`, `diff`, `merge`), redacted as JSON, and rendered in that form, so its typed form is its JSON.
+`build_check` is the one place it is made. Its `facts` and `probes` parts are the facts' and probes' own
+`to_dict()` output, typed `JsonObject`: untyped JSON, since a document read back from a user's file holds
+whatever they saved there (reportfile validates the facts with Facts.from_dict, and the views read them with .get).
 """
 
 from __future__ import annotations
@@ -16,28 +22,48 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from mhcdoctor import __version__
-from mhcdoctor.decision import SEVERITY_RANK
-from mhcdoctor.facts import Facts
+from mhcdoctor.decision import DecisionDocument, FindingDocument, severity_rank, worst_verdict
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes, vllm_selfcheck
 from mhcdoctor.probes.base import ProbeContext, guarded
 from mhcdoctor.redact import relevant_env
-from mhcdoctor.rules import decide, to_document
+from mhcdoctor.rules import decide
 
 SCHEMA = "mhcdoctor.check/1"
-_VERDICT_RANK = {"ok": 0, "degraded": 1, "fail": 2}
+
+if TYPE_CHECKING:
+    from mhcdoctor.verify import VerifyDocument
+
+# A JSON object whose members this module does not type: a user's saved report may hold anything there.
+JsonObject = dict[str, Any]
+
+
+class CheckDocument(TypedDict):
+    schema: str
+    mhcdoctor_version: str
+    created: str
+    mode: str  # fast | full
+    seconds: float
+    host: dict[str, str]
+    env: dict[str, str]
+    facts: JsonObject  # Facts.to_dict()
+    probes: list[JsonObject]  # ProbeResult.to_dict() each
+    models: list[DecisionDocument]  # Decision.to_json_dict() per model
+    findings: list[FindingDocument]
+    verdict: str
+    verify: VerifyDocument | None
 
 
 def build_check(
     ctx: ProbeContext,
     models: Iterable[ModelConfig],
-    verify_doc: dict[str, Any] | None = None,
+    verify_doc: VerifyDocument | None = None,
     verify: bool = False,
     progress: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
+) -> CheckDocument:
     """Probe this machine (as `ctx` says), decide for each model, and return the check/1 document.
 
     With `verify`, the kernels of every available path also run (mhcdoctor.verify) at the first model's size, and a
@@ -52,9 +78,7 @@ def build_check(
         results = run_probes(ctx)
         results.append(selfcheck.result())
     facts = facts_from_probes(results)
-    model_docs = [to_document(decide(facts, model)) for model in models]
-    for doc in model_docs:
-        doc.pop("schema", None)
+    model_docs = [decide(facts, model).to_json_dict() for model in models]
     if verify and models:
         from mhcdoctor.verify import run_verify  # kernels and their children: only when asked for
 
@@ -81,25 +105,17 @@ def build_check(
     }
 
 
-def facts_of(document: dict[str, Any]) -> Facts:
-    return Facts.from_dict(document.get("facts"))
-
-
-def merge_findings(per_model: Iterable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+def merge_findings(per_model: Iterable[list[FindingDocument]]) -> list[FindingDocument]:
     """Findings of all models, once per id (the first wording kept), most severe first."""
-    seen: dict[str, dict[str, Any]] = {}
+    seen: dict[str, FindingDocument] = {}
     for findings in per_model:
         for finding in findings:
             seen.setdefault(finding["id"], finding)
-    return sorted(seen.values(), key=lambda f: -SEVERITY_RANK.get(f["severity"], 0))
-
-
-def worst_verdict(verdicts: Iterable[str]) -> str:
-    return max(verdicts, key=lambda v: _VERDICT_RANK.get(v, 0), default="ok")
+    return sorted(seen.values(), key=lambda f: -severity_rank(f["severity"]))
 
 
 def _host() -> dict[str, str]:
-    def safe(fn: Any) -> str:
+    def safe(fn: Callable[[], object]) -> str:
         try:
             return str(fn())
         except Exception:  # getpass.getuser() raises when no user name can be found (containers)

@@ -5,13 +5,18 @@ a saved report are the same type; `Facts.sources` records where each came from, 
 name (``"aiter.version"``), with values such as ``"probe:aiter"``, ``"user:--arch"``, ``"report:r.json"``.
 
 ``None`` always means *unknown*: an unknown fact raises no finding by itself.
+
+The facts the rules read carry `RULES_READ` in their field metadata; `rules_view(facts, ...)` projects them into
+the `facts` part of the explain/1 document, so that part has no schema of its own: a new fact the rules read is
+marked here, where it is declared, and shows in explain from then on.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -38,6 +43,20 @@ def torch_build_of(version: str | None, cuda: str | None, hip: str | None, xpu: 
     return "rocm" if hip else "cuda" if cuda else "xpu" if xpu or "+xpu" in version else "cpu"
 
 
+# A JSON value as the documents carry it (explain's `facts` part is one, projected from these dataclasses); read-only
+# containers, so that a dict[str, bool] is one.
+JsonValue: TypeAlias = str | int | float | bool | None | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
+
+# Field metadata: the rules read this fact (explain/1 shows it in its `facts` part).
+RULES_READ: Mapping[str, bool] = {"rules_read": True}
+# explain/1's published key order for the facts it has shown since its first version; a fact marked later follows
+# them, in declaration order.
+_PUBLISHED_ORDER = (
+    "version", "sqrsum_fix", "present", "genuine", "imports", "mhc_pre_norm_args", "has_fused_post_pre",
+    "has_mhc_ops", "distribution",
+)  # fmt: skip
+
+
 class FactsError(ValueError):
     """A facts document (a saved report, or its `facts` part) is malformed."""
 
@@ -57,22 +76,24 @@ class Device:
 class PackageFacts:
     """A Python package as vLLM would see it: `find_spec` presence, metadata version, and whether it imports."""
 
-    present: bool | None = None  # importlib.util.find_spec(name) is not None
-    version: str | None = None
-    imports: bool | None = None  # None: not tried (check --fast, or replayed without it)
+    present: bool | None = field(default=None, metadata=RULES_READ)  # importlib.util.find_spec(name) is not None
+    version: str | None = field(default=None, metadata=RULES_READ)
+    imports: bool | None = field(default=None, metadata=RULES_READ)  # None: not tried (check --fast, or replayed)
     import_error: str | None = None
     location: str | None = None
 
 
 @dataclass
 class AiterFacts(PackageFacts):
-    genuine: bool | None = None  # AMD's aiter (amd-aiter), not PyPI's async-iterator `aiter`
-    distribution: str | None = None  # the distribution that owns the `aiter` import name
-    sqrsum_fix: FixState = "unknown"  # aiter #3033: mhc_pre_gemm_sqrsum_kernel store guard
+    genuine: bool | None = field(default=None, metadata=RULES_READ)  # AMD's aiter (amd-aiter), not PyPI's `aiter`
+    distribution: str | None = field(default=None, metadata=RULES_READ)  # the distribution owning `aiter`
+    sqrsum_fix: FixState = field(default="unknown", metadata=RULES_READ)  # aiter #3033: sqrsum kernel store guard
     sqrsum_fix_evidence: str | None = None
-    has_mhc_ops: bool | None = None  # aiter/ops/mhc.py exists
-    mhc_pre_norm_args: bool | None = None  # mhc_pre takes norm_weight / norm_eps (aiter 0.1.15+)
-    has_fused_post_pre: bool | None = None  # aiter.ops.mhc.mhc_fused_post_pre exists (aiter 0.1.16+)
+    has_mhc_ops: bool | None = field(default=None, metadata=RULES_READ)  # aiter/ops/mhc.py exists
+    # mhc_pre takes norm_weight / norm_eps (aiter 0.1.15+)
+    mhc_pre_norm_args: bool | None = field(default=None, metadata=RULES_READ)
+    # aiter.ops.mhc.mhc_fused_post_pre exists (aiter 0.1.16+)
+    has_fused_post_pre: bool | None = field(default=None, metadata=RULES_READ)
     module_mhc_so: str | None = None  # a JIT-built module_mhc.so, where found
 
 
@@ -121,17 +142,17 @@ class CompilerFacts:
 
 @dataclass
 class Facts:
-    platform: Platform = "cpu"
-    arch: str | None = None  # the first GPU's arch; `devices` has them all
+    platform: Platform = field(default="cpu", metadata=RULES_READ)
+    arch: str | None = field(default=None, metadata=RULES_READ)  # the first GPU's arch; `devices` has them all
     devices: list[Device] | None = None  # None: unknown (e.g. the platform was replaced by a what-if)
-    rocm_version: str | None = None
+    rocm_version: str | None = field(default=None, metadata=RULES_READ)
     cuda_driver_version: str | None = None  # the CUDA version the driver supports, e.g. "13.0"
     nvidia_driver: str | None = None  # e.g. "580.159.03"
     torch: TorchFacts = field(default_factory=TorchFacts)
     nvcc: CompilerFacts = field(default_factory=CompilerFacts)
     hipcc: CompilerFacts = field(default_factory=CompilerFacts)
-    aiter: AiterFacts = field(default_factory=AiterFacts)
-    tilelang: PackageFacts = field(default_factory=PackageFacts)
+    aiter: AiterFacts = field(default_factory=AiterFacts, metadata=RULES_READ)
+    tilelang: PackageFacts = field(default_factory=PackageFacts, metadata=RULES_READ)
     triton: PackageFacts = field(default_factory=PackageFacts)
     vllm: VllmFacts = field(default_factory=VllmFacts)
     xpu_kernels: PackageFacts = field(
@@ -179,6 +200,36 @@ class Facts:
             raise KeyError(dotted)
         setattr(target, leaf, value)
         self.sources[dotted] = source
+
+
+def rules_view(facts: Facts, vllm: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    """explain/1's `facts` part: every fact marked RULES_READ (of a package, its marked fields), then `vllm` (what
+    the decision made of vLLM: its version, build, platform, whether it runs here) and whether each compiler
+    (nvcc, hipcc) was found."""
+    view = _marked(facts)
+    view["vllm"] = dict(vllm)
+    view["compilers"] = {
+        f.name: getattr(facts, f.name).found for f in dataclasses.fields(Facts) if f.type == "CompilerFacts"
+    }
+    return view
+
+
+def json_object(value: JsonValue) -> Mapping[str, JsonValue]:
+    """A JSON object of a facts view (`rules_view(...)["aiter"]`), or an empty one where there is none."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _marked(obj: DataclassInstance) -> dict[str, JsonValue]:
+    marked = [f for f in dataclasses.fields(obj) if f.metadata.get("rules_read")]
+    if not isinstance(obj, Facts):  # a package's facts: the published order first
+        marked.sort(
+            key=lambda f: _PUBLISHED_ORDER.index(f.name) if f.name in _PUBLISHED_ORDER else len(_PUBLISHED_ORDER)
+        )
+    view: dict[str, JsonValue] = {}
+    for f in marked:
+        value = getattr(obj, f.name)
+        view[f.name] = _marked(value) if isinstance(value, PackageFacts) else value
+    return view
 
 
 _SCALARS = {"str": str, "int": int, "bool": bool, "float": float}

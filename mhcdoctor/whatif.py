@@ -74,6 +74,11 @@ class WhatIf:
     def any(self) -> bool:
         return any(v is not None for v in vars(self).values())
 
+    def probes_here(self, package: str, from_report: bool) -> bool:
+        """Whether `package`'s facts are this machine's probes: not read from a report, not replaced by a what-if
+        (`package` is one of tilelang, aiter, vllm)."""
+        return not from_report and getattr(self, package) is None
+
 
 def build_facts(whatif: WhatIf, base: Callable[[], Facts]) -> Facts:
     """`base()` (this machine's probes, or a report's facts) with the what-ifs applied on top."""

@@ -16,12 +16,13 @@ from typing import Any
 from mhcdoctor import __version__
 from mhcdoctor.bench.bytemodel import total_bytes
 from mhcdoctor.bench.devices import known_peak
+from mhcdoctor.decision import OPS
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import USER_PATH
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.verify import resolve_devices, resolve_paths, user_kernels_context
-from mhcdoctor.verify.cases import OPS, Params
+from mhcdoctor.verify.cases import Params
 from mhcdoctor.verify.runner import Progress, run_jobs, unavailable
 
 SCHEMA = "mhcdoctor.bench/1"

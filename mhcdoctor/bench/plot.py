@@ -6,8 +6,8 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
+from mhcdoctor.decision import OPS
 from mhcdoctor.errors import InputError
-from mhcdoctor.verify.cases import OPS
 
 MISSING = "--plot needs matplotlib, which is not installed: pip install 'mhcdoctor[plot]' (or pip install matplotlib)"
 

@@ -3,7 +3,8 @@
 Probing is fast by default (package metadata, files, sysfs: no import, no GPU initialisation), which is all the
 rules need but one thing: where the release's has_tilelang() is a trial import (0.23–0.27), a tilelang installed
 here is imported in a child process, as vLLM would, so a broken one counts as absent. `--deep` runs every probe
-in full (tilelang, aiter, torch imports; GPU initialisation).
+in full (tilelang, aiter, torch imports; GPU initialisation). Whether the import is needed is known before
+deciding (rules.tilelang_trial_import), so the rules run once.
 """
 
 from __future__ import annotations
@@ -29,22 +30,8 @@ from mhcdoctor.render.decision_text import render_decision
 from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.term import Style
 from mhcdoctor.reportfile import load_report
-from mhcdoctor.rules import RULE_SETS, decide, to_document
+from mhcdoctor.rules import decide, tilelang_trial_import
 from mhcdoctor.whatif import WhatIf, build_facts, report_facts
-
-
-def _vllm_would_import_tilelang(rules_id: str, facts: Facts) -> bool:
-    """0.23–0.27 import tilelang to test for it; only this machine's tilelang can be imported to see."""
-    rule_set = next((r for r in RULE_SETS if r.id == rules_id), None)
-    probed = facts.sources.get("tilelang.present", "").startswith("probe:")
-    return (
-        rule_set is not None
-        and rule_set.has_tilelang == "import"
-        and facts.platform == "rocm"
-        and probed
-        and facts.tilelang.present is True
-        and facts.tilelang.imports is None
-    )
 
 
 def _import_tilelang_here(facts: Facts, timeout: float, python: str | None) -> None:
@@ -135,11 +122,11 @@ def command(
         facts = build_facts(whatif, lambda: report_facts(document, from_path))
     else:
         facts = build_facts(whatif, probe)
-    decision = decide(facts, config)
-    if _vllm_would_import_tilelang(decision.rules, facts):
+    # 0.23–0.27 import tilelang to test for it; only this machine's tilelang can be imported to see.
+    if whatif.probes_here("tilelang", from_path is not None) and tilelang_trial_import(facts):
         _import_tilelang_here(facts, timeout, python)
-        decision = decide(facts, config)
-    doc = to_document(decision)
+    decision = decide(facts, config)
+    doc = decision.to_explain_document()
     if as_json:
         if decision.rules_note:  # the text view shows it in its header; scripts reading JSON see it on stderr
             click.echo(f"mhcdoctor: warning: {decision.rules_note}", err=True)

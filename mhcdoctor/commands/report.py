@@ -8,14 +8,15 @@ and writes nothing. A report never fails for a broken probe: hangs and crashes a
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, cast
 
 import click
 
 from mhcdoctor.bundle import build_files, write_bundle
-from mhcdoctor.checkreport import build_check
+from mhcdoctor.checkreport import CheckDocument, build_check
 from mhcdoctor.commands.check import selected_models
 from mhcdoctor.commands.options import json_option, model_options, python_option, timeout_option
+from mhcdoctor.decision import DecisionDocument
 from mhcdoctor.errors import InputError
 from mhcdoctor.probes.target import probe_context
 from mhcdoctor.redact import Identity, not_redacted, redact
@@ -66,7 +67,8 @@ def command(
         raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
     ctx = probe_context(fast=fast, timeout=timeout, python=python)
     doc = build_check(ctx, models, verify=run_verify)
-    shared, record = redact(doc, Identity.of_this_machine(), identities=not no_redact)
+    redacted, record = redact(doc, Identity.of_this_machine(), identities=not no_redact)
+    shared = cast(CheckDocument, redacted)  # redaction rewrites strings only: the document keeps its shape
     if no_redact:  # names kept; secrets and GPU UUIDs are masked all the same (no flag shares them)
         redactions, summary = not_redacted(), "names NOT redacted (--no-redact); secrets still masked"
     else:
@@ -85,7 +87,7 @@ def command(
     return 0
 
 
-def _trace(model_doc: dict[str, Any]) -> str:
+def _trace(model_doc: DecisionDocument) -> str:
     return render_decision(model_doc, Style())
 
 

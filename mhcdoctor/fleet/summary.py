@@ -18,19 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from mhcdoctor import __version__
-from mhcdoctor.checkreport import worst_verdict
-from mhcdoctor.decision import OPS, SEVERITY_RANK
+from mhcdoctor.decision import OP_SHORT, OPS, SEVERITY_RANK, VERDICTS, worst_verdict
 
 SCHEMA = "mhcdoctor.fleet/1"
 
 # A node's status: `checked` has a report; every other status means no report, and the node counts as fail.
 NodeStatus = Literal["checked", "timeout", "lost", "not-installed", "error", "unreadable"]
-VERDICTS: tuple[str, ...] = ("ok", "degraded", "fail")
 
 MAX_TEXT = 200  # characters of any one value, title or fix shown
 MAX_MODELS = 16  # models compared per report (a report has one per built-in model, or the one asked for)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_OP_SHORT = {"mhc_pre": "pre", "mhc_post": "post", "mhc_fused_post_pre": "fused", "hc_head": "head"}
 
 
 @dataclass
@@ -123,7 +120,7 @@ def _paths(model: dict[str, Any]) -> str:
     paths = [str(_get(ops, op, "path") or "-") for op in OPS if op in ops]
     if paths and len(set(paths)) == 1:
         return f"{paths[0]} (all ops)"
-    return " ".join(f"{_OP_SHORT.get(op, op)}={_get(ops, op, 'path') or '-'}" for op in OPS if op in ops)
+    return " ".join(f"{OP_SHORT.get(op, op)}={_get(ops, op, 'path') or '-'}" for op in OPS if op in ops)
 
 
 # (key, label, how to read it from a check/1 document), in the order support reads them.

@@ -2,23 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from mhcdoctor.checkreport import CheckDocument, JsonObject
+from mhcdoctor.decision import OPS, DecisionDocument, FindingDocument
+from mhcdoctor.facts import JsonValue, json_object
 from mhcdoctor.models import BUILTIN_MODELS
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 from mhcdoctor.render.verify_text import render_text as render_verify
 
 _GIB = 1 << 30
-_OP_COLUMNS = {
-    "mhc_pre": "mhc_pre",
-    "mhc_post": "mhc_post",
-    "mhc_fused_post_pre": "fused post+pre",
-    "hc_head": "hc_head",
-}
+_OP_COLUMN = {"mhc_fused_post_pre": "fused post+pre"}  # a column's heading, where not the op's name
 _STATUS_LEVEL = {"ok": "ok", "missing": "info", "skipped": "info", "error": "fail", "timeout": "fail", "crash": "fail"}
 
 
-def render_check(doc: dict[str, Any], style: Style, verbose: bool = False) -> str:
+def render_check(doc: CheckDocument, style: Style, verbose: bool = False) -> str:
     facts = doc["facts"]
     lines: list[str] = []
     mode = doc.get("mode", "full")
@@ -29,15 +28,16 @@ def render_check(doc: dict[str, Any], style: Style, verbose: bool = False) -> st
     findings = doc.get("findings", [])
     if findings:
         lines += [""] + render_findings(findings, style)
-    if doc.get("verify"):
-        lines += ["", style.bold("Verify")] + ["  " + line for line in render_verify(doc["verify"]).splitlines()]
+    verify = doc.get("verify")
+    if verify:
+        lines += ["", style.bold("Verify")] + ["  " + line for line in render_verify(verify).splitlines()]
     if verbose:
         lines += [""] + _probes(doc.get("probes", []), style)
     lines += [""] + _footer(doc, style)
     return "\n".join(lines) + "\n"
 
 
-def _machine(facts: dict[str, Any], style: Style, models: list[dict[str, Any]] | None = None) -> list[str]:
+def _machine(facts: JsonObject, style: Style, models: list[DecisionDocument] | None = None) -> list[str]:
     rows: list[tuple[str, str, str]] = []
     devices = facts.get("devices")
     if devices:
@@ -62,7 +62,7 @@ def _machine(facts: dict[str, Any], style: Style, models: list[dict[str, Any]] |
     for key in ("tilelang", "triton", "vllm"):
         rows.append(_package_row(key if key != "vllm" else "vLLM", facts.get(key, {})))
     if (facts.get("vllm") or {}).get("present") and models:
-        rows.append(_vllm_build_row(facts["vllm"], models[0].get("facts", {}).get("vllm") or {}))
+        rows.append(_vllm_build_row(facts["vllm"], json_object(models[0]["facts"].get("vllm"))))
     width = max(len(label) for _, label, _ in rows)
     out = [style.bold("Machine")]
     for level, label, text in rows:
@@ -120,7 +120,7 @@ _PLATFORMS = {
 }
 
 
-def _vllm_build_row(vllm: dict[str, Any], decided: dict[str, Any]) -> tuple[str, str, str]:
+def _vllm_build_row(vllm: dict[str, Any], decided: Mapping[str, JsonValue]) -> tuple[str, str, str]:
     """Which build of vLLM this is, the platform it detects here, and whether it can run here at all."""
     build = vllm.get("build")
     text = f"{_BUILDS[build]} build" if build in _BUILDS else "build not established"
@@ -128,12 +128,14 @@ def _vllm_build_row(vllm: dict[str, Any], decided: dict[str, Any]) -> tuple[str,
         text += f" ({vllm['build_evidence']})"
     platform = decided.get("platform")
     if platform:
-        text += f"; detects {_PLATFORMS.get(platform, platform)} here"
+        text += f"; detects {_PLATFORMS.get(str(platform), platform)} here"
     check = vllm.get("selfcheck") or {}
     if check.get("platform"):
         text += f" (vLLM itself says {check['platform']})"
+    blocked = decided.get("blocked_by")
+    blocked = blocked if isinstance(blocked, list) else []
     if decided.get("runs_here") is False:
-        return ("fail", "vLLM build", f"{text}: cannot run here ({', '.join(decided.get('blocked_by') or [])})")
+        return ("fail", "vLLM build", f"{text}: cannot run here ({', '.join(str(b) for b in blocked)})")
     return ("ok", "vLLM build", f"{text}: can run here")
 
 
@@ -152,17 +154,18 @@ def _with_import(label: str, text: str, pkg: dict[str, Any], level: str = "ok") 
     return (level, label, text)
 
 
-def _models(models: list[dict[str, Any]], style: Style) -> list[str]:
+def _models(models: list[DecisionDocument], style: Style) -> list[str]:
     if not models:
         return []
     rules = sorted({m["rules"] for m in models if m.get("rules")})
     out = [style.bold("Paths per model") + style.dim(f"  (vLLM rules {', '.join(rules)})")]
-    header = ["", *_OP_COLUMNS.values(), "verdict"]
+    header = ["", *(_OP_COLUMN.get(op, op) for op in OPS), "verdict"]
     rows = []
     for m in models:
         cells = [f"{m['model'].get('name') or 'custom'} (hidden {m['model']['hidden_size']})"]
-        for op in _OP_COLUMNS:
-            path = m["ops"].get(op, {}).get("path", "-")
+        for op in OPS:
+            entry = m["ops"].get(op)
+            path = entry["path"] if entry is not None else "-"
             cells.append(path if op != "mhc_fused_post_pre" or m.get("fused_post_pre") else "not used")
         cells.append(m["verdict"])
         rows.append(cells)
@@ -182,7 +185,7 @@ def _models(models: list[dict[str, Any]], style: Style) -> list[str]:
     return out
 
 
-def render_findings(findings: list[dict[str, Any]], style: Style) -> list[str]:
+def render_findings(findings: list[FindingDocument], style: Style) -> list[str]:
     out = [style.bold("Findings")]
     for f in findings:
         out.append(f"  {style.mark(SEVERITY_LEVEL[f['severity']])} {f['id']}: {f['title']}")
@@ -209,7 +212,7 @@ def _probes(probes: list[dict[str, Any]], style: Style) -> list[str]:
     return out
 
 
-def _footer(doc: dict[str, Any], style: Style) -> list[str]:
+def _footer(doc: CheckDocument, style: Style) -> list[str]:
     verdict = doc["verdict"]
     text = {
         "ok": "ok: the preferred path is selected and nothing is wrong",

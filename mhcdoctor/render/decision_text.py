@@ -5,21 +5,23 @@ A view of the explain/1 document only, so the text and `--json` cannot disagree.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
+from mhcdoctor.decision import DecisionDocument, OpDocument
+from mhcdoctor.facts import JsonValue, json_object
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 
 _OP_WIDTH = 19
 
 
-def render_decision(doc: dict[str, Any], style: Style) -> str:
+def render_decision(doc: DecisionDocument, style: Style) -> str:
     lines = [*_header(doc, style), "", *answer_lines(doc, style), "", style.bold("Trace (every gate, in vLLM's order)")]
     lines += _trace_table(doc, style)
     lines += ["", *_findings(doc, style), "", _verdict_line(doc, style)]
     return "\n".join(lines) + "\n"
 
 
-def answer_lines(doc: dict[str, Any], style: Style) -> list[str]:
+def answer_lines(doc: DecisionDocument, style: Style) -> list[str]:
     """One line per op: its path and, in a few words, why."""
     out = []
     for op, decision in doc["ops"].items():
@@ -40,7 +42,7 @@ def answer_lines(doc: dict[str, Any], style: Style) -> list[str]:
     return out
 
 
-def _marked_by_findings(doc: dict[str, Any], op: str, level: str) -> tuple[str, list[str]]:
+def _marked_by_findings(doc: DecisionDocument, op: str, level: str) -> tuple[str, list[str]]:
     """An op's mark raised to the worst warn/fail finding that names it, and those findings' ids."""
     named = [f for f in doc["findings"] if op in f.get("ops", ()) and f["severity"] in ("warn", "fail")]
     if any(f["severity"] == "fail" for f in named):
@@ -50,7 +52,7 @@ def _marked_by_findings(doc: dict[str, Any], op: str, level: str) -> tuple[str, 
     return level, [f["id"] for f in named]
 
 
-def _worst(doc: dict[str, Any]) -> str:
+def _worst(doc: DecisionDocument) -> str:
     """The findings behind the verdict, by id (their text and fixes follow the trace)."""
     rank = {"fail": "fail", "degraded": "warn"}.get(doc["verdict"])
     ids = [f["id"] for f in doc["findings"] if f["severity"] == rank]
@@ -61,7 +63,7 @@ def _worst(doc: dict[str, Any]) -> str:
     return ""
 
 
-def reason(decision: dict[str, Any]) -> str:
+def reason(decision: OpDocument) -> str:
     """The deciding gate: why a better path was passed over, or what chose this one."""
     why, path = decision["why"], decision["path"]
     failed = [g for g in why if not g["passed"] and g["path"] not in ("model",)]
@@ -76,13 +78,14 @@ def reason(decision: dict[str, Any]) -> str:
     return ", ".join(own) + " all hold"
 
 
-def _header(doc: dict[str, Any], style: Style) -> list[str]:
+def _header(doc: DecisionDocument, style: Style) -> list[str]:
     m, f = doc["model"], doc["facts"]
+    vllm = json_object(f["vllm"])
     name = m["name"] or "custom config"
     lines = [
         style.bold(f"mHC paths for {name} (hidden {m['hidden_size']}, hc_mult {m['hc_mult']})"),
-        f"  platform {f['platform']}, arch {f['arch'] or 'unknown'}; vLLM {f['vllm']['version'] or 'not installed'}; "
-        f"aiter {_package(f['aiter'])}; tilelang {_package(f['tilelang'])}",
+        f"  platform {f['platform']}, arch {f['arch'] or 'unknown'}; vLLM {vllm['version'] or 'not installed'}; "
+        f"aiter {_package(json_object(f['aiter']))}; tilelang {_package(json_object(f['tilelang']))}",
         f"  rules: {doc['rules']}",
     ]
     if doc.get("rules_note"):
@@ -93,7 +96,7 @@ def _header(doc: dict[str, Any], style: Style) -> list[str]:
     return lines
 
 
-def _package(facts: dict[str, Any]) -> str:
+def _package(facts: Mapping[str, JsonValue]) -> str:
     if facts.get("genuine") is False:  # PyPI's async-iterator `aiter`: its version is not an aiter version
         return f"not AMD's ({facts.get('distribution') or 'another package'} {facts['version'] or ''})".replace(
             " )", ")"
@@ -105,7 +108,7 @@ def _package(facts: dict[str, Any]) -> str:
     return "not installed" if facts.get("present") is False else "unknown"
 
 
-def _trace_table(doc: dict[str, Any], style: Style) -> list[str]:
+def _trace_table(doc: DecisionDocument, style: Style) -> list[str]:
     rows = [("op", "path", "gate", "observed", "", "why")]
     for op, decision in doc["ops"].items():
         for i, g in enumerate(decision["why"]):
@@ -130,7 +133,7 @@ def _trace_table(doc: dict[str, Any], style: Style) -> list[str]:
     return out
 
 
-def observed(value: Any) -> str:
+def observed(value: JsonValue) -> str:
     if value is None:
         return "unknown"
     if isinstance(value, bool):
@@ -140,7 +143,7 @@ def observed(value: Any) -> str:
     return str(value)
 
 
-def _findings(doc: dict[str, Any], style: Style) -> list[str]:
+def _findings(doc: DecisionDocument, style: Style) -> list[str]:
     if not doc["findings"]:
         return [style.bold("Findings: none")]
     out = [style.bold(f"Findings ({len(doc['findings'])})")]
@@ -152,6 +155,6 @@ def _findings(doc: dict[str, Any], style: Style) -> list[str]:
     return out
 
 
-def _verdict_line(doc: dict[str, Any], style: Style) -> str:
+def _verdict_line(doc: DecisionDocument, style: Style) -> str:
     verdict = doc["verdict"]
     return f"{style.mark(VERDICT_LEVEL[verdict])} verdict: {style.bold(verdict)}"

@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from mhcdoctor.checkreport import CheckDocument
+from mhcdoctor.decision import OP_SHORT, OPS, DecisionDocument, FindingDocument, OpDocument
 from mhcdoctor.render.check_text import render_check, runtime_parts
 from mhcdoctor.render.term import Style
 from mhcdoctor.render.verify_text import render_text as render_verify
@@ -23,19 +25,17 @@ from mhcdoctor.reportfile import REPLAY_TITLE
 # GitHub refuses issue bodies over 65,536 characters; keep room for the user's own words.
 GITHUB_LIMIT = 60_000
 
-_OPS = ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
-_OP_SHORT = {"mhc_pre": "pre", "mhc_post": "post", "mhc_fused_post_pre": "fused", "hc_head": "head"}
 _SEVERITY_ICON = {"fail": "❌", "warn": "⚠️", "info": "ℹ️"}
 _VERDICT_ICON = {"ok": "✅", "degraded": "⚠️", "fail": "❌"}
 _PLAIN = Style(colour=False, unicode=True)
 _COMMANDS = ("pip ", "python ", "python3 ", "mhcdoctor ", "export ", "git ", "sudo ", "conda ")
 
 # A renderer for one model's decision trace (the rules package's text view), plugged in by the caller.
-TraceRenderer = Callable[[dict[str, Any]], str]
+TraceRenderer = Callable[[DecisionDocument], str]
 
 
 def render_markdown(
-    doc: dict[str, Any],
+    doc: CheckDocument,
     trace: TraceRenderer | None = None,
     note: str | None = None,
     limit: int = GITHUB_LIMIT,
@@ -55,8 +55,9 @@ def render_markdown(
     if trace is not None:
         for model in doc.get("models") or []:
             folded.append((f"Decision trace: {_model_label(model)}", trace(model)))
-    if doc.get("verify"):
-        folded.append(("Verify", render_verify(doc["verify"])))
+    verify = doc.get("verify")
+    if verify:
+        folded.append(("Verify", render_verify(verify)))
     room = limit - len("\n".join(head + tail)) - sum(len(_details(title, "")) + 2 for title, _ in folded)
     rooms: dict[int, int] = {}
     for left, i in enumerate(sorted(range(len(folded)), key=lambda i: len(folded[i][1]))):
@@ -66,7 +67,7 @@ def render_markdown(
     return "\n".join(head + details + tail) + "\n"
 
 
-def compact_report(doc: dict[str, Any]) -> dict[str, Any]:
+def compact_report(doc: CheckDocument) -> dict[str, object]:
     """The report without what the other blocks show in full (probe evidence, gate traces, verify evidence):
     enough to replay (`explain --from`) and compare (`diff`); the bundle's report.json has everything."""
     probes = [{**p, "data": {}, "evidence": []} for p in doc.get("probes") or [] if isinstance(p, dict)]
@@ -84,7 +85,7 @@ def compact_report(doc: dict[str, Any]) -> dict[str, Any]:
     return compact
 
 
-def summary_line(doc: dict[str, Any]) -> str:
+def summary_line(doc: CheckDocument) -> str:
     """One line: verdict, platform and GPUs, runtime, torch, aiter and its sqrsum fix, tilelang, vLLM, paths."""
     facts = doc.get("facts") or {}
     verdict = str(doc.get("verdict", "unknown"))
@@ -99,7 +100,7 @@ def summary_line(doc: dict[str, Any]) -> str:
     return f"**mhcdoctor: {icon} {verdict.upper()}** · " + " · ".join(_md(p) for p in parts if p)
 
 
-def fingerprint(doc: dict[str, Any]) -> str:
+def fingerprint(doc: CheckDocument) -> str:
     """A short hash of what decides the paths (no identity): equal fingerprints mean the same software stack."""
     facts = doc.get("facts") or {}
     key = {
@@ -115,7 +116,7 @@ def fingerprint(doc: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
 
 
-def _fingerprint(doc: dict[str, Any]) -> list[str]:
+def _fingerprint(doc: CheckDocument) -> list[str]:
     facts = doc.get("facts") or {}
     torch = facts.get("torch") or {}
     build = f"HIP {torch['hip']}" if torch.get("hip") else f"CUDA {torch['cuda']}" if torch.get("cuda") else "CPU"
@@ -142,7 +143,7 @@ def _fingerprint(doc: dict[str, Any]) -> list[str]:
     return ["| | |", "| --- | --- |"] + [f"| {name} | {_cell(value)} |" for name, value in cells]
 
 
-def _findings(findings: list[dict[str, Any]]) -> list[str]:
+def _findings(findings: list[FindingDocument]) -> list[str]:
     if not findings:
         return ["### Findings", "", "None.", ""]
     out = ["### Findings", ""]
@@ -165,15 +166,15 @@ def _fix(fix: str) -> str:
     return _md(fix)
 
 
-def _paths(models: list[dict[str, Any]]) -> list[str]:
+def _paths(models: list[DecisionDocument]) -> list[str]:
     if not models:
         return []
-    out = ["### Paths per model", "", "| model | hidden | " + " | ".join(_OPS) + " | fused post+pre | verdict |"]
-    out.append("| --- " * (len(_OPS) + 4) + "|")
+    out = ["### Paths per model", "", "| model | hidden | " + " | ".join(OPS) + " | fused post+pre | verdict |"]
+    out.append("| --- " * (len(OPS) + 4) + "|")
     for m in models:
         ops = m.get("ops") or {}
         cells = [_model_label(m), str((m.get("model") or {}).get("hidden_size", "?"))]
-        cells += [str((ops.get(op) or {}).get("path", "-")) for op in _OPS]
+        cells += [_path_of(ops, op) for op in OPS]
         cells += ["yes" if m.get("fused_post_pre") else "no", str(m.get("verdict"))]
         out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return out + [""]
@@ -190,7 +191,7 @@ def _devices(devices: list[dict[str, Any]] | None) -> list[str]:
     return out + [""]
 
 
-def _footer(doc: dict[str, Any], note: str | None) -> str:
+def _footer(doc: CheckDocument, note: str | None) -> str:
     parts = [f"mhcdoctor {doc.get('mhcdoctor_version', '?')}", f"{doc.get('mode', '?')} check", str(doc.get("created"))]
     if note:
         parts.append(note)
@@ -262,7 +263,7 @@ def _package(pkg: dict[str, Any]) -> str:
     return text + (" · import fails" if pkg.get("imports") is False else "")
 
 
-def _paths_short(models: list[dict[str, Any]]) -> str:
+def _paths_short(models: list[DecisionDocument]) -> str:
     """`pre aiter, post aiter, fused tilelang, head tilelang`, per model only where models differ."""
     per_model = [(_model_label(m), _ops_short(m)) for m in models]
     if len({ops for _, ops in per_model}) == 1:
@@ -270,12 +271,17 @@ def _paths_short(models: list[dict[str, Any]]) -> str:
     return "; ".join(f"{label}: {ops}" for label, ops in per_model)
 
 
-def _ops_short(model: dict[str, Any]) -> str:
+def _ops_short(model: DecisionDocument) -> str:
     ops = model.get("ops") or {}
-    return ", ".join(f"{_OP_SHORT.get(op, op)} {(ops.get(op) or {}).get('path', '-')}" for op in _OPS if op in ops)
+    return ", ".join(f"{OP_SHORT.get(op, op)} {_path_of(ops, op)}" for op in OPS if op in ops)
 
 
-def _model_label(model: dict[str, Any]) -> str:
+def _path_of(ops: dict[str, OpDocument], op: str) -> str:
+    entry = ops.get(op)
+    return str(entry.get("path", "-")) if entry else "-"
+
+
+def _model_label(model: DecisionDocument) -> str:
     info = model.get("model") or {}
     return str(info.get("name") or f"hidden {info.get('hidden_size')}")
 

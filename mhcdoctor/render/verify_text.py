@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mhcdoctor.verify import VerifyDocument
+
 
 def _num(value: Any) -> str:
     return "-" if value is None else f"{value:.2e}"
@@ -15,7 +17,7 @@ def _tol(tol: dict[str, float] | None) -> str:
     return f"abs {tol['abs']:.2g}" if tol["abs"] else f"rel {tol['rel']:.2g}"
 
 
-def render_text(doc: dict[str, Any]) -> str:
+def render_text(doc: VerifyDocument) -> str:
     model = doc["model"]
     name = model["name"] or "custom model"
     where = ", ".join(doc["devices"]) or "no device: nothing ran"
@@ -63,7 +65,7 @@ def render_text(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _path_status(doc: dict[str, Any], key: tuple[str, str]) -> str | None:
+def _path_status(doc: VerifyDocument, key: tuple[str, str]) -> str | None:
     for p in doc["paths"]:
         if (p["path"], p["device"]) == key:
             return str(p["status"])

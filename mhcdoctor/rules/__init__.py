@@ -2,16 +2,16 @@
 
 `decide(facts, model, vllm_version=None)` picks the rule set for the vLLM release (the installed one unless
 given), runs the dispatch interpreter, evaluates the findings catalogue and sets the verdict.
-`to_document(decision)` is the one serialiser of the explain/1 document, shared by explain, check and report.
+`decision.to_explain_document()` (mhcdoctor.decision) is the explain/1 document; check embeds
+`decision.to_json_dict()` per model. `tilelang_trial_import(facts)` says, before deciding, whether the decision
+turns on importing tilelang (so explain can import it here first, then decide once).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from packaging.version import InvalidVersion
 
-from mhcdoctor.decision import OPS, Decision, Gate, OpDecision, Verdict
+from mhcdoctor.decision import EXPLAIN_SCHEMA, OPS, Decision, Finding, Gate, OpDecision, Verdict, VllmView
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.dispatch import Dispatch, dispatch, preferred_path
@@ -19,9 +19,9 @@ from mhcdoctor.rules.findings import FindingContext, evaluate
 from mhcdoctor.rules.releases import NEWEST, RULE_SETS, RuleSet, is_newer_than_known, rules_for_vllm
 from mhcdoctor.vllm_builds import build_from_version
 
-SCHEMA = "mhcdoctor.explain/1"
+SCHEMA = EXPLAIN_SCHEMA
 
-__all__ = ["RULE_SETS", "SCHEMA", "decide", "preferred_path", "rules_for_vllm", "to_document"]
+__all__ = ["RULE_SETS", "SCHEMA", "decide", "preferred_path", "rules_for_vllm", "tilelang_trial_import"]
 
 
 def decide(facts: Facts, model: ModelConfig, vllm_version: str | None = None) -> Decision:
@@ -38,8 +38,9 @@ def decide(facts: Facts, model: ModelConfig, vllm_version: str | None = None) ->
             decision.preferred = preferred_path(rule_set, facts, op, result.platform if result else None)
     verdict = _verdict(findings, rule_set, facts, result, ctx.used_ops())
     return Decision(
-        model={"name": model.name, "hidden_size": model.hidden_size, "hc_mult": model.hc_mult},
-        facts=_facts_summary(facts, version, result, findings),
+        model=model,
+        facts=facts,
+        vllm=_vllm_view(facts, version, result, findings),
         rules=rule_set.id if rule_set is not None else "vllm-before-0.20",
         rules_note=note,
         ops=ops,
@@ -47,12 +48,22 @@ def decide(facts: Facts, model: ModelConfig, vllm_version: str | None = None) ->
         findings=findings,
         verdict=verdict,
         sources=dict(facts.sources),
+        rule_set=rule_set,
     )
 
 
-def to_document(decision: Decision) -> dict[str, Any]:
-    """The explain/1 JSON document (check embeds it per model without "schema")."""
-    return {"schema": SCHEMA, **decision.to_dict()}
+def tilelang_trial_import(facts: Facts, vllm_version: str | None = None) -> bool:
+    """Whether the decision for these facts turns on importing tilelang: the release's has_tilelang() is a trial
+    import (0.23–0.27), the machine is ROCm, and tilelang is installed but its import was not tried."""
+    version = vllm_version if vllm_version is not None else facts.vllm.version
+    rule_set = _pick_rules(version, facts.vllm.present if vllm_version is None else True)[0]
+    return (
+        rule_set is not None
+        and rule_set.has_tilelang == "import"
+        and facts.platform == "rocm"
+        and facts.tilelang.present is True
+        and facts.tilelang.imports is None
+    )
 
 
 def _pick_rules(version: str | None, installed: bool | None) -> tuple[RuleSet | None, str, str | None]:
@@ -78,7 +89,7 @@ def _no_support_ops(version: str | None) -> dict[str, OpDecision]:
 
 
 def _verdict(
-    findings: list[Any], rule_set: RuleSet | None, facts: Facts, result: Dispatch | None, used: list[str]
+    findings: list[Finding], rule_set: RuleSet | None, facts: Facts, result: Dispatch | None, used: list[str]
 ) -> Verdict:
     severities = {f.severity for f in findings}
     if "fail" in severities or result is None or rule_set is None:
@@ -104,35 +115,9 @@ VLLM_CANNOT_RUN = (
 )
 
 
-def _vllm_summary(facts: Facts, version: str | None, result: Dispatch | None, findings: list[Any]) -> dict[str, Any]:
+def _vllm_view(facts: Facts, version: str | None, result: Dispatch | None, findings: list[Finding]) -> VllmView:
     """vLLM's version, its build, the platform it detects here and whether it can run a DeepSeek-V4 model at all."""
     build = facts.vllm.build if version == facts.vllm.version else build_from_version(version)[0]
     platform = result.platform if result is not None else None
     blocked = [f.id for f in findings if f.id in VLLM_CANNOT_RUN]
-    return {"version": version, "build": build, "platform": platform, "runs_here": not blocked, "blocked_by": blocked}
-
-
-def _facts_summary(
-    facts: Facts, vllm_version: str | None, result: Dispatch | None, findings: list[Any]
-) -> dict[str, Any]:
-    """The facts the rules read, in the contract's shape plus the fields that decided a gate."""
-    a, tl = facts.aiter, facts.tilelang
-    return {
-        "platform": facts.platform,
-        "arch": facts.arch,
-        "rocm_version": facts.rocm_version,
-        "aiter": {
-            "version": a.version,
-            "sqrsum_fix": a.sqrsum_fix,
-            "present": a.present,
-            "genuine": a.genuine,
-            "imports": a.imports,
-            "mhc_pre_norm_args": a.mhc_pre_norm_args,
-            "has_fused_post_pre": a.has_fused_post_pre,
-            "has_mhc_ops": a.has_mhc_ops,
-            "distribution": a.distribution,
-        },
-        "tilelang": {"version": tl.version, "present": tl.present, "imports": tl.imports},
-        "vllm": _vllm_summary(facts, vllm_version, result, findings),
-        "compilers": {"nvcc": facts.nvcc.found, "hipcc": facts.hipcc.found},
-    }
+    return VllmView(version, build, platform, not blocked, blocked)

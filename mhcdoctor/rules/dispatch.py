@@ -16,7 +16,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from mhcdoctor import aiter_releases
-from mhcdoctor.decision import Gate, OpDecision
+from mhcdoctor.decision import OPS, Gate, OpDecision
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.releases import RuleSet
@@ -392,7 +392,7 @@ def torch_has_xpu(f: Facts) -> bool | None:
 
 
 def _no_platform(gate: Gate) -> Dispatch:
-    ops = {op: OpDecision("unavailable", [gate]) for op in ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")}
+    ops = {op: OpDecision("unavailable", [gate]) for op in OPS}
     return Dispatch(ops, False, False)
 
 
@@ -406,10 +406,7 @@ def _no_model(gate: Gate, what: str, since: str) -> Dispatch:
         f"this release has no DeepSeek-V4 {what.upper()} model (it arrives in {since}): "
         "vLLM imports its CUDA model instead, whose kernels need an NVIDIA GPU",
     )
-    ops = {
-        op: OpDecision("unavailable", [gate, missing])
-        for op in ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
-    }
+    ops = {op: OpDecision("unavailable", [gate, missing]) for op in OPS}
     return Dispatch(ops, False, False)
 
 
@@ -464,7 +461,7 @@ def _xpu(rs: RuleSet, f: Facts, platform_gate: Gate) -> Dispatch:
         else "xpu/model.py runs mhc_pre and mhc_post separately",
     )
     ops = {}
-    for op in ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head"):
+    for op in OPS:
         lead = [platform_gate, fused_gate] if op == "mhc_fused_post_pre" else [platform_gate]
         if rs.xpu == "kernels":
             call = Gate("xpu", "CustomOp.forward_xpu", "forward_xpu", True, f"torch.ops._xpu_C.{_XPU_OPS[op]}")

@@ -15,7 +15,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from mhcdoctor import aiter_releases
-from mhcdoctor.decision import Finding, Severity
+from mhcdoctor.decision import Finding, Severity, severity_rank
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.dispatch import AITER_ARCHS, Dispatch, aiter_feature, aiter_version, arch_has
@@ -84,8 +84,7 @@ class FindingSpec:
 def evaluate(ctx: FindingContext) -> list[Finding]:
     """Every finding whose predicate holds, most severe first, catalogue order within a severity."""
     found = [spec.build(ctx) for spec in CATALOGUE if spec.when(ctx)]
-    rank = {"fail": 0, "warn": 1, "info": 2}
-    return sorted(found, key=lambda f: rank[f.severity])
+    return sorted(found, key=lambda f: -severity_rank(f.severity))
 
 
 # --- predicates --------------------------------------------------------------------------------------------------

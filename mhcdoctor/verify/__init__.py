@@ -3,6 +3,10 @@
 `run_verify(...)` returns the verify/1 document that `verify --json` prints, `check --verify` folds into its
 report and `report --verify` carries. Nothing here imports torch or a GPU library: each (path, device) runs in
 its own child interpreter (mhcdoctor.verify.worker) under a timeout.
+
+The verify/1 document is a TypedDict (`VerifyDocument`): check/1 carries it, and a check read back from a user's
+file holds it as JSON, so its typed form is its JSON; `run_verify` is the one place it is made. A path's entry
+(`paths`) is the runner's outcome as it is, an untyped JSON object.
 """
 
 from __future__ import annotations
@@ -15,14 +19,15 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypedDict
 
 from mhcdoctor import __version__
+from mhcdoctor.decision import OPS, ModelDocument
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.base import ProbeContext
-from mhcdoctor.verify.cases import DEFAULT_TOKENS, OPS, STRESS_TOKENS, Params
+from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params
 from mhcdoctor.verify.runner import Progress, count_gpus, run_jobs, unavailable, unavailable_outcome
 
 SCHEMA = "mhcdoctor.verify/1"
@@ -36,6 +41,47 @@ NO_GPU = "none"  # the device of the rows when torch sees no GPU and --device di
 FIRST_GPU = "cuda:0"  # --device auto
 # How a path child says it found no GPU (verify/worker.py `_device_problem`).
 _NO_GPU_REASONS = ("no GPU visible to torch", "torch does not import")
+
+
+class VerifyRow(TypedDict):
+    """One (path, op, token count, device): how it ran and how far it was from the oracle."""
+
+    path: str
+    op: str
+    tokens: int
+    hidden: int
+    hc_mult: int
+    device: str
+    status: str  # one of STATUSES
+    max_abs_err: float | None
+    max_rel_err: float | None
+    tolerance: dict[str, float] | None
+    worst_output: str | None
+    seconds: float
+    kernel_seconds: float | None
+    rows_checked: int | None
+    reason: str | None
+    outputs: list[dict[str, Any]]  # per output tensor, from the path's child (untyped JSON it wrote)
+    evidence: list[str]
+    selected: bool | None
+
+
+class VerifyDocument(TypedDict):
+    schema: str
+    mhcdoctor_version: str
+    created: str
+    model: ModelDocument
+    params: dict[str, Any]  # Params.to_dict()
+    tokens: list[int]
+    stress: bool
+    devices: list[str]
+    selected: dict[str, str] | None
+    paths: list[dict[str, Any]]  # each (path, device)'s outcome, as the runner reports it (untyped JSON)
+    results: list[VerifyRow]
+    summary: dict[str, int]
+    problems: list[str]
+    verdict: str
+    seconds: float
 
 
 def resolve_devices(device: str, ctx: ProbeContext, timeout: float) -> tuple[list[str], str | None]:
@@ -102,7 +148,7 @@ def run_verify(
     selected: dict[str, str] | Callable[[], dict[str, str] | None] | None = None,
     seed: int = 0,
     kernels: dict[str, str] | None = None,
-) -> dict[str, Any]:
+) -> VerifyDocument:
     """Verify every (path, op, token count, device); the verify/1 document.
 
     `kernels` ({op: "module:func"}, from `--kernel`) adds the path `user`: the user's own implementations, which
@@ -194,7 +240,7 @@ def _rows_of(outcome: dict[str, Any], counts: list[int]) -> list[dict[str, Any]]
     ]
 
 
-def _row(outcome: dict[str, Any], row: dict[str, Any], p: Params, selected: dict[str, str] | None) -> dict[str, Any]:
+def _row(outcome: dict[str, Any], row: dict[str, Any], p: Params, selected: dict[str, str] | None) -> VerifyRow:
     backend = outcome["path"].split(":")[-1]
     chosen = True if outcome["path"] == USER_PATH else None if selected is None else selected.get(row["op"]) == backend
     return {
@@ -219,7 +265,7 @@ def _row(outcome: dict[str, Any], row: dict[str, Any], p: Params, selected: dict
     }
 
 
-def _verdict(results: list[dict[str, Any]], selected: dict[str, str] | None) -> tuple[str, list[str]]:
+def _verdict(results: list[VerifyRow], selected: dict[str, str] | None) -> tuple[str, list[str]]:
     problems = []
     verdict = "ok"
     for r in results:

@@ -13,9 +13,9 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from mhcdoctor.decision import OPS as OPS  # the cases cover the four ops (tests read cases.OPS)
 from mhcdoctor.models import ModelConfig
 
-OPS: tuple[str, ...] = ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
 DEFAULT_TOKENS: tuple[int, ...] = (1, 7, 80)  # 80 > 64 + 16: crosses the 16-row boundary of aiter's race
 STRESS_TOKENS: tuple[int, ...] = (4096, 16384)
 HC_POST_MULT_VALUE = 2.0  # vLLM's model hard-codes it (self.hc_post_alpha = 2.0)

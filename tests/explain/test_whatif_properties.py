@@ -14,7 +14,7 @@ from mhcdoctor.cli import main
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig, ModelError, resolve
-from mhcdoctor.rules import decide, to_document
+from mhcdoctor.rules import decide
 from mhcdoctor.whatif import WhatIf, build_facts
 
 VALIDATOR = jsonschema.Draft202012Validator(
@@ -43,7 +43,7 @@ def test_what_ifs_give_a_valid_decision_or_an_input_error(whatif, hidden, hc_mul
     except InputError as exc:
         assert str(exc) and "\n" not in str(exc)
         return
-    document = to_document(decide(facts, ModelConfig(None, hidden, hc_mult)))
+    document = decide(facts, ModelConfig(None, hidden, hc_mult)).to_explain_document()
     VALIDATOR.validate(document)
     assert set(document["ops"]) == {"mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head"}
 

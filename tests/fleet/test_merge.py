@@ -37,7 +37,7 @@ def machine_report(tmp_path: Path, name: str, aiter: str = "0.1.14", kernel: str
     fakes.kfd(base / "root", [0, MI300X, MI300X])
     fakes.rocm(base / "root")
     ctx = fakes.context(base, site=site, root=base / "root", fast=True)
-    return build_check(ctx, [BUILTIN_MODELS["deepseek-v4-pro"]])
+    return dict(build_check(ctx, [BUILTIN_MODELS["deepseek-v4-pro"]]))  # as a node sends it: JSON
 
 
 @pytest.fixture(scope="module")

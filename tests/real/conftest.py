@@ -51,10 +51,10 @@ def install(spec: str, *pip_options: str) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (folder / ".complete").is_file():
             return folder
-        return _install(spec, folder)
+        return _install(spec, folder, pip_options)
 
 
-def _install(spec: str, folder: Path) -> Path:
+def _install(spec: str, folder: Path, pip_options: tuple[str, ...]) -> Path:
     staging = Path(tempfile.mkdtemp(prefix=".installing-", dir=folder.parent))
     command = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-input", "--disable-pip-version-check"]
     try:

@@ -10,7 +10,7 @@ import pytest
 
 from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
 from mhcdoctor.render.docs_pages import SCENARIOS, scenario_facts, stale_pages
-from mhcdoctor.rules import RULE_SETS, decide, to_document
+from mhcdoctor.rules import RULE_SETS, decide
 from mhcdoctor.rules.dispatch import dispatch
 from mhcdoctor.rules.findings import CATALOGUE, IDS, FindingContext
 
@@ -61,7 +61,7 @@ def test_every_rule_set_cites_its_sources(rule_set):
 def test_explain_documents_match_the_schema(validator, rule_set, label, platform, arch, aiter, tilelang, build):
     for model in BUILTIN_MODELS.values():
         facts = scenario_facts(platform, arch, aiter, tilelang)
-        document = to_document(decide(facts, model, rule_set.first + build))
+        document = decide(facts, model, rule_set.first + build).to_explain_document()
         validator.validate(document)
 
 

@@ -59,7 +59,7 @@ def test_an_intel_gpu_with_a_cpu_build_of_torch_is_no_xpu_platform():
     facts = xpu_machine()
     facts.torch = TorchFacts(present=True, version="2.13.0+cpu", build="cpu")  # torch/version.py: no cuda, hip, xpu
     decision = decide(facts, PRO, "0.34.0")
-    assert decision.facts["vllm"]["platform"] == "unspecified"
+    assert decision.vllm.platform == "unspecified"
     assert "torch-build-mismatch" in {f.id for f in decision.findings}
 
 
@@ -87,12 +87,12 @@ def test_cpu_findings_say_why_it_cannot_run():
 def test_a_cpu_build_on_an_nvidia_machine_runs_on_cpu():
     decision = decide(Facts(platform="cuda", arch="sm_90"), PRO, "0.34.0+cpu")
     assert paths(decision) == "cpu cpu cpu cpu"
-    assert decision.facts["vllm"]["platform"] == "cpu"
+    assert decision.vllm.platform == "cpu"
 
 
 def test_a_cpu_build_on_an_amd_machine_activates_two_plugins():
     decision = decide(Facts(platform="rocm", arch="gfx942"), PRO, "0.34.0+cpu")
-    assert decision.facts["vllm"]["platform"] == "conflict"
+    assert decision.vllm.platform == "conflict"
     assert "vllm-platform-conflict" in {f.id for f in decision.findings} and decision.verdict == "fail"
 
 
@@ -101,7 +101,7 @@ def test_a_cuda_build_on_rocm_is_a_build_mismatch():
     facts.vllm = VllmFacts(present=True, version="0.34.0", build="cuda", build_evidence="vllm_flash_attn")
     decision = decide(facts, PRO)
     assert "vllm-build-mismatch" in {f.id for f in decision.findings}
-    assert decision.facts["vllm"]["runs_here"] is False
+    assert decision.vllm.runs_here is False
 
 
 def selfcheck_ctx(facts: Facts, release: str) -> FindingContext:

@@ -4,6 +4,7 @@ that are also the doctor's own words. Each asserts on what a user would share (t
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from triage_docs import rocm_report, variant
@@ -16,7 +17,7 @@ AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY0123"  # 44 characters
 
 
 def _shared(doc: dict, *, identities: bool = True) -> str:
-    out, _ = redact(doc, Identity(), identities=identities)
+    out: Any = redact(doc, Identity(), identities=identities)[0]  # a check/1 document, as JSON
     return json.dumps(out) + render_markdown(out)
 
 
@@ -32,7 +33,7 @@ def test_a_secret_split_by_the_display_cut_ships_in_no_part(monkeypatch: pytest.
         for line in ("x" * edge + AWS_SECRET + "y" * 300, "y" * 300 + AWS_SECRET + "x" * edge):
             probe = ProbeResult("aiter.import", "error", evidence=["stderr: " + line]).to_dict()
             doc = variant(rocm_report(), **{"probes.0": probe})
-            out, _ = redact(doc, Identity.of_this_machine())
+            out: Any = redact(doc, Identity.of_this_machine())[0]
             text = json.dumps(out) + render_markdown(out)
             assert not any(AWS_SECRET[i : i + 8] in text for i in range(len(AWS_SECRET) - 8)), edge
             assert len(out["probes"][0]["evidence"][0]) <= DISPLAY_CHARS + 1
