@@ -49,14 +49,17 @@ def main() -> int:
         stress = [run_once([*base, "--stress"], cache) for _ in range(opts.warm)]
     for name, runs in (("default, cold", cold), ("default, warm", warm), ("--stress, warm", stress)):
         times = [s for s, _ in runs]
+        if not times:  # e.g. --cold 0
+            continue
         codes = sorted({c for _, c in runs})
         rows.append((name, statistics.median(times), min(times), max(times), codes))
     print(f"verify benchmark, {opts.model} ({len(cold)} cold, {opts.warm} warm runs each)")
     print(f"{'run':<18}{'median s':>10}{'min s':>8}{'max s':>8}  exit codes")
     for name, med, lo, hi, codes in rows:
         print(f"{name:<18}{med:>10.2f}{lo:>8.2f}{hi:>8.2f}  {codes}")
-    added = rows[2][1] - rows[1][1]
-    print(f"--stress adds {added:.2f} s (median warm)")
+    medians = {name: med for name, med, *_ in rows}
+    if "--stress, warm" in medians and "default, warm" in medians:
+        print(f"--stress adds {medians['--stress, warm'] - medians['default, warm']:.2f} s (median warm)")
     print("warm default, per path (median): child seconds, of which imports + GPU init + kernel loading")
     for path in sorted({p["path"] for d in docs for p in d["paths"] if p["status"] == "ran"}):
         ran = [p for d in docs for p in d["paths"] if p["path"] == path and p["status"] == "ran"]
