@@ -66,6 +66,7 @@ class Gate:
             "observed": self.observed,
             "passed": self.passed,
             "text": self.text,
+            "kind": self.kind,
         }
 
 
@@ -175,6 +176,7 @@ class GateDocument(TypedDict):
     observed: JsonValue
     passed: bool
     text: str
+    kind: GateKind | None
 
 
 class OpDocument(TypedDict):
