@@ -11,9 +11,14 @@ tests that wait on timeouts or import torch in children, so that none of them is
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from typing import Any
 
 import pytest
+
+_MADE_CACHE: list[str] = []
 
 SHARED_FIXTURE_MODULES = (
     "tests/fleet/test_ray_fleet.py",  # local_fleet (session, tests/fleet/conftest.py) and fleet_run
@@ -35,6 +40,19 @@ START_FIRST = (
 
 def _rank(nodeid: str) -> int:
     return next((i for i, prefix in enumerate(START_FIRST) if nodeid.startswith(prefix)), len(START_FIRST))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The children the tests start keep their bytecode (mhcdoctor.bytecode) in one folder for the whole run, shared
+    by the xdist workers (they inherit it) and removed at the end, not in the tester's home."""
+    if "MHCDOCTOR_CACHE_DIR" not in os.environ:
+        os.environ["MHCDOCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="mhcdoctor-test-cache-")
+        _MADE_CACHE.append(os.environ["MHCDOCTOR_CACHE_DIR"])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for folder in _MADE_CACHE:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

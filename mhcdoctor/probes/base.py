@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from mhcdoctor import childproc
+from mhcdoctor import bytecode, childproc
 from mhcdoctor.childproc import EVIDENCE_CHARS, cut_evidence, signal_name
 from mhcdoctor.text import visible, visible_strings
 
@@ -83,6 +83,14 @@ class ProbeContext:
             if candidate.is_file() and os.access(candidate, os.X_OK):
                 return str(candidate)
         return None
+
+    def child_env(self) -> dict[str, str]:
+        """The environment of a Python child started with this context: its search path on PYTHONPATH, the Python
+        stack printed on a segfault (evidence), and bytecode kept in mhcdoctor's own cache (mhcdoctor.bytecode)."""
+        env = bytecode.child_env(self.env)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in self.search_path if p)
+        env["PYTHONFAULTHANDLER"] = "1"
+        return env
 
 
 @contextmanager
@@ -152,11 +160,7 @@ def run_child(code: str, ctx: ProbeContext, timeout: float | None = None, label:
     library that forks helpers (aiter runs rocminfo) can neither keep the doctor waiting nor outlive it.
     """
     limit = ctx.timeout if timeout is None else timeout
-    env = dict(ctx.env)
-    paths = [p for p in ctx.search_path if p]
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-    env["PYTHONFAULTHANDLER"] = "1"  # a segfault prints the Python stack: evidence
+    env = ctx.child_env()
     with childproc.temp_dir() as tmp:
         out_file = tmp / "result.json"
         done = childproc.run([ctx.python, "-c", _PREAMBLE + code, str(out_file)], env, limit, folder=tmp)

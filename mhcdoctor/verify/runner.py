@@ -8,7 +8,6 @@ in flight gets `timeout` or `error`, the cases never reached get `skip` with the
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -115,9 +114,7 @@ def _start(job: Job, params: Params, ctx: ProbeContext, cwd: str, seed: int, tas
         "seed": seed,
         "spawned_at": time.time(),  # the child reports how long its imports and compiles took
     }
-    env = dict(ctx.env)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in ctx.search_path if p)
-    env["PYTHONFAULTHANDLER"] = "1"  # a segfault prints the Python stack: evidence
+    env = ctx.child_env()
     job.events_file.touch()
     job.started = time.perf_counter()
     argv = [ctx.python, "-m", "mhcdoctor.verify.worker", str(job.events_file), json.dumps(request)]
