@@ -1,5 +1,5 @@
-"""bench/1 document → a PNG: achieved bandwidth against tokens, one panel per op, one line per path, the peak as
-a dashed line. matplotlib is an optional extra (`pip install 'mhcdoctor[plot]'`)."""
+"""bench/1 document → a PNG: achieved bandwidth against tokens (both axes logarithmic), one panel per op, one line
+per path in the same colour in every panel, the peak as a dashed line. matplotlib is an optional extra (`pip install 'mhcdoctor[plot]'`)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ def plot(doc: dict[str, Any], filename: str) -> dict[str, Any]:
     timed = [r for r in doc["results"] if r["tb_per_s"] is not None]
     ops = [op for op in OPS if any(r["op"] == op for r in timed)] or ["nothing timed"]
     paths = list(dict.fromkeys(r["path"] for r in timed))
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    colors = {path: cycle[i % len(cycle)] for i, path in enumerate(paths)}  # one colour per path in every panel
     peak = doc["peak"]["tb_per_s"]
     cols = min(2, len(ops))
     rows = -(-len(ops) // cols)
@@ -40,10 +42,11 @@ def plot(doc: dict[str, Any], filename: str) -> dict[str, Any]:
         for path in paths:
             points = sorted((r["tokens"], r["tb_per_s"]) for r in timed if r["op"] == op and r["path"] == path)
             if points:
-                ax.plot([t for t, _ in points], [b for _, b in points], marker="o", label=path)
+                ax.plot([t for t, _ in points], [b for _, b in points], marker="o", label=path, color=colors[path])
         if peak:
             ax.axhline(peak, linestyle="--", color="black", label=f"peak {peak:.3g} TB/s ({doc['peak']['how']})")
         ax.set_xscale("log", base=2)
+        ax.set_yscale("log")  # decode sizes reach thousandths of a TB/s, prefill most of the peak
         ax.set_title(op)
         ax.set_xlabel("tokens")
         ax.grid(True, which="both", alpha=0.3)

@@ -4,6 +4,7 @@ matplotlib."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,6 +39,27 @@ def test_the_png_has_a_line_per_path_and_the_peak_in_each_panel(tmp_path: Path) 
         "mhc_pre": ["tilelang", "torch", "peak 4.8 TB/s (table)"],
         "mhc_post": ["tilelang", "torch", "peak 4.8 TB/s (table)"],
     }
+
+
+def test_a_path_keeps_its_colour_in_every_panel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from matplotlib.axes import Axes
+
+    drawn: list[tuple[str, str, str]] = []
+    plain = Axes.plot
+
+    def recording(ax: Axes, *args: Any, **kwargs: Any) -> Any:
+        drawn.append((ax.get_title(), str(kwargs.get("label")), str(kwargs.get("color"))))
+        return plain(ax, *args, **kwargs)
+
+    monkeypatch.setattr(Axes, "plot", recording)
+    only_torch_in_pre = doc()
+    only_torch_in_pre["results"] = [
+        r for r in only_torch_in_pre["results"] if not (r["op"] == "mhc_pre" and r["path"] == "tilelang")
+    ]
+    plot_module.plot(only_torch_in_pre, str(tmp_path / "bw.png"))
+    torch_colours = {colour for _, label, colour in drawn if label == "torch"}
+    assert len(drawn) == 3 and len(torch_colours) == 1
+    assert torch_colours != {colour for _, label, colour in drawn if label == "tilelang"}
 
 
 def test_without_matplotlib_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
