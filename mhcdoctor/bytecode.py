@@ -3,11 +3,13 @@
 Each probe and verify child is a fresh interpreter that imports torch (over 2,000 modules) and perhaps tilelang,
 triton or vLLM. Container images often ship those packages without `.pyc` files and set PYTHONDONTWRITEBYTECODE=1
 (the H200 machine's image does both), so every child compiled all of torch from source: `import torch` took 3.4 s
-there, more than half of a warm `verify`. Children now get PYTHONPYCACHEPREFIX (Python 3.8+): Python reads and
-writes the bytecode of every module in a mirror tree under that folder, and not beside the sources, so the probed
-site-packages stays as PYTHONDONTWRITEBYTECODE meant to keep it, while the second run finds the compiled modules.
-Python checks each cached file against its source's size and modification time, so an upgraded package is
-recompiled, never run stale.
+there instead of 1.25 s, more than half of a warm `verify`. Where the torch the children will import has no
+bytecode beside its source, children get PYTHONPYCACHEPREFIX (Python 3.8+): Python then reads and writes the
+bytecode of every module in a mirror tree under that folder, not beside the sources, so the probed site-packages
+stays as it was, while the next child finds the compiled modules. Python checks each cached file against its
+source's size and modification time, so an upgraded package is recompiled, never run stale. Where torch has its
+bytecode (a pip install compiles it), the prefix would only duplicate it, and children run as before: bytecode
+read where it is, none written.
 
 The folder is `$MHCDOCTOR_CACHE_DIR/pycache`, else `$XDG_CACHE_HOME/mhcdoctor/pycache`, else
 `~/.cache/mhcdoctor/pycache`. Code from it is executed, so it is used only if it is a real folder (not a link)
@@ -22,7 +24,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from importlib.machinery import PathFinder
 from pathlib import Path
 
 CACHE_DIR_VARIABLE = "MHCDOCTOR_CACHE_DIR"
@@ -57,14 +60,30 @@ def usable_folder(folder: Path) -> str | None:
     return None
 
 
-def child_env(env: Mapping[str, str]) -> dict[str, str]:
-    """`env` with the bytecode settings of a Python child: the cache of mhcdoctor's own where it can be used, else
-    no bytecode written (PYTHONDONTWRITEBYTECODE=1) so that nothing lands in the probed install."""
+def bytecode_missing(search_path: Sequence[str]) -> bool:
+    """Whether the torch found on `search_path` has no bytecode beside its source (no `__pycache__/__init__.*.pyc`
+    for any interpreter). Looked up on disk, never imported; False where there is no torch to import."""
+    spec = PathFinder.find_spec("torch", [p for p in search_path if p])
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return False
+    source = Path(spec.origin)
+    return not any((source.parent / "__pycache__").glob(f"{source.stem}.*.pyc"))
+
+
+def child_env(env: Mapping[str, str], search_path: Sequence[str]) -> dict[str, str]:
+    """`env` with the bytecode settings of a Python child that looks for packages on `search_path`: the cache of
+    mhcdoctor's own where torch there has no bytecode and the cache can be used, else no bytecode written
+    (PYTHONDONTWRITEBYTECODE=1), so that nothing lands in the probed install."""
     out = dict(env)
     if out.get("PYTHONPYCACHEPREFIX"):  # the user's own cache: their PYTHONDONTWRITEBYTECODE says whether to write
         return out
     folder = cache_folder(out)
-    if out.get(SWITCH_VARIABLE, "").strip().lower() in _OFF or folder is None or usable_folder(folder) is not None:
+    if (
+        out.get(SWITCH_VARIABLE, "").strip().lower() in _OFF
+        or folder is None
+        or not bytecode_missing(search_path)
+        or usable_folder(folder) is not None
+    ):
         out["PYTHONDONTWRITEBYTECODE"] = "1"
         return out
     out["PYTHONPYCACHEPREFIX"] = str(folder)

@@ -1,5 +1,6 @@
 """bench/1 document → a PNG: achieved bandwidth against tokens (both axes logarithmic), one panel per op, one line
-per path in the same colour in every panel, the peak as a dashed line. matplotlib is an optional extra (`pip install 'mhcdoctor[plot]'`)."""
+per path in the same colour in every panel, the peak as a dashed line. matplotlib is an optional extra
+(`pip install 'mhcdoctor[plot]'`)."""
 
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ class ProbeContext:
     def child_env(self) -> dict[str, str]:
         """The environment of a Python child started with this context: its search path on PYTHONPATH, the Python
         stack printed on a segfault (evidence), and bytecode kept in mhcdoctor's own cache (mhcdoctor.bytecode)."""
-        env = bytecode.child_env(self.env)
+        env = bytecode.child_env(self.env, self.search_path)
         env["PYTHONPATH"] = os.pathsep.join(p for p in self.search_path if p)
         env["PYTHONFAULTHANDLER"] = "1"
         return env
