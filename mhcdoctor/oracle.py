@@ -17,12 +17,18 @@ F64 = np.float64
 
 
 def round_bf16(a: np.ndarray) -> np.ndarray:
-    """Round to the nearest bf16 (ties to even), returned as float64: float32 bits with the low 16 rounded away."""
-    bits = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
-    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    out = rounded.astype(np.uint32).view(np.float32).astype(F64)
-    rounded_or_special: np.ndarray = np.where(np.isfinite(a), out, np.asarray(a, dtype=F64))
-    return rounded_or_special
+    """Round to the nearest bf16 (ties to even), returned as float64: float32 bits with the low 16 rounded away.
+
+    In uint32: a finite float32's bits plus 0x8000 at most stay below 2**32 (0xFF7FFFFF + 0x8000), and the rest
+    (inf, NaN) are put back as they were."""
+    a32 = np.asarray(a, dtype=np.float32)
+    bits = a32.view(np.uint32)
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    out: np.ndarray = rounded.view(np.float32).astype(F64)
+    finite = np.isfinite(a32)
+    if not finite.all():
+        out = np.where(finite, out, a32.astype(F64))
+    return out
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
