@@ -71,3 +71,15 @@ def test_the_folded_rms_norm_matches_the_oracle_and_changes_only_layer_input(op:
     nonzero = plain[-1].float().abs().amax(dim=-1) > 0  # the inputs plant an all-zero token row
     assert torch.allclose(rms[nonzero], torch.ones_like(rms[nonzero]), rtol=2e-2), "each row comes out normalised"
     assert torch.equal(normed[-1][~nonzero], plain[-1][~nonzero]), "a zero row stays zero"
+
+
+def test_bf16_rounding_matches_torch_everywhere_including_overflow_and_specials() -> None:
+    rng = np.random.default_rng(3)
+    values = np.concatenate(
+        [
+            rng.standard_normal(20000).astype(np.float32) * np.float32(2.0) ** rng.integers(-30, 30, 20000),
+            np.array([3.3895314e38, -3.3895314e38, 1e-45, -0.0, np.inf, -np.inf, np.nan], dtype=np.float32),
+        ]
+    )
+    expected = torch.from_numpy(values).to(torch.bfloat16).double().numpy()
+    assert np.array_equal(oracle.round_bf16(values), expected, equal_nan=True)
