@@ -93,7 +93,7 @@ class Bundle:
 
 
 def build_files(
-    document: Mapping[str, object], markdown: str, redactions: dict[str, Any], limit: int = DEFAULT_LIMIT
+    document: Mapping[str, object], markdown: str, redactions: Mapping[str, object], limit: int = DEFAULT_LIMIT
 ) -> dict[str, bytes]:
     """Every file of the bundle, manifest.json included, within `limit` bytes (before compression).
 

@@ -6,8 +6,8 @@ what support replays are the same data.
 The check/1 document is a TypedDict (`CheckDocument`), not a dataclass: it is read back from users' files
 (`explain --from`, `diff`, `merge`), redacted as JSON, and rendered in that form, so its typed form is its JSON.
 `build_check` is the one place it is made. Its `facts` and `probes` parts are the facts' and probes' own
-`to_dict()` output, typed `JsonObject`: untyped JSON, since a document read back from a user's file holds
-whatever they saved there (reportfile validates the facts with Facts.from_dict, and the views read them with .get).
+`to_dict()` output (FactsDocument, ProbeDocument); a document read back from a user's file is checked and
+normalised to the same types by reportfile, so the views read them as typed.
 """
 
 from __future__ import annotations
@@ -22,13 +22,14 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from mhcdoctor import __version__
 from mhcdoctor.decision import DecisionDocument, FindingDocument, severity_rank, worst_verdict
+from mhcdoctor.facts import FactsDocument
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes, vllm_selfcheck
-from mhcdoctor.probes.base import ProbeContext, guarded
+from mhcdoctor.probes.base import ProbeContext, ProbeDocument, guarded
 from mhcdoctor.redact import relevant_env
 from mhcdoctor.rules import decide
 
@@ -36,9 +37,6 @@ SCHEMA = "mhcdoctor.check/1"
 
 if TYPE_CHECKING:
     from mhcdoctor.verify import VerifyDocument
-
-# A JSON object whose members this module does not type: a user's saved report may hold anything there.
-JsonObject = dict[str, Any]
 
 
 class CheckDocument(TypedDict):
@@ -49,8 +47,8 @@ class CheckDocument(TypedDict):
     seconds: float
     host: dict[str, str]
     env: dict[str, str]
-    facts: JsonObject  # Facts.to_dict()
-    probes: list[JsonObject]  # ProbeResult.to_dict() each
+    facts: FactsDocument  # Facts.to_dict()
+    probes: list[ProbeDocument]  # ProbeResult.to_dict() each
     models: list[DecisionDocument]  # Decision.to_json_dict() per model
     findings: list[FindingDocument]
     verdict: str

@@ -9,9 +9,11 @@ Things that differ between any two runs (creation time, timings, the host's name
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from mhcdoctor.checkreport import CheckDocument
 from mhcdoctor.decision import SEVERITY_RANK
 
 SCHEMA = "mhcdoctor.diff/1"
@@ -63,7 +65,7 @@ class Difference:
         return asdict(self)
 
 
-def diff_reports(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
+def diff_reports(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
     """Every difference between two check/1 documents, most important first."""
     found: list[Difference] = []
     found += _compare("verdict", [("verdict", a.get("verdict"), b.get("verdict"))])
@@ -77,7 +79,7 @@ def diff_reports(a: dict[str, Any], b: dict[str, Any]) -> list[Difference]:
     return found
 
 
-def notes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+def notes(a: CheckDocument, b: CheckDocument) -> list[str]:
     """What makes two reports less comparable without being a difference of the machines."""
     out = []
     if a.get("mode") != b.get("mode"):
@@ -92,7 +94,7 @@ def notes(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
 
 
 def to_document(
-    differences: list[Difference], a: dict[str, Any], b: dict[str, Any], labels: tuple[str, str]
+    differences: list[Difference], a: CheckDocument, b: CheckDocument, labels: tuple[str, str]
 ) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
@@ -108,12 +110,12 @@ def _compare(section: str, pairs: list[tuple[str, Any, Any]]) -> list[Difference
     return [Difference(section, key, a, b) for key, a, b in pairs if a != b]
 
 
-def _model_key(doc: dict[str, Any]) -> str:
+def _model_key(doc: Mapping[str, Any]) -> str:
     model = doc.get("model") or {}
     return model.get("name") or f"hidden {model.get('hidden_size')}, hc_mult {model.get('hc_mult')}"
 
 
-def _model_pairs(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+def _model_pairs(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
     """Per model: its verdict, each op's path, whether it runs the fused post+pre op, and the rule set."""
     models_a = {_model_key(m): m for m in a.get("models") or [] if isinstance(m, dict)}
     models_b = {_model_key(m): m for m in b.get("models") or [] if isinstance(m, dict)}
@@ -136,7 +138,7 @@ def _path(op: Any) -> Any:
     return op.get("path") if isinstance(op, dict) else None
 
 
-def _finding_pairs(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+def _finding_pairs(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
     """Each finding id raised by either report: its severity on each side (None: not raised)."""
     sev_a = {str(f.get("id")): f.get("severity") for f in a.get("findings") or [] if isinstance(f, dict)}
     sev_b = {str(f.get("id")): f.get("severity") for f in b.get("findings") or [] if isinstance(f, dict)}
@@ -161,7 +163,7 @@ def _verify_pairs(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
     return pairs + _keyed_pairs(_verify_status(a), _verify_status(b))
 
 
-def _verify_status(doc: dict[str, Any]) -> dict[str, Any]:
+def _verify_status(doc: Mapping[str, Any]) -> dict[str, Any]:
     statuses: dict[str, Any] = {}
     for r in doc.get("results") or []:
         if isinstance(r, dict):
@@ -170,7 +172,7 @@ def _verify_status(doc: dict[str, Any]) -> dict[str, Any]:
     return statuses
 
 
-def _fact_pairs(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+def _fact_pairs(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
     flat_a, flat_b = _flatten(a), _flatten(b)
     keys = set(flat_a) | set(flat_b)
     rank = {key: i for i, key in enumerate(FACT_ORDER)}
@@ -178,7 +180,7 @@ def _fact_pairs(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, An
     return [(k, flat_a.get(k), flat_b.get(k)) for k in ordered]
 
 
-def _flatten(facts: dict[str, Any]) -> dict[str, Any]:
+def _flatten(facts: Mapping[str, Any]) -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for key, value in facts.items():
         if key in _IGNORED_FACTS or key == "devices":
@@ -190,7 +192,7 @@ def _flatten(facts: dict[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def _device_pairs(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+def _device_pairs(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
     """Device by device (by index): the count first, then each device's vendor, arch, name, driver, memory."""
     devs_a = {d.get("index"): d for d in a.get("devices") or [] if isinstance(d, dict)}
     devs_b = {d.get("index"): d for d in b.get("devices") or [] if isinstance(d, dict)}
@@ -215,7 +217,7 @@ def _device_label(device: dict[str, Any] | None) -> str | None:
     return " ".join(str(device.get(k)) for k in ("arch", "name") if device.get(k)) or "present"
 
 
-def _probe_status(doc: dict[str, Any]) -> dict[str, Any]:
+def _probe_status(doc: Mapping[str, Any]) -> dict[str, Any]:
     return {str(p.get("name")): p.get("status") for p in doc.get("probes") or [] if isinstance(p, dict)}
 
 
@@ -223,7 +225,7 @@ def _keyed_pairs(a: dict[Any, Any], b: dict[Any, Any]) -> list[tuple[str, Any, A
     return [(str(k), a.get(k), b.get(k)) for k in sorted(set(a) | set(b), key=str)]
 
 
-def _about(doc: dict[str, Any], label: str) -> dict[str, Any]:
+def _about(doc: Mapping[str, Any], label: str) -> dict[str, Any]:
     host = doc.get("host")
     host = host if isinstance(host, dict) else {}
     return {

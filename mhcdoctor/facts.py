@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, TypeVar
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -162,11 +162,14 @@ class Facts:
     vllm_pins: dict[str, str] | None = None
     sources: dict[str, str] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    def to_dict(self) -> FactsDocument:
+        """The facts as JSON (check/1's `facts` part): every field, in declaration order. FactsDocument mirrors
+        these dataclasses field for field (tests/test_facts.py holds them together)."""
+        document: FactsDocument = _as_json(self)
+        return document
 
     @classmethod
-    def from_dict(cls, data: Any) -> Facts:
+    def from_dict(cls, data: object) -> Facts:
         """Rebuild facts from `to_dict()` output; raises FactsError with one readable line when malformed."""
         if not isinstance(data, dict):
             raise FactsError("facts must be a JSON object")
@@ -200,6 +203,126 @@ class Facts:
             raise KeyError(dotted)
         setattr(target, leaf, value)
         self.sources[dotted] = source
+
+
+# The JSON form of the facts (Facts.to_dict(), check/1's `facts` part), one TypedDict per dataclass above, with the
+# same fields in the same order. A report read back is checked with Facts.from_dict and normalised by
+# normalise_facts, so a FactsDocument always has every member.
+
+
+class DeviceDocument(TypedDict):
+    index: int
+    vendor: Literal["amd", "nvidia", "intel"]
+    arch: str | None
+    name: str | None
+    memory_bytes: int | None
+    driver: str | None
+    source: str
+
+
+class PackageDocument(TypedDict):
+    present: bool | None
+    version: str | None
+    imports: bool | None
+    import_error: str | None
+    location: str | None
+
+
+class AiterDocument(PackageDocument):
+    genuine: bool | None
+    distribution: str | None
+    sqrsum_fix: FixState
+    sqrsum_fix_evidence: str | None
+    has_mhc_ops: bool | None
+    mhc_pre_norm_args: bool | None
+    has_fused_post_pre: bool | None
+    module_mhc_so: str | None
+
+
+class TorchDocument(PackageDocument):
+    cuda: str | None
+    hip: str | None
+    xpu: str | None
+    build: TorchBuild | None
+    gpus_visible: int | None
+
+
+class VllmSelfCheckDocument(TypedDict):
+    platform: str | None
+    forward: str | None
+    has_tilelang: bool | None
+    has_tilelang_mhc: bool | None
+    has_aiter_mhc: bool | None
+    aiter_fused: bool | None
+    aiter_pre_norm: bool | None
+    fused: dict[str, str] | None
+    model_module: str | None
+    error: str | None
+
+
+class VllmDocument(PackageDocument):
+    build: str | None
+    build_evidence: str | None
+    selfcheck: VllmSelfCheckDocument | None
+
+
+class CompilerDocument(TypedDict):
+    found: bool | None
+    path: str | None
+    version: str | None
+
+
+class FactsDocument(TypedDict):
+    platform: Platform
+    arch: str | None
+    devices: list[DeviceDocument] | None
+    rocm_version: str | None
+    cuda_driver_version: str | None
+    nvidia_driver: str | None
+    torch: TorchDocument
+    nvcc: CompilerDocument
+    hipcc: CompilerDocument
+    aiter: AiterDocument
+    tilelang: PackageDocument
+    triton: PackageDocument
+    vllm: VllmDocument
+    xpu_kernels: PackageDocument
+    vllm_pins: dict[str, str] | None
+    sources: dict[str, str]
+
+
+# Each dataclass and its JSON form, for the test that holds them together.
+DOCUMENTS: Mapping[str, type] = {
+    "Facts": FactsDocument,
+    "Device": DeviceDocument,
+    "PackageFacts": PackageDocument,
+    "AiterFacts": AiterDocument,
+    "TorchFacts": TorchDocument,
+    "VllmSelfCheck": VllmSelfCheckDocument,
+    "VllmFacts": VllmDocument,
+    "CompilerFacts": CompilerDocument,
+}
+
+
+# The source of a fact that a saved report did not hold (an older mhcdoctor never recorded it): normalise_facts
+# fills the member with its unknown value and says so here, so `explain --from` can still tell.
+NOT_IN_REPORT = "unknown: not in report"
+
+
+def normalise_facts(data: object) -> FactsDocument:
+    """A facts document read from a user's file, checked (FactsError when malformed) and written back in full:
+    every member present, unknown ones left out, so that code after this boundary can trust FactsDocument. A
+    top-level member the file lacked gets the source NOT_IN_REPORT."""
+    facts = Facts.from_dict(data)
+    recorded = data if isinstance(data, dict) else {}
+    for f in dataclasses.fields(Facts):
+        if f.name != "sources" and f.name not in recorded:
+            facts.sources[f.name] = NOT_IN_REPORT
+    return facts.to_dict()
+
+
+def _as_json(obj: DataclassInstance) -> Any:  # dataclasses.asdict: the TypedDict of `obj`'s class (DOCUMENTS)
+    return dataclasses.asdict(obj)
 
 
 def rules_view(facts: Facts, vllm: Mapping[str, JsonValue]) -> dict[str, JsonValue]:

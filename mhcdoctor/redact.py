@@ -29,7 +29,7 @@ import secrets as _secrets
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, TypeVar
 
 MASK = "[masked]"
 
@@ -261,7 +261,7 @@ class Redactions:
         self.counts[kind] = self.counts.get(kind, 0) + 1
         self.replacements.setdefault(kind, replacement)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> RedactionsDocument:
         return {
             "schema": "mhcdoctor.redactions/1",
             "redacted": True,
@@ -282,7 +282,7 @@ class Redactions:
         return "redacted: " + "; ".join(parts)
 
 
-def not_redacted() -> dict[str, Any]:
+def not_redacted() -> RedactionsDocument:
     """The redactions.json of a bundle made with --no-redact."""
     return {"schema": "mhcdoctor.redactions/1", "redacted": False, "rules": [], "env": None, "replaced": []}
 
@@ -304,9 +304,32 @@ def describe_rules() -> list[str]:
     ]
 
 
+# A document redact() takes and gives back in the same type: a CheckDocument in, a CheckDocument out.
+_Doc = TypeVar("_Doc", bound=Mapping[str, object])
+_T = TypeVar("_T")
+
+
+class EnvRedactionsDocument(TypedDict):
+    kept: int
+    dropped: int
+    masked: list[str]
+
+
+# redactions.json of a bundle (mhcdoctor.redactions/1); "with" is a Python keyword, hence the functional form.
+ReplacementDocument = TypedDict("ReplacementDocument", {"kind": str, "with": str, "strings": int})
+
+
+class RedactionsDocument(TypedDict):
+    schema: str
+    redacted: bool
+    rules: list[str]
+    env: EnvRedactionsDocument | None
+    replaced: list[ReplacementDocument]
+
+
 def redact(
-    document: Mapping[str, Any], identity: Identity, *, identities: bool = True, salt: bytes | None = None
-) -> tuple[dict[str, Any], Redactions]:
+    document: _Doc, identity: Identity, *, identities: bool = True, salt: bytes | None = None
+) -> tuple[_Doc, Redactions]:
     """A redacted copy of a check/1 document and the record of what changed.
 
     The document's own host names and secret-looking env values are added to `identity`, so a report saved
@@ -329,21 +352,30 @@ def redact(
             value = host.get(key)
             if isinstance(value, str) and value and value != "unknown":
                 out["host"][key] = pseudonym(kind, value.split(".")[0] if kind == "host" else value, salt)
-    return cut_for_display(out), record
+    # Every walk above rebuilds each container as it found it (strings change, keys and shapes do not), so the copy
+    # has the type of the document it was made from.
+    redacted: _Doc = _cut(out, DISPLAY_CHARS)
+    return redacted, record
 
 
-def cut_for_display(value: Any, limit: int = DISPLAY_CHARS) -> Any:
-    """Every string longer than `limit` kept as its tail (where a traceback says what went wrong)."""
+def cut_for_display(value: _T, limit: int = DISPLAY_CHARS) -> _T:
+    """Every string longer than `limit` kept as its tail (where a traceback says what went wrong); the value keeps
+    its shape (a tuple becomes a list, as JSON has it), so it keeps its type."""
+    cut: _T = _cut(value, limit)
+    return cut
+
+
+def _cut(value: Any, limit: int) -> Any:  # any JSON value, walked
     if isinstance(value, str):
         return value if len(value) <= limit else "…" + value[-limit:]
     if isinstance(value, Mapping):
-        return {k: cut_for_display(v, limit) for k, v in value.items()}
+        return {k: _cut(v, limit) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [cut_for_display(v, limit) for v in value]
+        return [_cut(v, limit) for v in value]
     return value
 
 
-def _with_document(identity: Identity, document: Mapping[str, Any]) -> Identity:
+def _with_document(identity: Identity, document: Mapping[str, object]) -> Identity:
     host, env = document.get("host"), document.get("env")
     host = host if isinstance(host, Mapping) else {}
     env = env if isinstance(env, Mapping) else {}

@@ -13,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from mhcdoctor.bundle import is_bundle_data, read_bundle_data
+from mhcdoctor.checkreport import CheckDocument
 from mhcdoctor.errors import InputError
-from mhcdoctor.facts import Facts, FactsError
+from mhcdoctor.facts import FactsError, JsonValue, normalise_facts
+from mhcdoctor.probes.base import ProbeDocument
 from mhcdoctor.redact import cut_for_display
 from mhcdoctor.text import visible_strings
 from mhcdoctor.userfiles import parse_json, read_user_bytes
@@ -39,7 +41,7 @@ _TOP_LEVEL: dict[str, type | tuple[type, ...]] = {
 }
 
 
-def load_report(path: str | Path) -> dict[str, Any]:
+def load_report(path: str | Path) -> CheckDocument:
     """The check/1 document saved at `path` ("-" for stdin); InputError (exit 2, one line) when it is anything else.
 
     `path` may also be a `report --bundle` tar.gz (its report.json), or a saved `report` Markdown (its replay block).
@@ -61,8 +63,11 @@ def load_report(path: str | Path) -> dict[str, Any]:
     return validate_report(document, label)
 
 
-def validate_report(document: Any, label: str) -> dict[str, Any]:
-    """A check/1 document fit to show and decide on, or InputError naming the first thing wrong with it."""
+def validate_report(document: Any, label: str) -> CheckDocument:
+    """A check/1 document fit to show and decide on, or InputError naming the first thing wrong with it.
+
+    Its facts and probes are normalised on the way (every member present, of its type), so what reads them after
+    this boundary can trust FactsDocument and ProbeDocument; the other members are checked for their JSON type."""
     if not isinstance(document, dict):
         raise InputError(f"report {label} must hold a JSON object")
     schema = document.get("schema")
@@ -80,11 +85,44 @@ def validate_report(document: Any, label: str) -> dict[str, Any]:
     _check_versions(document["facts"], "facts", label)
     document = cut_for_display(visible_strings(document))
     try:
-        Facts.from_dict(document["facts"])
+        document["facts"] = normalise_facts(document["facts"])
     except FactsError as exc:
         raise InputError(f"report {label}: {str(exc)[:300]}") from None
-    checked: dict[str, Any] = document
+    if document.get("probes") is not None:
+        document["probes"] = [_probe(item, f"probes[{i}]", label) for i, item in enumerate(document["probes"])]
+    checked: CheckDocument = document  # json.loads output, checked member by member above
     return checked
+
+
+def _probe(item: dict[str, object], where: str, label: str) -> ProbeDocument:
+    """One entry of a report's probes as a ProbeDocument: name and status are strings, the rest of its type or
+    left at what a probe that said nothing would have."""
+
+    def text(key: str, default: str | None) -> str | None:
+        value = item.get(key, default)
+        if value is not None and not isinstance(value, str) or value is None and default is not None:
+            raise InputError(f"report {label}: {where}.{key} must be a string")
+        return value
+
+    name, status, source, error = text("name", ""), text("status", ""), text("source", ""), text("error", None)
+    data, evidence, seconds = item.get("data", {}), item.get("evidence", []), item.get("seconds", 0.0)
+    if not isinstance(data, dict):
+        raise InputError(f"report {label}: {where}.data must be a JSON object")
+    if not isinstance(evidence, list) or not all(isinstance(line, str) for line in evidence):
+        raise InputError(f"report {label}: {where}.evidence must be a list of strings")
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise InputError(f"report {label}: {where}.seconds must be a number")
+    found: dict[str, JsonValue] = data
+    probe: ProbeDocument = {
+        "name": name or "",
+        "status": status or "",
+        "data": found,
+        "evidence": evidence,
+        "source": source or "",
+        "seconds": seconds,
+        "error": error,
+    }
+    return probe
 
 
 def _check_versions(value: Any, where: str, label: str) -> None:

@@ -13,7 +13,7 @@ mhc_fused_post_pre from 0.1.16) unless `--aiter-fix` says otherwise.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -23,6 +23,7 @@ from mhcdoctor import aiter_releases
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import (
     FIX_STATES,
+    NOT_IN_REPORT,
     PLATFORMS,
     AiterFacts,
     CompilerFacts,
@@ -105,17 +106,20 @@ def build_facts(whatif: WhatIf, base: Callable[[], Facts]) -> Facts:
     return facts
 
 
-def report_facts(document: dict[str, Any], label: str) -> Facts:
+def report_facts(document: Mapping[str, object], label: str) -> Facts:
     """A saved report's facts, each source re-labelled "report:<label>". Facts the report lacks (an older
-    mhcdoctor never recorded them) stay unknown, with the source "unknown: not in report <label>": this machine is
-    never probed to fill them, since its facts say nothing about the machine that wrote the report."""
+    mhcdoctor never recorded them; reportfile marks them NOT_IN_REPORT) stay unknown, with the source
+    "unknown: not in report <label>": this machine is never probed to fill them, since its facts say nothing
+    about the machine that wrote the report."""
     data = document.get("facts")
     try:
         facts = Facts.from_dict(data)
     except FactsError as exc:
         raise InputError(f"report {label}: {exc}") from None
-    recorded = data if isinstance(data, dict) else {}
-    facts.sources = {key: f"report:{label}" for key in [*facts.sources, *_keys(recorded)]}
+    absent = {key for key, source in facts.sources.items() if source == NOT_IN_REPORT}
+    recorded = {k: v for k, v in data.items() if k not in absent} if isinstance(data, dict) else {}
+    held = [*facts.sources, *_keys(recorded)]
+    facts.sources = {key: f"report:{label}" for key in held if key.split(".")[0] not in absent}
     for name in (f.name for f in fields(Facts) if f.name != "sources" and f.name not in recorded):
         facts.sources[name] = f"unknown: not in report {label}"
     return facts

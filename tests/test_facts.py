@@ -77,3 +77,26 @@ def test_a_what_if_that_changes_the_platform_forgets_torch_build():
     facts = build_facts(WhatIf(platform="rocm"), machine)
     assert facts.torch.build is None and "torch.build" not in facts.sources
     assert build_facts(WhatIf(platform="cuda"), machine).torch.build == "cuda"
+
+
+def test_each_facts_document_has_its_dataclass_fields_in_order():
+    """FactsDocument & co. are the JSON form of the facts dataclasses: the same members, in the same order."""
+    import dataclasses
+
+    from mhcdoctor import facts as facts_module
+
+    for name, document in facts_module.DOCUMENTS.items():
+        fields = [f.name for f in dataclasses.fields(getattr(facts_module, name))]
+        assert list(document.__annotations__) == fields, name
+    doc = build_facts(WhatIf(platform="rocm", arch="gfx942", aiter="0.1.13"), Facts).to_dict()
+    assert list(doc) == list(facts_module.FactsDocument.__annotations__)
+    assert list(doc["aiter"]) == list(facts_module.AiterDocument.__annotations__)
+
+
+def test_normalising_facts_fills_every_member_and_drops_unknown_ones():
+    from mhcdoctor.facts import normalise_facts
+
+    doc = normalise_facts({"platform": "rocm", "aiter": {"version": "0.1.13", "later": 1}, "future": True})
+    assert doc == Facts.from_dict(doc).to_dict()
+    assert "future" not in doc and "later" not in doc["aiter"]
+    assert doc["aiter"]["sqrsum_fix"] == "unknown" and doc["torch"]["version"] is None

@@ -8,18 +8,17 @@ and writes nothing. A report never fails for a broken probe: hangs and crashes a
 from __future__ import annotations
 
 import os
-from typing import Any, cast
 
 import click
 
 from mhcdoctor.bundle import build_files, write_bundle
-from mhcdoctor.checkreport import CheckDocument, build_check
+from mhcdoctor.checkreport import build_check
 from mhcdoctor.commands.check import selected_models
 from mhcdoctor.commands.options import json_option, model_options, python_option, timeout_option
 from mhcdoctor.decision import DecisionDocument
 from mhcdoctor.errors import InputError
 from mhcdoctor.probes.target import probe_context
-from mhcdoctor.redact import Identity, not_redacted, redact
+from mhcdoctor.redact import Identity, RedactionsDocument, not_redacted, redact
 from mhcdoctor.render.decision_text import render_decision
 from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.markdown import render_markdown
@@ -67,8 +66,7 @@ def command(
         raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
     ctx = probe_context(fast=fast, timeout=timeout, python=python)
     doc = build_check(ctx, models, verify=run_verify)
-    redacted, record = redact(doc, Identity.of_this_machine(), identities=not no_redact)
-    shared = cast(CheckDocument, redacted)  # redaction rewrites strings only: the document keeps its shape
+    shared, record = redact(doc, Identity.of_this_machine(), identities=not no_redact)
     if no_redact:  # names kept; secrets and GPU UUIDs are masked all the same (no flag shares them)
         redactions, summary = not_redacted(), "names NOT redacted (--no-redact); secrets still masked"
     else:
@@ -91,7 +89,7 @@ def _trace(model_doc: DecisionDocument) -> str:
     return render_decision(model_doc, Style())
 
 
-def _note(redactions: dict[str, Any], bundle_path: str | None) -> str:
+def _note(redactions: RedactionsDocument, bundle_path: str | None) -> str:
     redacted = (
         "redacted (home as ~, user and host hashed, env allowlisted)" if redactions["redacted"] else "NOT redacted"
     )
@@ -99,7 +97,7 @@ def _note(redactions: dict[str, Any], bundle_path: str | None) -> str:
     return f"{redacted} · {replay}"
 
 
-def _preview(main: str, files: dict[str, bytes], redactions: dict[str, Any], as_json: bool) -> None:
+def _preview(main: str, files: dict[str, bytes], redactions: RedactionsDocument, as_json: bool) -> None:
     """Every file that would be shared, each under a header, then the record of what was redacted."""
     if files:
         for name, data in sorted(files.items()):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,7 +36,7 @@ class NodeResult:
 
     name: str
     status: NodeStatus
-    report: dict[str, Any] | None = None
+    report: Mapping[str, Any] | None = None  # a CheckDocument (load_report's, or a node's check/1 over Ray)
     error: str | None = None
     seconds: float | None = None
     source: str | None = None  # the file it was read from, or the Ray node id
@@ -50,7 +50,7 @@ class NodeResult:
         return worst_verdict(v if v in VERDICTS else "fail" for v in verdicts)  # a verdict not known counts as fail
 
 
-def _get(doc: dict[str, Any], *keys: str) -> Any:
+def _get(doc: Mapping[str, Any], *keys: str) -> Any:
     value: Any = doc
     for key in keys:
         value = value.get(key) if isinstance(value, dict) else None
@@ -61,8 +61,8 @@ def _or(value: Any, missing: str = "unknown") -> str:
     return missing if value is None else str(value)
 
 
-def _package(name: str) -> Callable[[dict[str, Any]], str]:
-    def read(doc: dict[str, Any]) -> str:
+def _package(name: str) -> Callable[[Mapping[str, Any]], str]:
+    def read(doc: Mapping[str, Any]) -> str:
         facts = _get(doc, "facts", name)
         if not isinstance(facts, dict) or facts.get("present") is None:
             return "unknown"
@@ -74,7 +74,7 @@ def _package(name: str) -> Callable[[dict[str, Any]], str]:
     return read
 
 
-def _aiter(doc: dict[str, Any]) -> str:
+def _aiter(doc: Mapping[str, Any]) -> str:
     text = _package("aiter")(doc)
     if text in ("none", "unknown"):
         return text
@@ -84,7 +84,7 @@ def _aiter(doc: dict[str, Any]) -> str:
     return f"{text} ({fix})"
 
 
-def _gpus(doc: dict[str, Any]) -> str:
+def _gpus(doc: Mapping[str, Any]) -> str:
     devices = _get(doc, "facts", "devices")
     if not isinstance(devices, list):
         return "unknown"
@@ -94,7 +94,7 @@ def _gpus(doc: dict[str, Any]) -> str:
     return ", ".join(f"{n}x {kind}" for kind, n in sorted(kinds.items()))
 
 
-def _driver(doc: dict[str, Any]) -> str:
+def _driver(doc: Mapping[str, Any]) -> str:
     if _get(doc, "facts", "nvidia_driver"):
         return f"nvidia {_get(doc, 'facts', 'nvidia_driver')}"
     devices = _get(doc, "facts", "devices")
@@ -102,7 +102,7 @@ def _driver(doc: dict[str, Any]) -> str:
     return ", ".join(drivers) or "unknown"
 
 
-def _torch(doc: dict[str, Any]) -> str:
+def _torch(doc: Mapping[str, Any]) -> str:
     text = _package("torch")(doc)
     build = _get(doc, "facts", "torch", "hip"), _get(doc, "facts", "torch", "cuda")
     if build[0]:
@@ -124,7 +124,7 @@ def _paths(model: dict[str, Any]) -> str:
 
 
 # (key, label, how to read it from a check/1 document), in the order support reads them.
-FACTS: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
+FACTS: tuple[tuple[str, str, Callable[[Mapping[str, Any]], str]], ...] = (
     ("gpus", "GPUs", _gpus),
     ("platform", "platform", lambda d: _or(_get(d, "facts", "platform"))),
     ("driver", "driver", _driver),
@@ -144,7 +144,7 @@ def clean(text: Any, limit: int = MAX_TEXT) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def node_facts(doc: dict[str, Any]) -> dict[str, tuple[str, str]]:
+def node_facts(doc: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
     """key -> (label, value as text) for one report: the compared facts, then each model's paths, then verdicts."""
     out = {key: (label, read(doc)) for key, label, read in FACTS}
     for model in (doc.get("models") or [])[:MAX_MODELS]:

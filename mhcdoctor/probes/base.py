@@ -15,10 +15,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from mhcdoctor import bytecode, childproc
 from mhcdoctor.childproc import EVIDENCE_CHARS, cut_evidence, signal_name
+from mhcdoctor.facts import JsonValue
 from mhcdoctor.text import visible, visible_strings
 
 Status = Literal["ok", "missing", "error", "timeout", "crash", "skipped"]
@@ -42,8 +43,28 @@ class ProbeResult:
             self.error = printable(self.error)
         self.data = visible_strings(self.data)  # versions and paths read from METADATA may hold ESC too
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> ProbeDocument:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "data": asdict(self)["data"],
+            "evidence": list(self.evidence),
+            "source": self.source,
+            "seconds": self.seconds,
+            "error": self.error,
+        }
+
+
+class ProbeDocument(TypedDict):
+    """A probe's result as JSON (check/1's `probes`); `data` is what the probe found, as the probe wrote it."""
+
+    name: str
+    status: str
+    data: dict[str, JsonValue]
+    evidence: list[str]
+    source: str
+    seconds: float
+    error: str | None
 
 
 # A line of evidence: an output tail already cut to EVIDENCE_CHARS, plus its label ("stdout: ", "traceback ...").

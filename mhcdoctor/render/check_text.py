@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from mhcdoctor.checkreport import CheckDocument, JsonObject
+from mhcdoctor.checkreport import CheckDocument
 from mhcdoctor.decision import OPS, DecisionDocument, FindingDocument
-from mhcdoctor.facts import JsonValue, json_object
+from mhcdoctor.facts import (
+    AiterDocument,
+    FactsDocument,
+    JsonValue,
+    PackageDocument,
+    TorchDocument,
+    VllmDocument,
+    json_object,
+)
 from mhcdoctor.models import BUILTIN_MODELS
+from mhcdoctor.probes.base import ProbeDocument
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 from mhcdoctor.render.verify_text import render_text as render_verify
 
@@ -20,48 +28,47 @@ _STATUS_LEVEL = {"ok": "ok", "missing": "info", "skipped": "info", "error": "fai
 def render_check(doc: CheckDocument, style: Style, verbose: bool = False) -> str:
     facts = doc["facts"]
     lines: list[str] = []
-    mode = doc.get("mode", "full")
-    head = f"mhcdoctor {doc.get('mhcdoctor_version', '')} {style.dash()} check ({mode}, {doc.get('seconds', 0):.2f} s)"
+    mode = doc["mode"]
+    head = f"mhcdoctor {doc['mhcdoctor_version']} {style.dash()} check ({mode}, {doc['seconds']:.2f} s)"
     lines += [style.bold(head), ""]
-    lines += _machine(facts, style, doc.get("models", []))
-    lines += [""] + _models(doc.get("models", []), style)
-    findings = doc.get("findings", [])
+    lines += _machine(facts, style, doc["models"])
+    lines += [""] + _models(doc["models"], style)
+    findings = doc["findings"]
     if findings:
         lines += [""] + render_findings(findings, style)
-    verify = doc.get("verify")
+    verify = doc["verify"]
     if verify:
         lines += ["", style.bold("Verify")] + ["  " + line for line in render_verify(verify).splitlines()]
     if verbose:
-        lines += [""] + _probes(doc.get("probes", []), style)
+        lines += [""] + _probes(doc["probes"], style)
     lines += [""] + _footer(doc, style)
     return "\n".join(lines) + "\n"
 
 
-def _machine(facts: JsonObject, style: Style, models: list[DecisionDocument] | None = None) -> list[str]:
+def _machine(facts: FactsDocument, style: Style, models: list[DecisionDocument] | None = None) -> list[str]:
     rows: list[tuple[str, str, str]] = []
-    devices = facts.get("devices")
+    devices = facts["devices"]
     if devices:
         for dev in devices:
-            parts = [dev.get("name") or dev.get("vendor", "GPU"), dev.get("arch") or "arch unknown"]
-            if dev.get("memory_bytes"):
+            parts = [dev["name"] or dev["vendor"], dev["arch"] or "arch unknown"]
+            if dev["memory_bytes"]:
                 parts.append(f"{dev['memory_bytes'] / _GIB:.0f} GiB")
-            if dev.get("driver"):
+            if dev["driver"]:
                 parts.append(f"driver {dev['driver']}")
-            rows.append(("ok", f"GPU {dev.get('index', '?')}", " · ".join(str(p) for p in parts)))
+            rows.append(("ok", f"GPU {dev['index']}", " · ".join(str(p) for p in parts)))
     elif devices is None:
         rows.append(("info", "GPU", "unknown (not probed)"))
     else:
         rows.append(("fail", "GPU", "no GPU visible (AMD, NVIDIA or Intel)"))
     rows.append(("info", "platform", _runtime_line(facts)))
-    rows.append(_torch_row(facts.get("torch", {})))
-    for key in ("nvcc", "hipcc"):
-        comp = facts.get(key) or {}
-        if comp.get("found"):
-            rows.append(("ok", key, " ".join(x for x in (comp.get("version"), comp.get("path")) if x)))
-    rows.append(_aiter_row(facts.get("aiter", {})))
-    for key in ("tilelang", "triton", "vllm"):
-        rows.append(_package_row(key if key != "vllm" else "vLLM", facts.get(key, {})))
-    if (facts.get("vllm") or {}).get("present") and models:
+    rows.append(_torch_row(facts["torch"]))
+    for key, comp in (("nvcc", facts["nvcc"]), ("hipcc", facts["hipcc"])):
+        if comp["found"]:
+            rows.append(("ok", key, " ".join(x for x in (comp["version"], comp["path"]) if x)))
+    rows.append(_aiter_row(facts["aiter"]))
+    for label, package in (("tilelang", facts["tilelang"]), ("triton", facts["triton"]), ("vLLM", facts["vllm"])):
+        rows.append(_package_row(label, package))
+    if facts["vllm"]["present"] and models:
         rows.append(_vllm_build_row(facts["vllm"], json_object(models[0]["facts"].get("vllm"))))
     width = max(len(label) for _, label, _ in rows)
     out = [style.bold("Machine")]
@@ -70,41 +77,41 @@ def _machine(facts: JsonObject, style: Style, models: list[DecisionDocument] | N
     return out
 
 
-def runtime_parts(facts: dict[str, Any]) -> list[str]:
+def runtime_parts(facts: FactsDocument) -> list[str]:
     """The GPU runtime in words: ROCm version, the CUDA version the driver supports, the NVIDIA driver."""
     parts = []
-    if facts.get("rocm_version"):
+    if facts["rocm_version"]:
         parts.append(f"ROCm {facts['rocm_version']}")
-    if facts.get("cuda_driver_version"):
+    if facts["cuda_driver_version"]:
         parts.append(f"CUDA driver {facts['cuda_driver_version']}")
-    if facts.get("nvidia_driver"):
+    if facts["nvidia_driver"]:
         parts.append(f"NVIDIA driver {facts['nvidia_driver']}")
     return parts
 
 
-def _runtime_line(facts: dict[str, Any]) -> str:
-    return " · ".join([facts.get("platform", "cpu"), *runtime_parts(facts)])
+def _runtime_line(facts: FactsDocument) -> str:
+    return " · ".join([facts["platform"], *runtime_parts(facts)])
 
 
-def _torch_row(torch: dict[str, Any]) -> tuple[str, str, str]:
-    if not torch.get("version"):
+def _torch_row(torch: TorchDocument) -> tuple[str, str, str]:
+    if not torch["version"]:
         return ("info", "torch", "not installed")
-    build = f"CUDA {torch['cuda']}" if torch.get("cuda") else f"HIP {torch['hip']}" if torch.get("hip") else "CPU build"
+    build = f"CUDA {torch['cuda']}" if torch["cuda"] else f"HIP {torch['hip']}" if torch["hip"] else "CPU build"
     return _with_import("torch", f"{torch['version']} ({build})", torch)
 
 
-def _aiter_row(aiter: dict[str, Any]) -> tuple[str, str, str]:
-    if not aiter.get("present"):
+def _aiter_row(aiter: AiterDocument) -> tuple[str, str, str]:
+    if not aiter["present"]:
         return ("info", "aiter", "not installed")
-    if aiter.get("genuine") is False:
-        who = aiter.get("distribution") or "another package"
-        return ("fail", "aiter", f"not AMD's aiter: `aiter` belongs to {who} {aiter.get('version') or ''}".rstrip())
-    version = aiter.get("version") or "version unknown"
-    if aiter.get("has_mhc_ops") is False:
+    if aiter["genuine"] is False:
+        who = aiter["distribution"] or "another package"
+        return ("fail", "aiter", f"not AMD's aiter: `aiter` belongs to {who} {aiter['version'] or ''}".rstrip())
+    version = aiter["version"] or "version unknown"
+    if aiter["has_mhc_ops"] is False:
         return _with_import("aiter", f"{version}: AMD's aiter without mHC ops (no aiter/ops/mhc.py)", aiter, "warn")
-    text = f"{version}, sqrsum race fix {aiter.get('sqrsum_fix', 'unknown')}"
+    text = f"{version}, sqrsum race fix {aiter['sqrsum_fix']}"
     row = _with_import("aiter", text, aiter)
-    if row[0] == "ok" and aiter.get("sqrsum_fix") == "absent":
+    if row[0] == "ok" and aiter["sqrsum_fix"] == "absent":
         return ("warn", row[1], row[2])
     return row
 
@@ -120,17 +127,17 @@ _PLATFORMS = {
 }
 
 
-def _vllm_build_row(vllm: dict[str, Any], decided: Mapping[str, JsonValue]) -> tuple[str, str, str]:
+def _vllm_build_row(vllm: VllmDocument, decided: Mapping[str, JsonValue]) -> tuple[str, str, str]:
     """Which build of vLLM this is, the platform it detects here, and whether it can run here at all."""
-    build = vllm.get("build")
-    text = f"{_BUILDS[build]} build" if build in _BUILDS else "build not established"
-    if vllm.get("build_evidence"):
+    build = vllm["build"]
+    text = f"{_BUILDS[build]} build" if build is not None and build in _BUILDS else "build not established"
+    if vllm["build_evidence"]:
         text += f" ({vllm['build_evidence']})"
     platform = decided.get("platform")
     if platform:
         text += f"; detects {_PLATFORMS.get(str(platform), platform)} here"
-    check = vllm.get("selfcheck") or {}
-    if check.get("platform"):
+    check = vllm["selfcheck"]
+    if check is not None and check["platform"]:
         text += f" (vLLM itself says {check['platform']})"
     blocked = decided.get("blocked_by")
     blocked = blocked if isinstance(blocked, list) else []
@@ -139,17 +146,17 @@ def _vllm_build_row(vllm: dict[str, Any], decided: Mapping[str, JsonValue]) -> t
     return ("ok", "vLLM build", f"{text}: can run here")
 
 
-def _package_row(label: str, pkg: dict[str, Any]) -> tuple[str, str, str]:
-    if not pkg.get("present") and not pkg.get("version"):
+def _package_row(label: str, pkg: PackageDocument) -> tuple[str, str, str]:
+    if not pkg["present"] and not pkg["version"]:
         return ("info", label, "not installed")
-    return _with_import(label, pkg.get("version") or "version unknown", pkg)
+    return _with_import(label, pkg["version"] or "version unknown", pkg)
 
 
-def _with_import(label: str, text: str, pkg: dict[str, Any], level: str = "ok") -> tuple[str, str, str]:
-    if pkg.get("imports") is False:
-        error = (pkg.get("import_error") or "").strip().splitlines()
+def _with_import(label: str, text: str, pkg: PackageDocument, level: str = "ok") -> tuple[str, str, str]:
+    if pkg["imports"] is False:
+        error = (pkg["import_error"] or "").strip().splitlines()
         return ("fail", label, f"{text}; import fails: {error[-1] if error else 'no error text'}")
-    if pkg.get("imports") is None:
+    if pkg["imports"] is None:
         return (level, label, f"{text} (import not tried)")
     return (level, label, text)
 
@@ -196,17 +203,17 @@ def render_findings(findings: list[FindingDocument], style: Style) -> list[str]:
     return out
 
 
-def _probes(probes: list[dict[str, Any]], style: Style) -> list[str]:
+def _probes(probes: list[ProbeDocument], style: Style) -> list[str]:
     out = [style.bold("Probes")]
     width = max((len(p["name"]) for p in probes), default=0)
     for p in probes:
         level = _STATUS_LEVEL.get(p["status"], "info")
-        source = f" [{p['source']}]" if p.get("source") else ""
-        line = f"  {style.mark(level)} {p['name'].ljust(width)}  {p['status']:<7} {p.get('seconds', 0):6.3f} s{source}"
+        source = f" [{p['source']}]" if p["source"] else ""
+        line = f"  {style.mark(level)} {p['name'].ljust(width)}  {p['status']:<7} {p['seconds']:6.3f} s{source}"
         out.append(line)
-        if p.get("error"):
+        if p["error"]:
             out.append(f"      error: {p['error']}")
-        for ev in p.get("evidence", []):
+        for ev in p["evidence"]:
             for i, text in enumerate(str(ev).splitlines()[:12]):
                 out.append(f"      {'' if i == 0 else '  '}{text}")
     return out
@@ -220,6 +227,6 @@ def _footer(doc: CheckDocument, style: Style) -> list[str]:
         "fail": "fail: a selected path will crash or compute wrong results, or no GPU path can run",
     }[verdict]
     out = [f"{style.mark(VERDICT_LEVEL[verdict])} {style.bold('Verdict')}: {text}"]
-    if doc.get("mode") == "fast":
+    if doc["mode"] == "fast":
         out.append(style.dim("  --fast: nothing was imported, no GPU initialised; plain `check` imports too."))
     return out

@@ -13,10 +13,10 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
 
 from mhcdoctor.checkreport import CheckDocument
 from mhcdoctor.decision import OP_SHORT, OPS, DecisionDocument, FindingDocument, OpDocument
+from mhcdoctor.facts import AiterDocument, DeviceDocument, FactsDocument, PackageDocument
 from mhcdoctor.render.check_text import render_check, runtime_parts
 from mhcdoctor.render.term import Style
 from mhcdoctor.render.verify_text import render_text as render_verify
@@ -48,7 +48,7 @@ def render_markdown(
     head = [summary_line(doc), ""] + _fingerprint(doc) + [""]
     head += _findings(doc.get("findings") or [])
     head += _paths(doc.get("models") or [])
-    head += _devices((doc.get("facts") or {}).get("devices"))
+    head += _devices(doc["facts"]["devices"])
     replay = _details(REPLAY_TITLE, json.dumps(compact_report(doc), separators=(",", ":")), "json")
     tail = [replay, _footer(doc, note)]
     folded = [("Full check", render_check(doc, _PLAIN, verbose=True))]
@@ -87,14 +87,13 @@ def compact_report(doc: CheckDocument) -> dict[str, object]:
 
 def summary_line(doc: CheckDocument) -> str:
     """One line: verdict, platform and GPUs, runtime, torch, aiter and its sqrsum fix, tilelang, vLLM, paths."""
-    facts = doc.get("facts") or {}
+    facts = doc["facts"]
     verdict = str(doc.get("verdict", "unknown"))
-    parts = [f"{facts.get('platform', '?')} {_gpus_short(facts)}".strip(), _runtime(facts) or "no GPU runtime"]
-    torch = facts.get("torch") or {}
-    parts.append(f"torch {torch.get('version') or 'none'}")
-    parts.append(_aiter_short(facts.get("aiter") or {}))
-    parts.append(f"tilelang {(facts.get('tilelang') or {}).get('version') or 'none'}")
-    parts.append(f"vLLM {(facts.get('vllm') or {}).get('version') or 'none'}")
+    parts = [f"{facts['platform']} {_gpus_short(facts)}".strip(), _runtime(facts) or "no GPU runtime"]
+    parts.append(f"torch {facts['torch']['version'] or 'none'}")
+    parts.append(_aiter_short(facts["aiter"]))
+    parts.append(f"tilelang {facts['tilelang']['version'] or 'none'}")
+    parts.append(f"vLLM {facts['vllm']['version'] or 'none'}")
     parts.append(_paths_short(doc.get("models") or []))
     icon = _VERDICT_ICON.get(verdict, "")
     return f"**mhcdoctor: {icon} {verdict.upper()}** · " + " · ".join(_md(p) for p in parts if p)
@@ -102,25 +101,26 @@ def summary_line(doc: CheckDocument) -> str:
 
 def fingerprint(doc: CheckDocument) -> str:
     """A short hash of what decides the paths (no identity): equal fingerprints mean the same software stack."""
-    facts = doc.get("facts") or {}
+    facts = doc["facts"]
+    aiter = facts["aiter"]
     key = {
-        "platform": facts.get("platform"),
-        "archs": sorted(str(d.get("arch")) for d in facts.get("devices") or []),
-        "rocm": facts.get("rocm_version"),
-        "cuda": facts.get("cuda_driver_version"),
-        "torch": (facts.get("torch") or {}).get("version"),
-        "aiter": [(facts.get("aiter") or {}).get(k) for k in ("version", "genuine", "sqrsum_fix")],
-        "tilelang": (facts.get("tilelang") or {}).get("version"),
-        "vllm": (facts.get("vllm") or {}).get("version"),
+        "platform": facts["platform"],
+        "archs": sorted(str(d["arch"]) for d in facts["devices"] or []),
+        "rocm": facts["rocm_version"],
+        "cuda": facts["cuda_driver_version"],
+        "torch": facts["torch"]["version"],
+        "aiter": [aiter["version"], aiter["genuine"], aiter["sqrsum_fix"]],
+        "tilelang": facts["tilelang"]["version"],
+        "vllm": facts["vllm"]["version"],
     }
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def _fingerprint(doc: CheckDocument) -> list[str]:
-    facts = doc.get("facts") or {}
-    torch = facts.get("torch") or {}
-    build = f"HIP {torch['hip']}" if torch.get("hip") else f"CUDA {torch['cuda']}" if torch.get("cuda") else "CPU"
-    aiter = facts.get("aiter") or {}
+    facts = doc["facts"]
+    torch = facts["torch"]
+    build = f"HIP {torch['hip']}" if torch["hip"] else f"CUDA {torch['cuda']}" if torch["cuda"] else "CPU"
+    aiter = facts["aiter"]
     host = doc.get("host") or {}
     models = doc.get("models") or []
     rules = sorted({str(m.get("rules")) for m in models if m.get("rules")})
@@ -128,14 +128,14 @@ def _fingerprint(doc: CheckDocument) -> list[str]:
         ("fingerprint", f"`{fingerprint(doc)}`"),
         (
             "platform",
-            f"{facts.get('platform', '?')} · {host.get('os', '?')} · Python {host.get('python_version', '?')}",
+            f"{facts['platform']} · {host.get('os', '?')} · Python {host.get('python_version', '?')}",
         ),
         ("GPUs", _gpus_long(facts)),
         ("ROCm / CUDA", _runtime(facts) or "none found"),
-        ("torch", f"{torch.get('version') or 'not installed'} ({build})" if torch.get("version") else "not installed"),
+        ("torch", f"{torch['version']} ({build})" if torch["version"] else "not installed"),
         ("aiter", _aiter_long(aiter)),
-        ("tilelang", _package(facts.get("tilelang") or {})),
-        ("vLLM", _package(facts.get("vllm") or {}) + (f" (rules {', '.join(rules)})" if rules else "")),
+        ("tilelang", _package(facts["tilelang"])),
+        ("vLLM", _package(facts["vllm"]) + (f" (rules {', '.join(rules)})" if rules else "")),
         ("paths", _paths_short(models) or "no model checked"),
         ("verdict", f"{_VERDICT_ICON.get(str(doc.get('verdict')), '')} {doc.get('verdict')}"),
     ]
@@ -180,13 +180,13 @@ def _paths(models: list[DecisionDocument]) -> list[str]:
     return out + [""]
 
 
-def _devices(devices: list[dict[str, Any]] | None) -> list[str]:
+def _devices(devices: list[DeviceDocument] | None) -> list[str]:
     if not devices:
         return []
     out = ["### GPUs", "", "| # | vendor | arch | name | memory | driver |", "| --- | --- | --- | --- | --- | --- |"]
     for d in devices:
-        memory = f"{d['memory_bytes'] / (1 << 30):.0f} GiB" if d.get("memory_bytes") else "-"
-        cells = [d.get("index"), d.get("vendor"), d.get("arch"), d.get("name"), memory, d.get("driver")]
+        memory = f"{d['memory_bytes'] / (1 << 30):.0f} GiB" if d["memory_bytes"] else "-"
+        cells = [d["index"], d["vendor"], d["arch"], d["name"], memory, d["driver"]]
         out.append("| " + " | ".join(_cell("-" if c is None else str(c)) for c in cells) + " |")
     return out + [""]
 
@@ -211,56 +211,56 @@ def _cut(text: str, room: int) -> str:
     return f"{text[:half]}{note}{text[len(text) - half :]}" if half else note
 
 
-def _gpus_short(facts: dict[str, Any]) -> str:
-    devices = facts.get("devices")
+def _gpus_short(facts: FactsDocument) -> str:
+    devices = facts["devices"]
     if devices is None:
-        return str(facts.get("arch") or "")
+        return str(facts["arch"] or "")
     if not devices:
         return "no GPU"
-    counts = Counter(str(d.get("arch") or "arch?") for d in devices)
+    counts = Counter(str(d["arch"] or "arch?") for d in devices)
     return " + ".join(f"{arch} ×{n}" for arch, n in counts.items())
 
 
-def _gpus_long(facts: dict[str, Any]) -> str:
-    devices = facts.get("devices")
+def _gpus_long(facts: FactsDocument) -> str:
+    devices = facts["devices"]
     if devices is None:
         return "unknown (not probed)"
     if not devices:
         return "none visible"
-    kinds = Counter(f"{d.get('arch') or 'arch?'} ({d.get('name') or d.get('vendor')})" for d in devices)
+    kinds = Counter(f"{d['arch'] or 'arch?'} ({d['name'] or d['vendor']})" for d in devices)
     text = " + ".join(f"{n} × {kind}" for kind, n in kinds.items())
-    drivers = sorted({str(d["driver"]) for d in devices if d.get("driver")})
+    drivers = sorted({str(d["driver"]) for d in devices if d["driver"]})
     if drivers:
         text += f" · driver {', '.join(drivers)}"
     return text
 
 
-def _runtime(facts: dict[str, Any]) -> str:
+def _runtime(facts: FactsDocument) -> str:
     return ", ".join(runtime_parts(facts))
 
 
-def _aiter_short(aiter: dict[str, Any]) -> str:
-    if not aiter.get("present"):
+def _aiter_short(aiter: AiterDocument) -> str:
+    if not aiter["present"]:
         return "aiter none"
-    if aiter.get("genuine") is False:
-        return f"aiter impostor ({aiter.get('distribution') or '?'} {aiter.get('version') or ''})".replace(" )", ")")
-    return f"aiter {aiter.get('version') or '?'} (sqrsum fix {aiter.get('sqrsum_fix', 'unknown')})"
+    if aiter["genuine"] is False:
+        return f"aiter impostor ({aiter['distribution'] or '?'} {aiter['version'] or ''})".replace(" )", ")")
+    return f"aiter {aiter['version'] or '?'} (sqrsum fix {aiter['sqrsum_fix']})"
 
 
-def _aiter_long(aiter: dict[str, Any]) -> str:
-    if not aiter.get("present"):
+def _aiter_long(aiter: AiterDocument) -> str:
+    if not aiter["present"]:
         return "not installed"
     text = _aiter_short(aiter).removeprefix("aiter ")
-    if aiter.get("imports") is False:
+    if aiter["imports"] is False:
         text += " · import fails"
     return text
 
 
-def _package(pkg: dict[str, Any]) -> str:
-    if not pkg.get("present") and not pkg.get("version"):
+def _package(pkg: PackageDocument) -> str:
+    if not pkg["present"] and not pkg["version"]:
         return "not installed"
-    text = str(pkg.get("version") or "version unknown")
-    return text + (" · import fails" if pkg.get("imports") is False else "")
+    text = str(pkg["version"] or "version unknown")
+    return text + (" · import fails" if pkg["imports"] is False else "")
 
 
 def _paths_short(models: list[DecisionDocument]) -> str:

@@ -13,7 +13,6 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
-from mhcdoctor.decision import OPS as OPS  # the cases cover the four ops (tests read cases.OPS)
 from mhcdoctor.models import ModelConfig
 
 DEFAULT_TOKENS: tuple[int, ...] = (1, 7, 80)  # 80 > 64 + 16: crosses the 16-row boundary of aiter's race

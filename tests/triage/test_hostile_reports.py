@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -122,3 +123,23 @@ def test_check_shows_escape_sequences_from_a_packages_metadata_as_question_marks
 
     result = ProbeResult("packages", "ok", data={"aiter": {"version": "0.1.13\x1b]0;pwned\x07", "path": "/x\r"}})
     assert result.data == {"aiter": {"version": "0.1.13?]0;pwned?", "path": "/x?"}}
+
+
+@pytest.mark.parametrize(
+    ("probe", "message"),
+    [
+        ({"name": 5, "status": "ok"}, "probes[0].name must be a string"),
+        ({"name": "aiter", "status": "ok", "evidence": "x"}, "probes[0].evidence must be a list of strings"),
+        ({"name": "aiter", "status": "ok", "seconds": "1"}, "probes[0].seconds must be a number"),
+        ({"name": "aiter", "status": "ok", "data": []}, "probes[0].data must be a JSON object"),
+    ],
+)
+def test_a_malformed_probe_is_one_line_naming_it(probe, message):
+    from mhcdoctor.errors import InputError
+    from mhcdoctor.reportfile import validate_report
+
+    doc = {"schema": "mhcdoctor.check/1", "facts": {}, "probes": [probe]}
+    with pytest.raises(InputError, match=re.escape(message)):
+        validate_report(doc, "r.json")
+    short = validate_report({**doc, "probes": [{"name": "aiter", "status": "ok"}]}, "r.json")
+    assert short["probes"][0]["evidence"] == [] and short["facts"]["aiter"]["sqrsum_fix"] == "unknown"

@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from mhcdoctor.facts import Facts
+
 HOME = "/home/zed.planted"
 USER = "zed.planted"
 HOST = "gpunode-planted17"
@@ -84,40 +86,43 @@ def rocm_report() -> dict[str, Any]:
             "PATH": f"{HOME}/.local/bin:/opt/rocm/bin:/usr/bin",
             "AITER_JIT_DIR": f"{HOME}/.aiter/jit",
         },
-        "facts": {
-            "platform": "rocm",
-            "arch": "gfx942",
-            "devices": [_device(i) for i in range(8)],
-            "rocm_version": "7.0.2",
-            "cuda_driver_version": None,
-            "nvidia_driver": None,
-            "torch": {
-                **package,
-                "version": "2.9.0+rocm7.0",
-                "location": f"{HOME}/venvs/vllm/lib",
-                "cuda": None,
-                "hip": "7.0.51831",
-            },
-            "nvcc": {"found": False, "path": None, "version": None},
-            "hipcc": {"found": True, "path": "/opt/rocm/bin/hipcc", "version": "7.0.2"},
-            "aiter": {
-                **package,
-                "version": "0.1.13",
-                "location": f"{HOME}/src/aiter/aiter",
-                "genuine": True,
-                "distribution": "amd-aiter",
-                "sqrsum_fix": "absent",
-                "sqrsum_fix_evidence": f"{HOME}/src/aiter/csrc/kernels/mhc_kernels.cu: racy store guard",
-                "has_mhc_ops": True,
-                "mhc_pre_norm_args": False,
-                "has_fused_post_pre": False,
-                "module_mhc_so": None,
-            },
-            "tilelang": {**package, "version": "0.1.9", "location": f"{HOME}/venvs/vllm/lib"},
-            "triton": {**package, "version": "3.4.0", "location": None},
-            "vllm": {**package, "version": "0.25.0", "location": f"{HOME}/venvs/vllm/lib"},
-            "sources": {"aiter.version": "probe:aiter", "arch": "probe:gpu.kfd"},
-        },
+        # In full, as Facts.to_dict() writes it (and reportfile normalises a saved one to): the views trust that.
+        "facts": Facts.from_dict(
+            {
+                "platform": "rocm",
+                "arch": "gfx942",
+                "devices": [_device(i) for i in range(8)],
+                "rocm_version": "7.0.2",
+                "cuda_driver_version": None,
+                "nvidia_driver": None,
+                "torch": {
+                    **package,
+                    "version": "2.9.0+rocm7.0",
+                    "location": f"{HOME}/venvs/vllm/lib",
+                    "cuda": None,
+                    "hip": "7.0.51831",
+                },
+                "nvcc": {"found": False, "path": None, "version": None},
+                "hipcc": {"found": True, "path": "/opt/rocm/bin/hipcc", "version": "7.0.2"},
+                "aiter": {
+                    **package,
+                    "version": "0.1.13",
+                    "location": f"{HOME}/src/aiter/aiter",
+                    "genuine": True,
+                    "distribution": "amd-aiter",
+                    "sqrsum_fix": "absent",
+                    "sqrsum_fix_evidence": f"{HOME}/src/aiter/csrc/kernels/mhc_kernels.cu: racy store guard",
+                    "has_mhc_ops": True,
+                    "mhc_pre_norm_args": False,
+                    "has_fused_post_pre": False,
+                    "module_mhc_so": None,
+                },
+                "tilelang": {**package, "version": "0.1.9", "location": f"{HOME}/venvs/vllm/lib"},
+                "triton": {**package, "version": "3.4.0", "location": None},
+                "vllm": {**package, "version": "0.25.0", "location": f"{HOME}/venvs/vllm/lib"},
+                "sources": {"aiter.version": "probe:aiter", "arch": "probe:gpu.kfd"},
+            }
+        ).to_dict(),
         "probes": [
             {
                 "name": "gpu.kfd",

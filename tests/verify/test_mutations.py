@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mutants import mutant
 
+from mhcdoctor.decision import OPS
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.verify import cases, worker
 
@@ -64,7 +65,7 @@ def test_a_failing_row_names_the_token_rows_that_are_wrong() -> None:
 @settings(max_examples=25, deadline=None)
 @given(
     variant=st.sampled_from(["reference", "tf32"]),
-    op=st.sampled_from(cases.OPS),
+    op=st.sampled_from(OPS),
     tokens=st.integers(min_value=1, max_value=100),
     hidden=st.sampled_from([128, 256, 512]),
     seed=st.integers(min_value=0, max_value=2**20),

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from mhcdoctor import oracle, reference
+from mhcdoctor.decision import OPS
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.verify import cases
 from mhcdoctor.verify.tolerance import compare
@@ -14,7 +15,7 @@ from mhcdoctor.verify.tolerance import compare
 PARAMS = cases.Params.from_model(ModelConfig(None, 512))
 
 
-@pytest.mark.parametrize("op", cases.OPS)
+@pytest.mark.parametrize("op", OPS)
 def test_reference_matches_the_oracle_on_every_output(op: str) -> None:
     inputs = cases.make_inputs(op, 40, PARAMS, seed=1, device="cpu")
     scalars = cases.scalar_args(op, PARAMS)
