@@ -16,6 +16,7 @@ from typing import Any
 from mhcdoctor import __version__
 from mhcdoctor.bench.bytemodel import total_bytes
 from mhcdoctor.bench.devices import known_peak
+from mhcdoctor.bench.rows import TimedRow, is_timed_row
 from mhcdoctor.decision import OPS
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import USER_PATH
@@ -23,7 +24,8 @@ from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.verify import resolve_devices, resolve_paths, user_kernels_context
 from mhcdoctor.verify.cases import Params
-from mhcdoctor.verify.runner import Progress, run_jobs, unavailable
+from mhcdoctor.verify.rows import PathOutcome
+from mhcdoctor.verify.runner import Progress, Ran, Task, run_jobs, unavailable
 
 SCHEMA = "mhcdoctor.bench/1"
 DECODE_TOKENS: tuple[int, ...] = (1, 8, 64, 256)
@@ -87,19 +89,19 @@ def run_bench(
         names.append(USER_PATH)
         ctx = user_kernels_context(ctx, kernels)
     params = Params.from_model(model)
-    task = {"task": _TIME, "task_options": options or {}}
+    task = Task(is_timed_row, _TIME, options or {})
     start = time.perf_counter()
-    outcomes = []
+    outcomes: list[Ran[TimedRow]] = []
     for name in names:
         skipped = unavailable(name, dev, ctx)
         if skipped is not None:
-            outcomes.append(skipped)
+            outcomes.append(Ran(skipped))
             continue
         say(f"timing {name} on {dev} ({len(counts)} token counts at hidden {model.hidden_size}; kernels JIT first)")
-        outcomes += run_jobs([(name, dev)], list(OPS), counts, params, ctx, timeout, say, task=task)
-    device_name = next((o.get("device_name") for o in outcomes if o.get("device_name")), None)
+        outcomes += run_jobs([(name, dev)], list(OPS), counts, params, ctx, timeout, say, task)
+    device_name = next((o.outcome["device_name"] for o in outcomes if o.outcome["device_name"]), None)
     peak = _peak(device_name, dev, params, ctx, timeout, say, options or {})
-    results = [_result(o, row, params, peak) for o in outcomes for row in o["rows"]]
+    results = [_result(o.outcome, row, params, peak) for o in outcomes for row in o.rows]
     plan = step_plan(model, bool(fused))
     doc: dict[str, Any] = {
         "schema": SCHEMA,
@@ -114,7 +116,7 @@ def run_bench(
         "peak": peak,
         "selected": selected,
         "fused_post_pre": fused,
-        "paths": [{k: v for k, v in o.items() if k != "rows"} for o in outcomes],
+        "paths": [o.outcome for o in outcomes],
         "results": results,
         "step": step_costs(results, plan, selected, [t for t in counts if t in DECODE_TOKENS]),
         "verdict": _verdict(results),
@@ -141,16 +143,16 @@ def _peak(
     if device_name is None:
         return {"tb_per_s": None, "how": None, "device": None, "source": "no path ran on the device"}
     say(f"{device_name} is not in the table of known devices: measuring a device-to-device copy")
-    task = {"task": _COPY, "task_options": options}
-    outcome = run_jobs([("torch", device)], ["mhc_post"], [1], params, ctx, timeout, say, task=task)[0]
-    row = next((r for r in outcome["rows"] if r.get("status") == "pass"), None)
-    if row is None:
+    task = Task(is_timed_row, _COPY, options)
+    ran = run_jobs([("torch", device)], ["mhc_post"], [1], params, ctx, timeout, say, task)[0]
+    row = next((r for r in ran.rows if r["status"] == "pass"), None)
+    if row is None or "copy_bytes" not in row or "tb_per_s" not in row:
         return {"tb_per_s": None, "how": None, "device": device_name, "source": "the copy did not run"}
-    source = f"measured: median of {row['runs']} device-to-device copies of {row['copy_bytes'] // 2} bytes"
+    source = f"measured: median of {row.get('runs')} device-to-device copies of {row['copy_bytes'] // 2} bytes"
     return {"tb_per_s": row["tb_per_s"], "how": "measured", "device": device_name, "source": source}
 
 
-def _result(outcome: dict[str, Any], row: dict[str, Any], p: Params, peak: dict[str, Any]) -> dict[str, Any]:
+def _result(outcome: PathOutcome, row: TimedRow, p: Params, peak: dict[str, Any]) -> dict[str, Any]:
     passed = row["status"] == "pass"
     moved = total_bytes(row["op"], row["tokens"], p.hidden, p.hc_mult)
     median = row.get("median_s") if passed else None  # a wrong kernel has no time worth reporting
@@ -161,7 +163,7 @@ def _result(outcome: dict[str, Any], row: dict[str, Any], p: Params, peak: dict[
         "tokens": row["tokens"],
         "status": row["status"],
         "median_ms": None if median is None else median * 1e3,
-        "min_ms": row["min_s"] * 1e3 if passed and row.get("min_s") is not None else None,
+        "min_ms": row["min_s"] * 1e3 if passed and "min_s" in row else None,
         "runs": row.get("runs"),
         "bytes": moved,
         "tb_per_s": tb_per_s,
