@@ -11,7 +11,8 @@ from __future__ import annotations
 import datetime as _dt
 import sys
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import TypedDict
 
 from mhcdoctor import __version__
 from mhcdoctor.bench.bytemodel import total_bytes
@@ -20,10 +21,10 @@ from mhcdoctor.bench.rows import TimedRow, is_timed_row
 from mhcdoctor.decision import OPS
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import USER_PATH
-from mhcdoctor.models import ModelConfig
+from mhcdoctor.models import ModelConfig, ModelConfigDocument
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.verify import resolve_devices, resolve_paths, user_kernels_context
-from mhcdoctor.verify.cases import Params
+from mhcdoctor.verify.cases import Params, ParamsDocument
 from mhcdoctor.verify.rows import PathOutcome
 from mhcdoctor.verify.runner import Progress, Ran, Task, run_jobs, unavailable
 
@@ -35,6 +36,93 @@ SUBLAYERS = 2  # each DeepSeek-V4 layer wraps two sublayers (attention, then the
 _TIME = "mhcdoctor.bench.timing:time_case"
 _COPY = "mhcdoctor.bench.timing:measure_copy"
 _FALLBACK = "torch"  # a path without an op the step needs runs that op on vLLM's fallback
+
+
+class BenchModel(ModelConfigDocument):
+    sublayers_per_layer: int
+
+
+class Peak(TypedDict):
+    """The peak bandwidth the fractions are against, and where it comes from."""
+
+    tb_per_s: float | None
+    how: str | None  # "table", "measured", or None when unknown
+    device: str | None
+    source: str
+
+
+class BenchResult(TypedDict):
+    """One (path, op, token count) timed."""
+
+    path: str
+    op: str
+    tokens: int
+    status: str
+    median_ms: float | None
+    min_ms: float | None
+    runs: int | None
+    bytes: int
+    tb_per_s: float | None
+    fraction_of_peak: float | None
+    max_abs_err: float | None
+    max_rel_err: float | None
+    reason: str | None
+
+
+class _StepCostBase(TypedDict):
+    ms: float
+    ops: dict[str, str]  # op -> the path that runs it
+
+
+class StepCost(_StepCostBase, total=False):
+    """One decode step's cost on a choice of paths; against the best when there is one."""
+
+    vs_best_ms: float
+    times_best: float | None
+
+
+class StepBatch(TypedDict):
+    tokens: int
+    paths: dict[str, StepCost]
+    selected: StepCost | None
+    best: StepCost | None
+
+
+class Step(TypedDict):
+    plan: dict[str, int] | None
+    reason: str | None
+    batches: list[StepBatch]
+
+
+class Plot(TypedDict):
+    file: str
+    panels: dict[str, list[str]]  # op -> its lines' labels
+
+
+class _BenchDocumentBase(TypedDict):
+    schema: str
+    mhcdoctor_version: str
+    created: str
+    model: BenchModel
+    params: ParamsDocument
+    tokens: list[int]
+    device: str
+    device_name: str | None
+    timer: str
+    peak: Peak
+    selected: dict[str, str] | None
+    fused_post_pre: bool | None
+    paths: list[PathOutcome]
+    results: list[BenchResult]
+    step: Step
+    verdict: str
+    seconds: float
+
+
+class BenchDocument(_BenchDocumentBase, total=False):
+    """The bench/1 document (`bench --json`)."""
+
+    plot: Plot  # with --plot: the figure drawn (mhcdoctor.bench.plot)
 
 
 def step_plan(model: ModelConfig, fused: bool) -> dict[str, int] | None:
@@ -63,8 +151,8 @@ def run_bench(
     selected: dict[str, str] | None = None,
     fused: bool | None = None,
     kernels: dict[str, str] | None = None,
-    options: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    options: Mapping[str, object] | None = None,
+) -> BenchDocument:
     """Time every (path, op, token count) on one device; the bench/1 document.
 
     `selected` maps each op to the path the rules pick (mhcdoctor.rules.decide) and `fused` says whether the model
@@ -103,11 +191,12 @@ def run_bench(
     peak = _peak(device_name, dev, params, ctx, timeout, say, options or {})
     results = [_result(o.outcome, row, params, peak) for o in outcomes for row in o.rows]
     plan = step_plan(model, bool(fused))
-    doc: dict[str, Any] = {
+    model_doc = model.to_dict()
+    doc: BenchDocument = {
         "schema": SCHEMA,
         "mhcdoctor_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "model": {**model.to_dict(), "sublayers_per_layer": SUBLAYERS},
+        "model": {**model_doc, "sublayers_per_layer": SUBLAYERS},
         "params": params.to_dict(),
         "tokens": counts,
         "device": dev,
@@ -134,8 +223,8 @@ def _peak(
     ctx: ProbeContext,
     timeout: float,
     say: Progress,
-    options: dict[str, Any],
-) -> dict[str, Any]:
+    options: Mapping[str, object],
+) -> Peak:
     """The peak bandwidth the fractions are against: the data sheet's for a known device, else a measured copy."""
     known = known_peak(device_name)
     if known is not None:
@@ -152,7 +241,7 @@ def _peak(
     return {"tb_per_s": row["tb_per_s"], "how": "measured", "device": device_name, "source": source}
 
 
-def _result(outcome: PathOutcome, row: TimedRow, p: Params, peak: dict[str, Any]) -> dict[str, Any]:
+def _result(outcome: PathOutcome, row: TimedRow, p: Params, peak: Peak) -> BenchResult:
     passed = row["status"] == "pass"
     moved = total_bytes(row["op"], row["tokens"], p.hidden, p.hc_mult)
     median = row.get("median_s") if passed else None  # a wrong kernel has no time worth reporting
@@ -175,21 +264,21 @@ def _result(outcome: PathOutcome, row: TimedRow, p: Params, peak: dict[str, Any]
 
 
 def step_costs(
-    results: list[dict[str, Any]],
+    results: list[BenchResult],
     plan: dict[str, int] | None,
     selected: dict[str, str] | None,
     batches: list[int],
-) -> dict[str, Any]:
+) -> Step:
     """Per decode batch size: each path's cost of one decode step (ops it lacks run on torch), the rules'
     selected paths, and the best path per op here; and each against the best."""
-    step: dict[str, Any] = {"plan": plan, "reason": None, "batches": []}
+    step: Step = {"plan": plan, "reason": None, "batches": []}
     if plan is None:
         return step
     times = {(r["path"], r["op"], r["tokens"]): r["median_ms"] for r in results if r["median_ms"] is not None}
     ran = {(r["path"], r["op"], r["tokens"]) for r in results if r["status"] != "skip"}
     paths = list(dict.fromkeys(r["path"] for r in results))
     for batch in batches:
-        per_path = {}
+        per_path: dict[str, StepCost] = {}
         for path in paths:
             # an op the path has, run wrong or failed, leaves the path without a cost; one it lacks runs on torch
             ops = {op: path if (path, op, batch) in ran else _FALLBACK for op in plan}
@@ -223,13 +312,13 @@ def _bench_path(backend: str, op: str, batch: int, times: dict[tuple[str, str, i
 
 def _cost(
     ops: dict[str, str], plan: dict[str, int], times: dict[tuple[str, str, int], float], batch: int
-) -> dict[str, Any] | None:
+) -> StepCost | None:
     if any((path, op, batch) not in times for op, path in ops.items()):
         return None
     return {"ms": sum(plan[op] * times[(path, op, batch)] for op, path in ops.items()), "ops": ops}
 
 
-def _verdict(results: list[dict[str, Any]]) -> str:
+def _verdict(results: list[BenchResult]) -> str:
     """ok: everything timed was right; degraded: some path computed wrong or failed; fail: nothing was timed."""
     if not any(r["status"] == "pass" for r in results):
         return "fail"
