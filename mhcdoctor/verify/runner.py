@@ -302,4 +302,7 @@ def count_gpus(ctx: ProbeContext, timeout: float) -> tuple[int, str | None]:
     )
     if outcome.status != "ok":
         return 0, outcome.error
-    return int(outcome.result), None
+    count = outcome.result
+    if not isinstance(count, int):
+        return 0, f"the GPU count child reported {str(count)[:80]!r}, not a number"
+    return count, None
