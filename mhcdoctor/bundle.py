@@ -88,8 +88,8 @@ class Bundle:
     reportfile.validate_report checks the report before anything reads it as a check/1 document."""
 
     files: dict[str, bytes]
-    manifest: dict[str, Any]
-    report: dict[str, Any]
+    manifest: dict[str, object]
+    report: dict[str, object]
 
 
 def build_files(
@@ -298,7 +298,7 @@ def _strip_root(files: dict[str, bytes], where: str) -> dict[str, bytes]:
     return files
 
 
-def _parse(files: dict[str, bytes], name: str, where: str) -> dict[str, Any]:
+def _parse(files: dict[str, bytes], name: str, where: str) -> dict[str, object]:
     if name not in files:
         raise InputError(f"{where} has no {name}; is it an mhcdoctor bundle?")
     try:

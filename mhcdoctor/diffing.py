@@ -5,13 +5,17 @@ Differences are ordered by how much they explain: the verdict first, then which 
 findings, the verify results, then the facts that drive the rules (platform and arch, aiter, vLLM, tilelang
 before compilers and install locations), the devices one by one, probe outcomes and the environment.
 Things that differ between any two runs (creation time, timings, the host's name) are never differences.
+
+A report read from a file is checked only in parts (mhcdoctor.reportfile: its facts and probes, the JSON types of
+its other members), so the rest is read here as untyped JSON (`Mapping[str, object]`), each member checked where it
+is read; a difference's two values are what the reports held (`object`: any JSON value).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+from typing import TypedDict, TypeVar
 
 from mhcdoctor.checkreport import CheckDocument
 from mhcdoctor.decision import SEVERITY_RANK
@@ -52,30 +56,68 @@ FACT_ORDER: tuple[str, ...] = (
 _IGNORED_FACTS = ("sources",)
 # Per-device keys, most telling first.
 DEVICE_ORDER: tuple[str, ...] = ("vendor", "arch", "name", "driver", "memory_bytes")
+K = TypeVar("K")
+Pair = tuple[str, object, object]  # (key, A's value, B's value), values as the reports held them
+
+
+class DifferenceDocument(TypedDict):
+    section: str
+    key: str
+    a: object  # A's value, any JSON value (None: A does not have it)
+    b: object
+
+
+class ReportAbout(TypedDict):
+    """Which report a side is: the label it was given (its file), and what the report says of itself."""
+
+    source: str
+    hostname: object
+    created: object
+    mode: object
+    mhcdoctor_version: object
+
+
+class DiffDocument(TypedDict):
+    """The diff/1 document (`diff --json`)."""
+
+    schema: str
+    a: ReportAbout
+    b: ReportAbout
+    same: bool
+    notes: list[str]
+    differences: list[DifferenceDocument]
 
 
 @dataclass
 class Difference:
     section: str
     key: str
-    a: Any
-    b: Any
+    a: object
+    b: object
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self) -> DifferenceDocument:
+        return {"section": self.section, "key": self.key, "a": self.a, "b": self.b}
 
 
-def diff_reports(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[Difference]:
+def _mapping(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def diff_reports(a: Mapping[str, object], b: Mapping[str, object]) -> list[Difference]:
     """Every difference between two check/1 documents, most important first."""
     found: list[Difference] = []
     found += _compare("verdict", [("verdict", a.get("verdict"), b.get("verdict"))])
     found += _compare("ops", _model_pairs(a, b))
     found += _compare("findings", _finding_pairs(a, b))
     found += _compare("verify", _verify_pairs(a.get("verify"), b.get("verify")))
-    found += _compare("facts", _fact_pairs(a.get("facts") or {}, b.get("facts") or {}))
-    found += _compare("devices", _device_pairs(a.get("facts") or {}, b.get("facts") or {}))
+    found += _compare("facts", _fact_pairs(_mapping(a.get("facts")), _mapping(b.get("facts"))))
+    found += _compare("devices", _device_pairs(_mapping(a.get("facts")), _mapping(b.get("facts"))))
     found += _compare("probes", _keyed_pairs(_probe_status(a), _probe_status(b)))
-    found += _compare("env", _keyed_pairs(a.get("env") or {}, b.get("env") or {}))
+    found += _compare("env", _keyed_pairs(_mapping(a.get("env")), _mapping(b.get("env"))))
     return found
 
 
@@ -95,7 +137,7 @@ def notes(a: CheckDocument, b: CheckDocument) -> list[str]:
 
 def to_document(
     differences: list[Difference], a: CheckDocument, b: CheckDocument, labels: tuple[str, str]
-) -> dict[str, Any]:
+) -> DiffDocument:
     return {
         "schema": SCHEMA,
         "a": _about(a, labels[0]),
@@ -106,20 +148,21 @@ def to_document(
     }
 
 
-def _compare(section: str, pairs: list[tuple[str, Any, Any]]) -> list[Difference]:
+def _compare(section: str, pairs: list[Pair]) -> list[Difference]:
     return [Difference(section, key, a, b) for key, a, b in pairs if a != b]
 
 
-def _model_key(doc: Mapping[str, Any]) -> str:
-    model = doc.get("model") or {}
-    return model.get("name") or f"hidden {model.get('hidden_size')}, hc_mult {model.get('hc_mult')}"
+def _model_key(doc: Mapping[str, object]) -> str:
+    model = _mapping(doc.get("model"))
+    name = model.get("name")
+    return str(name) if name else f"hidden {model.get('hidden_size')}, hc_mult {model.get('hc_mult')}"
 
 
-def _model_pairs(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+def _model_pairs(a: Mapping[str, object], b: Mapping[str, object]) -> list[Pair]:
     """Per model: its verdict, each op's path, whether it runs the fused post+pre op, and the rule set."""
-    models_a = {_model_key(m): m for m in a.get("models") or [] if isinstance(m, dict)}
-    models_b = {_model_key(m): m for m in b.get("models") or [] if isinstance(m, dict)}
-    pairs: list[tuple[str, Any, Any]] = []
+    models_a = {_model_key(m): m for m in _list(a.get("models")) if isinstance(m, dict)}
+    models_b = {_model_key(m): m for m in _list(b.get("models")) if isinstance(m, dict)}
+    pairs: list[Pair] = []
     for name in list(models_a) + [n for n in models_b if n not in models_a]:
         ma, mb = models_a.get(name), models_b.get(name)
         if ma is None or mb is None:
@@ -134,14 +177,14 @@ def _model_pairs(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str, 
     return pairs
 
 
-def _path(op: Any) -> Any:
+def _path(op: object) -> object:
     return op.get("path") if isinstance(op, dict) else None
 
 
-def _finding_pairs(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+def _finding_pairs(a: Mapping[str, object], b: Mapping[str, object]) -> list[Pair]:
     """Each finding id raised by either report: its severity on each side (None: not raised)."""
-    sev_a = {str(f.get("id")): f.get("severity") for f in a.get("findings") or [] if isinstance(f, dict)}
-    sev_b = {str(f.get("id")): f.get("severity") for f in b.get("findings") or [] if isinstance(f, dict)}
+    sev_a = {str(f.get("id")): f.get("severity") for f in _list(a.get("findings")) if isinstance(f, dict)}
+    sev_b = {str(f.get("id")): f.get("severity") for f in _list(b.get("findings")) if isinstance(f, dict)}
 
     def worst(i: str) -> int:  # the more severe side decides a finding's place
         return -max(SEVERITY_RANK.get(sev_a.get(i) or "", -1), SEVERITY_RANK.get(sev_b.get(i) or "", -1))
@@ -149,7 +192,7 @@ def _finding_pairs(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str
     return [(i, sev_a.get(i), sev_b.get(i)) for i in sorted(set(sev_a) | set(sev_b), key=lambda i: (worst(i), i))]
 
 
-def _verify_pairs(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
+def _verify_pairs(a: object, b: object) -> list[Pair]:
     """The verify verdict and each result's status, keyed by path, op, token count, hidden size and device."""
     if not isinstance(a, dict) or not isinstance(b, dict):  # verify ran on one side only: that, not every row
         return [
@@ -159,20 +202,20 @@ def _verify_pairs(a: Any, b: Any) -> list[tuple[str, Any, Any]]:
                 b.get("verdict") if isinstance(b, dict) else None,
             )
         ]
-    pairs: list[tuple[str, Any, Any]] = [("verify verdict", a.get("verdict"), b.get("verdict"))]
+    pairs: list[Pair] = [("verify verdict", a.get("verdict"), b.get("verdict"))]
     return pairs + _keyed_pairs(_verify_status(a), _verify_status(b))
 
 
-def _verify_status(doc: Mapping[str, Any]) -> dict[str, Any]:
-    statuses: dict[str, Any] = {}
-    for r in doc.get("results") or []:
+def _verify_status(doc: Mapping[str, object]) -> dict[str, object]:
+    statuses: dict[str, object] = {}
+    for r in _list(doc.get("results")):
         if isinstance(r, dict):
             key = f"{r.get('path')} {r.get('op')} tokens={r.get('tokens')} hidden={r.get('hidden')} {r.get('device')}"
             statuses[key] = r.get("status")
     return statuses
 
 
-def _fact_pairs(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+def _fact_pairs(a: Mapping[str, object], b: Mapping[str, object]) -> list[Pair]:
     flat_a, flat_b = _flatten(a), _flatten(b)
     keys = set(flat_a) | set(flat_b)
     rank = {key: i for i, key in enumerate(FACT_ORDER)}
@@ -180,8 +223,8 @@ def _fact_pairs(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str, A
     return [(k, flat_a.get(k), flat_b.get(k)) for k in ordered]
 
 
-def _flatten(facts: Mapping[str, Any]) -> dict[str, Any]:
-    flat: dict[str, Any] = {}
+def _flatten(facts: Mapping[str, object]) -> dict[str, object]:
+    flat: dict[str, object] = {}
     for key, value in facts.items():
         if key in _IGNORED_FACTS or key == "devices":
             continue
@@ -192,16 +235,16 @@ def _flatten(facts: Mapping[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def _device_pairs(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+def _device_pairs(a: Mapping[str, object], b: Mapping[str, object]) -> list[Pair]:
     """Device by device (by index): the count first, then each device's vendor, arch, name, driver, memory."""
-    devs_a = {d.get("index"): d for d in a.get("devices") or [] if isinstance(d, dict)}
-    devs_b = {d.get("index"): d for d in b.get("devices") or [] if isinstance(d, dict)}
+    devs_a = {d.get("index"): d for d in _list(a.get("devices")) if isinstance(d, dict)}
+    devs_b = {d.get("index"): d for d in _list(b.get("devices")) if isinstance(d, dict)}
     count = (
         "count",
         None if a.get("devices") is None else len(devs_a),
         None if b.get("devices") is None else len(devs_b),
     )
-    pairs: list[tuple[str, Any, Any]] = [count]
+    pairs: list[Pair] = [count]
     for index in sorted(set(devs_a) | set(devs_b), key=lambda i: (not isinstance(i, int), str(i).zfill(6))):
         da, db = devs_a.get(index), devs_b.get(index)
         if da is None or db is None:
@@ -211,23 +254,22 @@ def _device_pairs(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[str,
     return pairs
 
 
-def _device_label(device: dict[str, Any] | None) -> str | None:
+def _device_label(device: Mapping[str, object] | None) -> str | None:
     if device is None:
         return None
     return " ".join(str(device.get(k)) for k in ("arch", "name") if device.get(k)) or "present"
 
 
-def _probe_status(doc: Mapping[str, Any]) -> dict[str, Any]:
-    return {str(p.get("name")): p.get("status") for p in doc.get("probes") or [] if isinstance(p, dict)}
+def _probe_status(doc: Mapping[str, object]) -> dict[str, object]:
+    return {str(p.get("name")): p.get("status") for p in _list(doc.get("probes")) if isinstance(p, dict)}
 
 
-def _keyed_pairs(a: dict[Any, Any], b: dict[Any, Any]) -> list[tuple[str, Any, Any]]:
+def _keyed_pairs(a: Mapping[K, object], b: Mapping[K, object]) -> list[Pair]:
     return [(str(k), a.get(k), b.get(k)) for k in sorted(set(a) | set(b), key=str)]
 
 
-def _about(doc: Mapping[str, Any], label: str) -> dict[str, Any]:
-    host = doc.get("host")
-    host = host if isinstance(host, dict) else {}
+def _about(doc: Mapping[str, object], label: str) -> ReportAbout:
+    host = _mapping(doc.get("host"))
     return {
         "source": label,
         "hostname": host.get("hostname"),

@@ -193,9 +193,9 @@ class Facts:
             t.build = torch_build_of(t.version, t.cuda, t.hip, t.xpu)
         return facts
 
-    def set(self, dotted: str, value: Any, source: str) -> None:
+    def set(self, dotted: str, value: object, source: str) -> None:
         """Replace one fact (``"aiter.version"``) and record where it came from."""
-        target: Any = self
+        target: object = self
         *parents, leaf = dotted.split(".")
         for part in parents:
             target = getattr(target, part)

@@ -139,7 +139,7 @@ def _check_versions(value: Any, where: str, label: str) -> None:
 _FENCE_OPEN = re.compile(r"\s*(`{3,})json\r?\n")
 
 
-def report_from_markdown(text: str) -> dict[str, Any] | None:
+def report_from_markdown(text: str) -> dict[str, object] | None:
     """The compact report.json folded into a `report` Markdown (an issue body saved to a file), or None."""
     # str.find and anchored matches only, each start looked at once: linear time (a regex search was quadratic).
     pos = 0

@@ -13,7 +13,6 @@ import stat
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 MAX_BYTES = 64 << 20  # far above any config or report mhcdoctor writes (a bundle's report is bounded to 4 MiB)
 STREAM_SECONDS = 30.0  # a pipe, FIFO or stdin must deliver everything (to EOF) within this
@@ -89,8 +88,9 @@ def read_user_text(path: str | Path, what: str, error: type[Exception], limit: i
         raise error(f"cannot read {what} {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-def parse_json(text: str) -> Any:
-    """json.loads that also turns absurd nesting (RecursionError) into the ValueError callers already handle."""
+def parse_json(text: str) -> object:
+    """json.loads (untyped: callers check what they read) that also turns absurd nesting (RecursionError) into the
+    ValueError callers already handle."""
     try:
         return json.loads(text)
     except RecursionError:

@@ -11,19 +11,22 @@ from __future__ import annotations
 import datetime as _dt
 import sys
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import TypedDict
 
 from mhcdoctor import __version__
 from mhcdoctor.bench.bytemodel import total_bytes
 from mhcdoctor.bench.devices import known_peak
+from mhcdoctor.bench.rows import TimedRow, is_timed_row
 from mhcdoctor.decision import OPS
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import USER_PATH
-from mhcdoctor.models import ModelConfig
+from mhcdoctor.models import ModelConfig, ModelConfigDocument
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.verify import resolve_devices, resolve_paths, user_kernels_context
-from mhcdoctor.verify.cases import Params
-from mhcdoctor.verify.runner import Progress, run_jobs, unavailable
+from mhcdoctor.verify.cases import Params, ParamsDocument
+from mhcdoctor.verify.rows import PathOutcome
+from mhcdoctor.verify.runner import Progress, Ran, Task, run_jobs, unavailable
 
 SCHEMA = "mhcdoctor.bench/1"
 DECODE_TOKENS: tuple[int, ...] = (1, 8, 64, 256)
@@ -33,6 +36,93 @@ SUBLAYERS = 2  # each DeepSeek-V4 layer wraps two sublayers (attention, then the
 _TIME = "mhcdoctor.bench.timing:time_case"
 _COPY = "mhcdoctor.bench.timing:measure_copy"
 _FALLBACK = "torch"  # a path without an op the step needs runs that op on vLLM's fallback
+
+
+class BenchModel(ModelConfigDocument):
+    sublayers_per_layer: int
+
+
+class Peak(TypedDict):
+    """The peak bandwidth the fractions are against, and where it comes from."""
+
+    tb_per_s: float | None
+    how: str | None  # "table", "measured", or None when unknown
+    device: str | None
+    source: str
+
+
+class BenchResult(TypedDict):
+    """One (path, op, token count) timed."""
+
+    path: str
+    op: str
+    tokens: int
+    status: str
+    median_ms: float | None
+    min_ms: float | None
+    runs: int | None
+    bytes: int
+    tb_per_s: float | None
+    fraction_of_peak: float | None
+    max_abs_err: float | None
+    max_rel_err: float | None
+    reason: str | None
+
+
+class _StepCostBase(TypedDict):
+    ms: float
+    ops: dict[str, str]  # op -> the path that runs it
+
+
+class StepCost(_StepCostBase, total=False):
+    """One decode step's cost on a choice of paths; against the best when there is one."""
+
+    vs_best_ms: float
+    times_best: float | None
+
+
+class StepBatch(TypedDict):
+    tokens: int
+    paths: dict[str, StepCost]
+    selected: StepCost | None
+    best: StepCost | None
+
+
+class Step(TypedDict):
+    plan: dict[str, int] | None
+    reason: str | None
+    batches: list[StepBatch]
+
+
+class Plot(TypedDict):
+    file: str
+    panels: dict[str, list[str]]  # op -> its lines' labels
+
+
+class _BenchDocumentBase(TypedDict):
+    schema: str
+    mhcdoctor_version: str
+    created: str
+    model: BenchModel
+    params: ParamsDocument
+    tokens: list[int]
+    device: str
+    device_name: str | None
+    timer: str
+    peak: Peak
+    selected: dict[str, str] | None
+    fused_post_pre: bool | None
+    paths: list[PathOutcome]
+    results: list[BenchResult]
+    step: Step
+    verdict: str
+    seconds: float
+
+
+class BenchDocument(_BenchDocumentBase, total=False):
+    """The bench/1 document (`bench --json`)."""
+
+    plot: Plot  # with --plot: the figure drawn (mhcdoctor.bench.plot)
 
 
 def step_plan(model: ModelConfig, fused: bool) -> dict[str, int] | None:
@@ -61,8 +151,8 @@ def run_bench(
     selected: dict[str, str] | None = None,
     fused: bool | None = None,
     kernels: dict[str, str] | None = None,
-    options: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    options: Mapping[str, object] | None = None,
+) -> BenchDocument:
     """Time every (path, op, token count) on one device; the bench/1 document.
 
     `selected` maps each op to the path the rules pick (mhcdoctor.rules.decide) and `fused` says whether the model
@@ -87,25 +177,26 @@ def run_bench(
         names.append(USER_PATH)
         ctx = user_kernels_context(ctx, kernels)
     params = Params.from_model(model)
-    task = {"task": _TIME, "task_options": options or {}}
+    task = Task(is_timed_row, _TIME, options or {})
     start = time.perf_counter()
-    outcomes = []
+    outcomes: list[Ran[TimedRow]] = []
     for name in names:
         skipped = unavailable(name, dev, ctx)
         if skipped is not None:
-            outcomes.append(skipped)
+            outcomes.append(Ran(skipped))
             continue
         say(f"timing {name} on {dev} ({len(counts)} token counts at hidden {model.hidden_size}; kernels JIT first)")
-        outcomes += run_jobs([(name, dev)], list(OPS), counts, params, ctx, timeout, say, task=task)
-    device_name = next((o.get("device_name") for o in outcomes if o.get("device_name")), None)
+        outcomes += run_jobs([(name, dev)], list(OPS), counts, params, ctx, timeout, say, task)
+    device_name = next((o.outcome["device_name"] for o in outcomes if o.outcome["device_name"]), None)
     peak = _peak(device_name, dev, params, ctx, timeout, say, options or {})
-    results = [_result(o, row, params, peak) for o in outcomes for row in o["rows"]]
+    results = [_result(o.outcome, row, params, peak) for o in outcomes for row in o.rows]
     plan = step_plan(model, bool(fused))
-    doc: dict[str, Any] = {
+    model_doc = model.to_dict()
+    doc: BenchDocument = {
         "schema": SCHEMA,
         "mhcdoctor_version": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "model": {**model.to_dict(), "sublayers_per_layer": SUBLAYERS},
+        "model": {**model_doc, "sublayers_per_layer": SUBLAYERS},
         "params": params.to_dict(),
         "tokens": counts,
         "device": dev,
@@ -114,7 +205,7 @@ def run_bench(
         "peak": peak,
         "selected": selected,
         "fused_post_pre": fused,
-        "paths": [{k: v for k, v in o.items() if k != "rows"} for o in outcomes],
+        "paths": [o.outcome for o in outcomes],
         "results": results,
         "step": step_costs(results, plan, selected, [t for t in counts if t in DECODE_TOKENS]),
         "verdict": _verdict(results),
@@ -132,8 +223,8 @@ def _peak(
     ctx: ProbeContext,
     timeout: float,
     say: Progress,
-    options: dict[str, Any],
-) -> dict[str, Any]:
+    options: Mapping[str, object],
+) -> Peak:
     """The peak bandwidth the fractions are against: the data sheet's for a known device, else a measured copy."""
     known = known_peak(device_name)
     if known is not None:
@@ -141,16 +232,16 @@ def _peak(
     if device_name is None:
         return {"tb_per_s": None, "how": None, "device": None, "source": "no path ran on the device"}
     say(f"{device_name} is not in the table of known devices: measuring a device-to-device copy")
-    task = {"task": _COPY, "task_options": options}
-    outcome = run_jobs([("torch", device)], ["mhc_post"], [1], params, ctx, timeout, say, task=task)[0]
-    row = next((r for r in outcome["rows"] if r.get("status") == "pass"), None)
-    if row is None:
+    task = Task(is_timed_row, _COPY, options)
+    ran = run_jobs([("torch", device)], ["mhc_post"], [1], params, ctx, timeout, say, task)[0]
+    row = next((r for r in ran.rows if r["status"] == "pass"), None)
+    if row is None or "copy_bytes" not in row or "tb_per_s" not in row:
         return {"tb_per_s": None, "how": None, "device": device_name, "source": "the copy did not run"}
-    source = f"measured: median of {row['runs']} device-to-device copies of {row['copy_bytes'] // 2} bytes"
+    source = f"measured: median of {row.get('runs')} device-to-device copies of {row['copy_bytes'] // 2} bytes"
     return {"tb_per_s": row["tb_per_s"], "how": "measured", "device": device_name, "source": source}
 
 
-def _result(outcome: dict[str, Any], row: dict[str, Any], p: Params, peak: dict[str, Any]) -> dict[str, Any]:
+def _result(outcome: PathOutcome, row: TimedRow, p: Params, peak: Peak) -> BenchResult:
     passed = row["status"] == "pass"
     moved = total_bytes(row["op"], row["tokens"], p.hidden, p.hc_mult)
     median = row.get("median_s") if passed else None  # a wrong kernel has no time worth reporting
@@ -161,7 +252,7 @@ def _result(outcome: dict[str, Any], row: dict[str, Any], p: Params, peak: dict[
         "tokens": row["tokens"],
         "status": row["status"],
         "median_ms": None if median is None else median * 1e3,
-        "min_ms": row["min_s"] * 1e3 if passed and row.get("min_s") is not None else None,
+        "min_ms": row["min_s"] * 1e3 if passed and "min_s" in row else None,
         "runs": row.get("runs"),
         "bytes": moved,
         "tb_per_s": tb_per_s,
@@ -173,21 +264,21 @@ def _result(outcome: dict[str, Any], row: dict[str, Any], p: Params, peak: dict[
 
 
 def step_costs(
-    results: list[dict[str, Any]],
+    results: list[BenchResult],
     plan: dict[str, int] | None,
     selected: dict[str, str] | None,
     batches: list[int],
-) -> dict[str, Any]:
+) -> Step:
     """Per decode batch size: each path's cost of one decode step (ops it lacks run on torch), the rules'
     selected paths, and the best path per op here; and each against the best."""
-    step: dict[str, Any] = {"plan": plan, "reason": None, "batches": []}
+    step: Step = {"plan": plan, "reason": None, "batches": []}
     if plan is None:
         return step
     times = {(r["path"], r["op"], r["tokens"]): r["median_ms"] for r in results if r["median_ms"] is not None}
     ran = {(r["path"], r["op"], r["tokens"]) for r in results if r["status"] != "skip"}
     paths = list(dict.fromkeys(r["path"] for r in results))
     for batch in batches:
-        per_path = {}
+        per_path: dict[str, StepCost] = {}
         for path in paths:
             # an op the path has, run wrong or failed, leaves the path without a cost; one it lacks runs on torch
             ops = {op: path if (path, op, batch) in ran else _FALLBACK for op in plan}
@@ -221,13 +312,13 @@ def _bench_path(backend: str, op: str, batch: int, times: dict[tuple[str, str, i
 
 def _cost(
     ops: dict[str, str], plan: dict[str, int], times: dict[tuple[str, str, int], float], batch: int
-) -> dict[str, Any] | None:
+) -> StepCost | None:
     if any((path, op, batch) not in times for op, path in ops.items()):
         return None
     return {"ms": sum(plan[op] * times[(path, op, batch)] for op, path in ops.items()), "ops": ops}
 
 
-def _verdict(results: list[dict[str, Any]]) -> str:
+def _verdict(results: list[BenchResult]) -> str:
     """ok: everything timed was right; degraded: some path computed wrong or failed; fail: nothing was timed."""
     if not any(r["status"] == "pass" for r in results):
         return "fail"

@@ -5,8 +5,8 @@ per path in the same colour in every panel, the peak as a dashed line. matplotli
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
 
+from mhcdoctor.bench import BenchDocument, Plot
 from mhcdoctor.decision import OPS
 from mhcdoctor.errors import InputError
 
@@ -19,7 +19,7 @@ def require_matplotlib() -> None:
         raise InputError(MISSING)
 
 
-def plot(doc: dict[str, Any], filename: str) -> dict[str, Any]:
+def plot(doc: BenchDocument, filename: str) -> Plot:
     """Draw the figure into `filename`; return what it holds: {"file", "panels": {op: [line labels]}}."""
     require_matplotlib()
     import matplotlib

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypedDict
 
 from mhcdoctor.kernels import PathImpl
 from mhcdoctor.verify import cases
@@ -20,11 +20,45 @@ DEFAULT_WARMUP = 3
 DEFAULT_REPEATS = 50
 DEFAULT_BUDGET_S = 1.0  # measured seconds per case, at most (a slow path gets fewer runs, never under MIN_RUNS)
 MIN_RUNS = 3
+# The timer's options (bench's `options`: warmup, repeats, budget_s, copy_bytes), as the child reads them from its
+# request's JSON: untyped, each read as a number (`_option`).
+Options = Mapping[str, object]
+
+
+class Timing(TypedDict):
+    median_s: float
+    min_s: float
+    runs: int
+    timer: str  # "cuda-events" or "perf_counter"
+
+
+class TimedResult(Timing):
+    """One case timed (`time_case`); the parent reads it back as a bench.rows.TimedRow."""
+
+    status: str
+    max_abs_err: float | None
+    max_rel_err: float | None
+    worst_output: str
+    rows_checked: int
+    reason: str | None
+
+
+class CopyResult(Timing):
+    """The device's copy bandwidth measured (`measure_copy`); read back as a bench.rows.TimedRow."""
+
+    status: str
+    copy_bytes: int
+    tb_per_s: float
+
+
+def _option(options: Options, key: str, default: float) -> float:
+    value = options.get(key)
+    return float(value) if isinstance(value, (int, float)) else default
 
 
 def time_case(
-    impl: PathImpl, op: str, tokens: int, p: cases.Params, device: str, seed: int = 0, *, options: dict[str, Any]
-) -> dict[str, Any]:
+    impl: PathImpl, op: str, tokens: int, p: cases.Params, device: str, seed: int = 0, *, options: Options
+) -> TimedResult:
     """Warm up, time `repeats` runs (fewer when they would pass the budget), median; spot-check the last output."""
     import torch
 
@@ -43,18 +77,18 @@ def time_case(
         "max_rel_err": worst["max_rel_err"],
         "worst_output": worst["name"],
         "rows_checked": len(rows),
-        "reason": None if passed else "; ".join(v["reason"] for v in verdicts.values() if not v["passed"]),
+        "reason": None if passed else "; ".join(v.get("reason", "") for v in verdicts.values() if not v["passed"]),
     }
 
 
 def measure_copy(
-    impl: PathImpl, op: str, tokens: int, p: cases.Params, device: str, seed: int = 0, *, options: dict[str, Any]
-) -> dict[str, Any]:
+    impl: PathImpl, op: str, tokens: int, p: cases.Params, device: str, seed: int = 0, *, options: Options
+) -> CopyResult:
     """The device's memory bandwidth, measured: timed device-to-device copies of a buffer much larger than any
     cache (1 GiB on a GPU, 64 MiB on the CPU), reading and writing it. For a device not in the table of peaks."""
     import torch
 
-    size = int(options.get("copy_bytes") or (1 << 30 if device.startswith("cuda") else 1 << 26))
+    size = int(_option(options, "copy_bytes", 0) or (1 << 30 if device.startswith("cuda") else 1 << 26))
     src = torch.ones(size, dtype=torch.uint8, device=device)
     dst = torch.empty_like(src)
     times, _ = _time(lambda: dst.copy_(src), device, {**options, "warmup": 2, "repeats": 20})
@@ -62,7 +96,7 @@ def measure_copy(
     return {"status": "pass", **summary, "copy_bytes": 2 * size, "tb_per_s": 2 * size / summary["median_s"] / 1e12}
 
 
-def _time(call: Callable[[], Any], device: str, options: dict[str, Any]) -> tuple[list[float], Any]:
+def _time(call: Callable[[], object], device: str, options: Options) -> tuple[list[float], Any]:
     import torch
 
     gpu = device.startswith("cuda")
@@ -72,13 +106,13 @@ def _time(call: Callable[[], Any], device: str, options: dict[str, Any]) -> tupl
             torch.cuda.synchronize(device)
 
     once = 0.0
-    for _ in range(max(1, int(options.get("warmup", DEFAULT_WARMUP)))):  # the first call compiles (JIT)
+    for _ in range(max(1, int(_option(options, "warmup", DEFAULT_WARMUP)))):  # the first call compiles (JIT)
         start = time.perf_counter()
         call()
         sync()
         once = time.perf_counter() - start
-    budget = float(options.get("budget_s", DEFAULT_BUDGET_S))
-    runs = max(MIN_RUNS, min(int(options.get("repeats", DEFAULT_REPEATS)), int(budget / max(once, 1e-9))))
+    budget = _option(options, "budget_s", DEFAULT_BUDGET_S)
+    runs = max(MIN_RUNS, min(int(_option(options, "repeats", DEFAULT_REPEATS)), int(budget / max(once, 1e-9))))
     times = []
     result: Any = None
     for _ in range(runs):
@@ -97,7 +131,7 @@ def _time(call: Callable[[], Any], device: str, options: dict[str, Any]) -> tupl
     return times, result
 
 
-def _summary(times: list[float], device: str) -> dict[str, Any]:
+def _summary(times: list[float], device: str) -> Timing:
     return {
         "median_s": statistics.median(times),
         "min_s": min(times),

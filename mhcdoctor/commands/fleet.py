@@ -7,7 +7,6 @@ report is redacted there as `report` does (unless --no-redact); see mhcdoctor/fl
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import click
 
@@ -21,7 +20,7 @@ from mhcdoctor.commands.options import (
     timeout_option_with,
 )
 from mhcdoctor.fleet.files import BUNDLE_ROOT, bundle_files
-from mhcdoctor.fleet.summary import summarize
+from mhcdoctor.fleet.summary import FleetDocument, summarize
 from mhcdoctor.render.fleet import render_markdown, render_text
 from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.term import Style
@@ -96,7 +95,7 @@ def command(
 
 
 def emit(
-    summary: dict[str, Any],
+    summary: FleetDocument,
     as_json: bool,
     markdown: bool,
     bundle_path: str | None,

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from mhcdoctor.errors import InputError
-from mhcdoctor.fleet.summary import NodeResult, natural_key, unique_names
+from mhcdoctor.fleet.summary import FleetDocument, NodeResult, natural_key, unique_names
 from mhcdoctor.reportfile import load_report
 
 SUFFIXES: tuple[str, ...] = (".json", ".md", ".tar.gz", ".tgz")
@@ -57,7 +56,7 @@ def load_nodes(files: list[Path]) -> list[NodeResult]:
     return nodes
 
 
-def bundle_files(summary: dict[str, Any], markdown: str, node_files: dict[str, bytes]) -> dict[str, bytes]:
+def bundle_files(summary: FleetDocument, markdown: str, node_files: dict[str, bytes]) -> dict[str, bytes]:
     """The fleet bundle: summary.json, summary.md and nodes/<file> for each node (its bundle or its report)."""
     files = {
         "summary.json": (json.dumps(summary, indent=2) + "\n").encode("utf-8"),

@@ -19,7 +19,7 @@ mhcdoctor.childproc runs the check; a Python without mhcdoctor has nothing to ru
 from __future__ import annotations
 
 from types import ModuleType
-from typing import Any
+from typing import TypedDict
 
 # The whole of the check's stdout comes back up to this (a check/1 report is far smaller); a larger one comes back
 # as its last MAX_STDOUT bytes, marked `…`, and will not parse.
@@ -28,9 +28,22 @@ MAX_BUNDLE = 16 << 20  # a node bundle is bounded to 4 MiB before compression
 STDERR_TAIL = 4000
 
 
+class NodeOutcome(TypedDict):
+    """What a node's task returns over Ray: the `python -m mhcdoctor` run's exit, output and bundle."""
+
+    python: str
+    gpus: list[str]  # the GPU ids Ray gave the task (a verify task has one)
+    bundle: bytes | None
+    timed_out: bool
+    code: int | None  # None when nothing was started
+    stdout: str
+    stderr: str  # its last STDERR_TAIL characters
+    seconds: float
+
+
 def run_on_node(
     args: list[str], timeout: float, want_bundle: bool, gpu: bool = False, runner: str | None = None
-) -> dict[str, Any]:
+) -> NodeOutcome:
     """Run `python -m mhcdoctor ARGS` (plus `--bundle` when `want_bundle`) here; its outcome as plain data.
 
     `runner`: the source of mhcdoctor.childproc, as ray_runner sends it; None uses this Python's own."""
@@ -44,10 +57,19 @@ def run_on_node(
         import ray
 
         gpus = [str(g) for g in ray.get_gpu_ids()]
-    outcome: dict[str, Any] = {"python": sys.executable, "gpus": gpus, "bundle": None, "timed_out": False}
+    outcome: NodeOutcome = {
+        "python": sys.executable,
+        "gpus": gpus,
+        "bundle": None,
+        "timed_out": False,
+        "code": None,
+        "stdout": "",
+        "stderr": "",
+        "seconds": 0.0,
+    }
     childproc = _runner(runner)
     if childproc is None:
-        outcome.update(code=None, stdout="", stderr=_no_runner())
+        outcome["stderr"] = _no_runner()
     else:
         with childproc.temp_dir(prefix="mhcdoctor-fleet-") as folder:
             bundle_path = os.path.join(folder, "node.tar.gz")
@@ -64,7 +86,9 @@ def run_on_node(
                 with open(bundle_path, "rb") as f:
                     outcome["bundle"] = f.read()
         stderr = str(done.stderr if done.error is None else done.error)
-        outcome.update(code=done.returncode, timed_out=done.status == "timeout", stdout=done.stdout)
+        outcome["code"] = done.returncode
+        outcome["timed_out"] = done.status == "timeout"
+        outcome["stdout"] = done.stdout
         outcome["stderr"] = stderr[-STDERR_TAIL:]
     outcome["seconds"] = round(time.monotonic() - start, 3)
     return outcome

@@ -19,7 +19,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from mhcdoctor import childproc
 from mhcdoctor.decision import VERDICTS
 from mhcdoctor.errors import InputError
 from mhcdoctor.fleet import node_task
-from mhcdoctor.fleet.summary import NodeResult, natural_key
+from mhcdoctor.fleet.summary import NodeResult, VerifyRun, natural_key
 
 _LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # read once, when ray is imported
 CONNECT_SECONDS = 5.0  # to reach the cluster's GCS before handing it to Ray
@@ -44,7 +44,8 @@ class NodeRun:
 
     result: NodeResult
     bundle: bytes | None = None
-    verify_runs: list[dict[str, Any]] = field(default_factory=list)
+    # each GPU's node_task.NodeOutcome as it came back over Ray (or why none did), checked where it is read
+    verify_runs: list[Mapping[str, object]] = field(default_factory=list)
 
 
 def default_address() -> str:
@@ -136,8 +137,10 @@ def _collect(ray: Any, refs: dict[Any, tuple[int, str]], runs: list[NodeRun], li
         for ref in done:
             index, kind = refs[ref]
             run = runs[index]
+            outcome: Mapping[str, object]
             try:
-                outcome = ray.get(ref)
+                got = ray.get(ref)
+                outcome = got if isinstance(got, dict) else {"lost": f"the task returned {type(got).__name__}"}
             except ray.exceptions.RayError as exc:
                 outcome = {"lost": f"{type(exc).__name__}: {_first_line(exc)}"}
             if kind == "check":
@@ -158,9 +161,10 @@ def _collect(ray: Any, refs: dict[Any, tuple[int, str]], runs: list[NodeRun], li
         run.result.verify = [_verify_row(v) for v in run.verify_runs]
 
 
-def _record_check(run: NodeRun, outcome: dict[str, Any]) -> None:
+def _record_check(run: NodeRun, outcome: Mapping[str, object]) -> None:
     node = run.result
-    node.seconds = outcome.get("seconds")
+    seconds = outcome.get("seconds")
+    node.seconds = seconds if isinstance(seconds, (int, float)) else None
     if "lost" in outcome:
         node.status, node.error = "lost", f"the node's Ray worker died or the node left: {outcome['lost']}"
         return
@@ -174,33 +178,38 @@ def _record_check(run: NodeRun, outcome: dict[str, Any]) -> None:
             f"mhcdoctor is not installed in this node's Python ({outcome['python']})",
         )
         return
-    report = _parse(outcome.get("stdout") or "", "mhcdoctor.check/1")
+    report = _parse(str(outcome.get("stdout") or ""), "mhcdoctor.check/1")
     if report is None:
         node.status, node.error = "error", f"exit {outcome['code']}: {_last_line(stderr)}"
         return
     node.status, node.report = "checked", report
-    run.bundle = outcome.get("bundle")
+    bundle = outcome.get("bundle")
+    run.bundle = bundle if isinstance(bundle, bytes) else None
 
 
-def _verify_row(outcome: dict[str, Any]) -> dict[str, Any]:
+def _verify_row(outcome: Mapping[str, object]) -> VerifyRun:
     """One GPU's verify as a row: its verdict, or why there is none (which counts as fail)."""
-    gpu = ",".join(outcome.get("gpus") or []) or None
+    gpus = outcome.get("gpus")
+    gpu = ",".join(str(g) for g in gpus) if isinstance(gpus, list) and gpus else None
     if "lost" in outcome:
-        return {"gpu": gpu, "verdict": "fail", "status": "lost", "error": outcome["lost"]}
+        return {"gpu": gpu, "verdict": "fail", "status": "lost", "error": str(outcome["lost"])}
     if outcome["timed_out"]:
         return {"gpu": gpu, "verdict": "fail", "status": "timeout", "error": "verify did not finish and was killed"}
-    doc = _parse(outcome.get("stdout") or "", "mhcdoctor.verify/1")
+    doc = _parse(str(outcome.get("stdout") or ""), "mhcdoctor.verify/1")
     if doc is None:
         error = f"exit {outcome['code']}: {_last_line(str(outcome.get('stderr') or ''))}"
         return {"gpu": gpu, "verdict": "fail", "status": "error", "error": error}
-    failed = sorted({f"{r.get('path')} {r.get('op')}" for r in doc.get("results") or [] if r.get("status") != "pass"})
-    verdict = doc.get("verdict") if doc.get("verdict") in VERDICTS else "fail"
+    results = doc.get("results")
+    rows = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
+    failed = sorted({f"{r.get('path')} {r.get('op')}" for r in rows if r.get("status") != "pass"})
+    verdict = doc.get("verdict")
+    verdict = verdict if isinstance(verdict, str) and verdict in VERDICTS else "fail"
     return {"gpu": gpu, "verdict": verdict, "status": "checked", "error": None, "not_pass": failed}
 
 
-def _parse(text: str, schema: str) -> dict[str, Any] | None:
+def _parse(text: str, schema: str) -> dict[str, object] | None:
     try:
-        doc = json.loads(text)
+        doc: object = json.loads(text)
     except (ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) and doc.get("schema") == schema else None

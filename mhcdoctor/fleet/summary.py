@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 from mhcdoctor import __version__
 from mhcdoctor.decision import OP_SHORT, OPS, SEVERITY_RANK, VERDICTS, worst_verdict
@@ -30,39 +30,133 @@ MAX_MODELS = 16  # models compared per report (a report has one per built-in mod
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
+class _VerifyRunBase(TypedDict):
+    gpu: str | None  # the GPU ids Ray gave the task, comma-separated
+    verdict: str
+    status: str  # "checked", "lost", "timeout" or "error"
+    error: str | None
+
+
+class VerifyRun(_VerifyRunBase, total=False):
+    """fleet --verify: one GPU's verify on a node."""
+
+    not_pass: list[str]  # when it ran: "path op" of each row that did not pass
+
+
+class NodeRow(TypedDict):
+    name: str
+    status: str  # a NodeStatus
+    verdict: str
+    error: str | None
+    seconds: float | None
+    source: str | None
+    host: str | None
+    findings: list[str]  # the ids of its findings
+    verify: list[VerifyRun]
+
+
+class Majority(TypedDict):
+    value: str
+    count: int
+
+
+class OddGroup(TypedDict):
+    value: str
+    count: int
+    nodes: list[str]
+
+
+class Difference(TypedDict):
+    """A fact that differs between nodes: what most nodes have, and each other group with its nodes."""
+
+    key: str
+    label: str
+    majority: Majority
+    odd: list[OddGroup]
+
+
+class SharedFact(TypedDict):
+    key: str
+    label: str
+    value: str
+
+
+class _FleetFindingBase(TypedDict):
+    id: str
+    severity: str
+    title: str
+    fix: str
+    nodes: list[str]
+
+
+class FleetFinding(_FleetFindingBase, total=False):
+    count: int  # len(nodes); always there once `summarize` returns
+
+
+class FleetCounts(TypedDict):
+    nodes: int
+    checked: int
+    ok: int
+    degraded: int
+    fail: int
+    unchecked: int
+
+
+class FleetDocument(TypedDict):
+    """The fleet/1 document (`fleet --json`, `merge --json`)."""
+
+    schema: str
+    mhcdoctor_version: str
+    created: str
+    source: str  # "ray" or "merge"
+    verdict: str
+    counts: FleetCounts
+    nodes: list[NodeRow]
+    differences: list[Difference]
+    shared: list[SharedFact]
+    findings: list[FleetFinding]
+
+
 @dataclass
 class NodeResult:
-    """One node: its name in the summary, and either its check/1 report or why there is none."""
+    """One node: its name in the summary, and either its check/1 report or why there is none.
+
+    The report is read as untyped JSON (`Mapping[str, object]`), each member checked where it is read: merge's come
+    through load_report (a CheckDocument), but a node's check/1 over Ray is the node's JSON as it came back."""
 
     name: str
     status: NodeStatus
-    report: Mapping[str, Any] | None = None  # a CheckDocument (load_report's, or a node's check/1 over Ray)
+    report: Mapping[str, object] | None = None
     error: str | None = None
     seconds: float | None = None
     source: str | None = None  # the file it was read from, or the Ray node id
-    verify: list[dict[str, Any]] = field(default_factory=list)  # fleet --verify: one entry per GPU
+    verify: list[VerifyRun] = field(default_factory=list)  # fleet --verify: one entry per GPU
 
     @property
     def verdict(self) -> str:
         if self.report is None:
             return "fail"
-        verdicts = [self.report.get("verdict"), *(v.get("verdict") for v in self.verify)]
+        verdicts = [self.report.get("verdict"), *(v["verdict"] for v in self.verify)]
         return worst_verdict(v if v in VERDICTS else "fail" for v in verdicts)  # a verdict not known counts as fail
 
 
-def _get(doc: Mapping[str, Any], *keys: str) -> Any:
-    value: Any = doc
+def _get(doc: Mapping[str, object], *keys: str) -> object:
+    value: object = doc
     for key in keys:
         value = value.get(key) if isinstance(value, dict) else None
     return value
 
 
-def _or(value: Any, missing: str = "unknown") -> str:
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def _or(value: object, missing: str = "unknown") -> str:
     return missing if value is None else str(value)
 
 
-def _package(name: str) -> Callable[[Mapping[str, Any]], str]:
-    def read(doc: Mapping[str, Any]) -> str:
+def _package(name: str) -> Callable[[Mapping[str, object]], str]:
+    def read(doc: Mapping[str, object]) -> str:
         facts = _get(doc, "facts", name)
         if not isinstance(facts, dict) or facts.get("present") is None:
             return "unknown"
@@ -74,7 +168,7 @@ def _package(name: str) -> Callable[[Mapping[str, Any]], str]:
     return read
 
 
-def _aiter(doc: Mapping[str, Any]) -> str:
+def _aiter(doc: Mapping[str, object]) -> str:
     text = _package("aiter")(doc)
     if text in ("none", "unknown"):
         return text
@@ -84,7 +178,7 @@ def _aiter(doc: Mapping[str, Any]) -> str:
     return f"{text} ({fix})"
 
 
-def _gpus(doc: Mapping[str, Any]) -> str:
+def _gpus(doc: Mapping[str, object]) -> str:
     devices = _get(doc, "facts", "devices")
     if not isinstance(devices, list):
         return "unknown"
@@ -94,15 +188,15 @@ def _gpus(doc: Mapping[str, Any]) -> str:
     return ", ".join(f"{n}x {kind}" for kind, n in sorted(kinds.items()))
 
 
-def _driver(doc: Mapping[str, Any]) -> str:
+def _driver(doc: Mapping[str, object]) -> str:
     if _get(doc, "facts", "nvidia_driver"):
         return f"nvidia {_get(doc, 'facts', 'nvidia_driver')}"
     devices = _get(doc, "facts", "devices")
-    drivers = sorted({str(d["driver"]) for d in devices or [] if isinstance(d, dict) and d.get("driver")})
+    drivers = sorted({str(d["driver"]) for d in _list(devices) if isinstance(d, dict) and d.get("driver")})
     return ", ".join(drivers) or "unknown"
 
 
-def _torch(doc: Mapping[str, Any]) -> str:
+def _torch(doc: Mapping[str, object]) -> str:
     text = _package("torch")(doc)
     build = _get(doc, "facts", "torch", "hip"), _get(doc, "facts", "torch", "cuda")
     if build[0]:
@@ -110,13 +204,17 @@ def _torch(doc: Mapping[str, Any]) -> str:
     return f"{text} (cuda {build[1]})" if build[1] else text
 
 
-def _model_name(model: dict[str, Any]) -> str:
-    info: dict[str, Any] = model["model"] if isinstance(model.get("model"), dict) else {}
+def _model_name(model: Mapping[str, object]) -> str:
+    info = model.get("model")
+    if not isinstance(info, dict):
+        info = {}
     return str(info.get("name") or f"hidden {info.get('hidden_size')}")
 
 
-def _paths(model: dict[str, Any]) -> str:
-    ops: dict[str, Any] = model["ops"] if isinstance(model.get("ops"), dict) else {}
+def _paths(model: Mapping[str, object]) -> str:
+    ops = model.get("ops")
+    if not isinstance(ops, dict):
+        ops = {}
     paths = [str(_get(ops, op, "path") or "-") for op in OPS if op in ops]
     if paths and len(set(paths)) == 1:
         return f"{paths[0]} (all ops)"
@@ -124,7 +222,7 @@ def _paths(model: dict[str, Any]) -> str:
 
 
 # (key, label, how to read it from a check/1 document), in the order support reads them.
-FACTS: tuple[tuple[str, str, Callable[[Mapping[str, Any]], str]], ...] = (
+FACTS: tuple[tuple[str, str, Callable[[Mapping[str, object]], str]], ...] = (
     ("gpus", "GPUs", _gpus),
     ("platform", "platform", lambda d: _or(_get(d, "facts", "platform"))),
     ("driver", "driver", _driver),
@@ -138,27 +236,28 @@ FACTS: tuple[tuple[str, str, Callable[[Mapping[str, Any]], str]], ...] = (
 )
 
 
-def clean(text: Any, limit: int = MAX_TEXT) -> str:
+def clean(text: object, limit: int = MAX_TEXT) -> str:
     """Text from a report as one printable line of bounded length: a hostile report cannot drive the terminal."""
     line = _CONTROL.sub("?", str(text))
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def node_facts(doc: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+def node_facts(doc: Mapping[str, object]) -> dict[str, tuple[str, str]]:
     """key -> (label, value as text) for one report: the compared facts, then each model's paths, then verdicts."""
     out = {key: (label, read(doc)) for key, label, read in FACTS}
-    for model in (doc.get("models") or [])[:MAX_MODELS]:
+    for model in _list(doc.get("models"))[:MAX_MODELS]:
         if isinstance(model, dict):
             name = clean(_model_name(model), 80)
             out[f"paths:{name}"] = (f"paths {name}", _paths(model))
-    if isinstance(doc.get("verify"), dict):
-        out["verify"] = ("verify", _or(doc["verify"].get("verdict")))
+    verify = doc.get("verify")
+    if isinstance(verify, dict):
+        out["verify"] = ("verify", _or(verify.get("verdict")))
     out["mode"] = ("check mode", _or(doc.get("mode")))
     out["mhcdoctor"] = ("mhcdoctor", _or(doc.get("mhcdoctor_version")))
     return {key: (label, clean(value)) for key, (label, value) in out.items()}
 
 
-def summarize(nodes: Iterable[NodeResult], source: str, created: str | None = None) -> dict[str, Any]:
+def summarize(nodes: Iterable[NodeResult], source: str, created: str | None = None) -> FleetDocument:
     """The fleet/1 document for these nodes (`source`: "ray" or "merge")."""
     nodes = list(nodes)
     checked = [n for n in nodes if n.report is not None]
@@ -166,11 +265,12 @@ def summarize(nodes: Iterable[NodeResult], source: str, created: str | None = No
     for n in checked:
         per_node[n.name]["verdict"] = ("verdict", n.verdict)
         for v in n.verify:
-            per_node[n.name][f"verify:gpu{v.get('gpu')}"] = (f"verify GPU {v.get('gpu')}", _or(v.get("verdict")))
+            per_node[n.name][f"verify:gpu{v['gpu']}"] = (f"verify GPU {v['gpu']}", _or(v["verdict"]))
     keys: list[str] = []
     for facts in per_node.values():
         keys += [k for k in facts if k not in keys]
-    differences, shared = [], []
+    differences: list[Difference] = []
+    shared: list[SharedFact] = []
     for key in keys:
         label = next(facts[key][0] for facts in per_node.values() if key in facts)
         groups: dict[str, list[str]] = {}
@@ -198,7 +298,10 @@ def summarize(nodes: Iterable[NodeResult], source: str, created: str | None = No
         "counts": {
             "nodes": len(nodes),
             "checked": len(checked),
-            **{k: counts.get(k, 0) for k in ("ok", "degraded", "fail", "unchecked")},
+            "ok": counts.get("ok", 0),
+            "degraded": counts.get("degraded", 0),
+            "fail": counts.get("fail", 0),
+            "unchecked": counts.get("unchecked", 0),
         },
         "nodes": [_node_row(n) for n in nodes],
         "differences": differences,
@@ -207,8 +310,8 @@ def summarize(nodes: Iterable[NodeResult], source: str, created: str | None = No
     }
 
 
-def _node_row(node: NodeResult) -> dict[str, Any]:
-    report = node.report or {}
+def _node_row(node: NodeResult) -> NodeRow:
+    report: Mapping[str, object] = node.report or {}
     return {
         "name": node.name,
         "status": node.status,
@@ -217,16 +320,16 @@ def _node_row(node: NodeResult) -> dict[str, Any]:
         "seconds": node.seconds,
         "source": node.source,
         "host": None if _get(report, "host", "hostname") is None else clean(_get(report, "host", "hostname"), 80),
-        "findings": sorted({clean(f.get("id"), 80) for f in report.get("findings") or [] if isinstance(f, dict)}),
+        "findings": sorted({clean(f.get("id"), 80) for f in _list(report.get("findings")) if isinstance(f, dict)}),
         "verify": node.verify,
     }
 
 
-def _findings(checked: list[NodeResult]) -> list[dict[str, Any]]:
+def _findings(checked: list[NodeResult]) -> list[FleetFinding]:
     """Each finding id once: its worst severity, first wording, and the nodes that raised it, most severe first."""
-    by_id: dict[str, dict[str, Any]] = {}
+    by_id: dict[str, FleetFinding] = {}
     for node in checked:
-        for finding in (node.report or {}).get("findings") or []:
+        for finding in _list((node.report or {}).get("findings")):
             if not isinstance(finding, dict):
                 continue
             fid = clean(finding.get("id"), 80)
@@ -252,7 +355,7 @@ def _findings(checked: list[NodeResult]) -> list[dict[str, Any]]:
     return ordered
 
 
-def natural_key(name: str) -> list[Any]:
+def natural_key(name: str) -> list[int | str]:
     """node-2 before node-10."""
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 

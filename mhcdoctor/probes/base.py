@@ -140,7 +140,7 @@ def guarded(name: str, fn: Callable[[], ProbeResult]) -> ProbeResult:
 @dataclass
 class ChildOutcome:
     status: Status  # ok (exit 0 and a result written), error, timeout, crash
-    result: Any  # what the child passed to `report(...)`, or None
+    result: object  # what the child passed to `report(...)` (JSON, untyped: checked where it is read), or None
     stdout: str  # the tail of what it printed (childproc.OUTPUT_TAIL_BYTES at most), cut to evidence later
     stderr: str
     returncode: int | None
@@ -209,7 +209,7 @@ def run_child(code: str, ctx: ProbeContext, timeout: float | None = None, label:
     return ChildOutcome("ok", result, out, err, code_, seconds)
 
 
-def _read_result(path: Path) -> Any:
+def _read_result(path: Path) -> object:
     """What the child last reported, or None if it reported nothing; ValueError if it is not JSON or too long."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:

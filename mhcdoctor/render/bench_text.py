@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from mhcdoctor.bench import BenchDocument
 
 
 def _ms(value: float | None) -> str:
@@ -26,7 +26,7 @@ def _bytes(value: int) -> str:
     return f"{value} B"
 
 
-def peak_line(doc: dict[str, Any]) -> str:
+def peak_line(doc: BenchDocument) -> str:
     peak = doc["peak"]
     if peak["tb_per_s"] is None:
         return f"peak bandwidth: unknown ({peak['source']})"
@@ -35,7 +35,7 @@ def peak_line(doc: dict[str, Any]) -> str:
     return f"peak bandwidth: {peak['tb_per_s']:.3f} TB/s ({peak['source']}; {peak['device']} is not in the table)"
 
 
-def render_text(doc: dict[str, Any]) -> str:
+def render_text(doc: BenchDocument) -> str:
     model = doc["model"]
     name = model["name"] or "custom model"
     timer = "device events" if doc["timer"] == "cuda-events" else "time.perf_counter (CPU: no device events)"
@@ -68,7 +68,7 @@ def render_text(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def step_lines(doc: dict[str, Any]) -> list[str]:
+def step_lines(doc: BenchDocument) -> list[str]:
     step, name = doc["step"], doc["model"]["name"] or "this model"
     if step["plan"] is None:
         return [f"cost per decode step: not computed: {step['reason']}"]

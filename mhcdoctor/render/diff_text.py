@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from mhcdoctor.diffing import DiffDocument, ReportAbout
 
 # Values longer than this are shown on lines of their own.
 _INLINE = 40
 
 
-def render_text(document: dict[str, Any]) -> str:
+def render_text(document: DiffDocument) -> str:
     lines = [f"A: {_describe(document['a'])}", f"B: {_describe(document['b'])}"]
     lines += [f"note: {note}" for note in document["notes"]]
     differences = document["differences"]
@@ -31,12 +31,12 @@ def render_text(document: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _describe(about: dict[str, Any]) -> str:
-    details = ", ".join(str(about[k]) for k in ("hostname", "created", "mode") if about.get(k))
+def _describe(about: ReportAbout) -> str:
+    details = ", ".join(str(value) for value in (about["hostname"], about["created"], about["mode"]) if value)
     return f"{about['source']} ({details})" if details else str(about["source"])
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, bool):

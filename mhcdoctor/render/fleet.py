@@ -6,8 +6,7 @@ The text stays one screen plus the differences whatever the fleet's size: node l
 
 from __future__ import annotations
 
-from typing import Any
-
+from mhcdoctor.fleet.summary import Difference, FleetDocument, FleetFinding, NodeRow
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 
 NAMES_SHOWN = 6  # nodes named per line before "… and N more"
@@ -19,19 +18,19 @@ def names(nodes: list[str], shown: int = NAMES_SHOWN) -> str:
     return f"{', '.join(nodes[:shown])} ... and {len(nodes) - shown} more"
 
 
-def difference_lines(diff: dict[str, Any], dash: str = "—") -> list[str]:
+def difference_lines(diff: Difference, dash: str = "—") -> list[str]:
     """One line per odd group: `node-07: aiter 0.1.13 (race) — 15 others 0.1.14`."""
     majority = diff["majority"]
     others = f"{majority['count']} other{'s' if majority['count'] != 1 else ''} {majority['value']}"
     return [f"{names(odd['nodes'])}: {diff['label']} {odd['value']} {dash} {others}" for odd in diff["odd"]]
 
 
-def finding_line(finding: dict[str, Any], checked: int) -> str:
+def finding_line(finding: FleetFinding, checked: int) -> str:
     plural = "s" if checked != 1 else ""
     return f"{finding['id']} on {finding['count']} of {checked} node{plural}: {names(finding['nodes'])}"
 
 
-def headline(doc: dict[str, Any]) -> str:
+def headline(doc: FleetDocument) -> str:
     c = doc["counts"]
     parts = [f"{c['ok']} ok", f"{c['degraded']} degraded", f"{c['fail']} fail"]
     if c["unchecked"]:
@@ -39,11 +38,11 @@ def headline(doc: dict[str, Any]) -> str:
     return f"Fleet of {c['nodes']} node{'s' if c['nodes'] != 1 else ''}: {doc['verdict']} ({', '.join(parts)})"
 
 
-def _unchecked(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def _unchecked(doc: FleetDocument) -> list[NodeRow]:
     return [n for n in doc["nodes"] if n["status"] != "checked"]
 
 
-def render_text(doc: dict[str, Any], style: Style) -> str:
+def render_text(doc: FleetDocument, style: Style) -> str:
     lines = [f"{style.mark(VERDICT_LEVEL[doc['verdict']])} {style.bold(headline(doc))}"]
     unchecked = _unchecked(doc)
     if unchecked:
@@ -73,7 +72,7 @@ def _md(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
+def render_markdown(doc: FleetDocument) -> str:
     lines = [f"## mhcdoctor fleet: {headline(doc)}", ""]
     unchecked = _unchecked(doc)
     if unchecked:

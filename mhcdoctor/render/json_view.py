@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 
-def render_json(document: Any) -> str:
+def render_json(document: object) -> str:
     """Indented JSON, ASCII-escaped; a value JSON has no type for (a path, an exception) is written as its str()."""
     return json.dumps(document, indent=2, default=str)

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from mhcdoctor.verify import VerifyDocument
+from mhcdoctor.verify.tolerance import ToleranceDocument
 
 
-def _num(value: Any) -> str:
+def _num(value: float | None) -> str:
     return "-" if value is None else f"{value:.2e}"
 
 
-def _tol(tol: dict[str, float] | None) -> str:
+def _tol(tol: ToleranceDocument | None) -> str:
     if not tol:
         return "-"
     return f"abs {tol['abs']:.2g}" if tol["abs"] else f"rel {tol['rel']:.2g}"
@@ -68,5 +67,5 @@ def render_text(doc: VerifyDocument) -> str:
 def _path_status(doc: VerifyDocument, key: tuple[str, str]) -> str | None:
     for p in doc["paths"]:
         if (p["path"], p["device"]) == key:
-            return str(p["status"])
+            return p["status"]
     return None

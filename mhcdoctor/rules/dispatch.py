@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
@@ -27,6 +26,7 @@ AITER_FOLD_SIZES = frozenset({1280, 2560, 4096, 7168})
 AITER_ARCHS = {"none": (), "mi3xx": ("gfx942", "gfx950"), "cdna3+": ("gfx942", "gfx950", "gfx1250")}
 
 Candidate = tuple[str, list[Gate]]
+DispatchValue = bool | str | None  # a value vLLM's dispatch code computes: a flag, a class or function name
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Dispatch:
     platform: str = "cuda"  # vLLM's platform (vllm_platform): cuda, rocm, xpu, cpu, unspecified, conflict
     # The values vLLM's own code computes on the way, as the rules predict them (keys of VllmSelfCheck), for the
     # self-check against the installed vLLM; a key is absent where this release has no such value.
-    values: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, DispatchValue] = field(default_factory=dict)
 
 
 def arch_has(facts: Facts, *names: str) -> bool | None:
@@ -524,7 +524,7 @@ def _cuda(rs: RuleSet, f: Facts) -> Dispatch:
     return Dispatch(ops, rs.fused_op != "none", True, values=_module_values(rs, f, has_tilelang=None, aiter=False))
 
 
-def _module_values(rs: RuleSet, f: Facts, has_tilelang: bool | None, aiter: bool | None) -> dict[str, Any]:
+def _module_values(rs: RuleSet, f: Facts, has_tilelang: bool | None, aiter: bool | None) -> dict[str, DispatchValue]:
     """layers/mhc.py's module-level values as the rules predict them (CustomOp releases, 0.22+).
 
     has_tilelang None: computed here from the has_tilelang() gate (CUDA, where nothing else counts)."""
@@ -532,7 +532,7 @@ def _module_values(rs: RuleSet, f: Facts, has_tilelang: bool | None, aiter: bool
         return {}
     if has_tilelang is None:
         has_tilelang = has_tilelang_gate(rs, f).passed if f.tilelang.present is not None else None
-    values: dict[str, Any] = {"has_tilelang": has_tilelang}
+    values: dict[str, DispatchValue] = {"has_tilelang": has_tilelang}
     if rs.tilelang_mhc_skips_gfx942:  # HAS_TILELANG_MHC exists from 0.24
         values["has_tilelang_mhc"] = has_tilelang
     if rs.aiter_arch != "none":

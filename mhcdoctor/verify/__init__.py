@@ -6,7 +6,8 @@ its own child interpreter (mhcdoctor.verify.worker) under a timeout.
 
 The verify/1 document is a TypedDict (`VerifyDocument`): check/1 carries it, and a check read back from a user's
 file holds it as JSON, so its typed form is its JSON; `run_verify` is the one place it is made. A path's entry
-(`paths`) is the runner's outcome as it is, an untyped JSON object.
+(`paths`) is the runner's outcome (`PathOutcome`); a row's `outputs` are the child's verdicts (`OutputVerdict`),
+checked where the runner read them back.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from mhcdoctor import __version__
 from mhcdoctor.decision import OPS, ModelDocument
@@ -27,8 +28,10 @@ from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.base import ProbeContext
-from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params
-from mhcdoctor.verify.runner import Progress, count_gpus, run_jobs, unavailable, unavailable_outcome
+from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params, ParamsDocument
+from mhcdoctor.verify.rows import CaseRow, PathOutcome
+from mhcdoctor.verify.runner import CHECK, Progress, Ran, count_gpus, run_jobs, unavailable, unavailable_outcome
+from mhcdoctor.verify.tolerance import OutputVerdict, ToleranceDocument
 
 SCHEMA = "mhcdoctor.verify/1"
 # Seconds for each (path, device) child: a cold tilelang JIT plus the stress shapes fit well inside.
@@ -55,13 +58,13 @@ class VerifyRow(TypedDict):
     status: str  # one of STATUSES
     max_abs_err: float | None
     max_rel_err: float | None
-    tolerance: dict[str, float] | None
+    tolerance: ToleranceDocument | None
     worst_output: str | None
     seconds: float
     kernel_seconds: float | None
     rows_checked: int | None
     reason: str | None
-    outputs: list[dict[str, Any]]  # per output tensor, from the path's child (untyped JSON it wrote)
+    outputs: list[OutputVerdict]  # per output tensor, from the path's child
     evidence: list[str]
     selected: bool | None
 
@@ -71,12 +74,12 @@ class VerifyDocument(TypedDict):
     mhcdoctor_version: str
     created: str
     model: ModelDocument
-    params: dict[str, Any]  # Params.to_dict()
+    params: ParamsDocument
     tokens: list[int]
     stress: bool
     devices: list[str]
     selected: dict[str, str] | None
-    paths: list[dict[str, Any]]  # each (path, device)'s outcome, as the runner reports it (untyped JSON)
+    paths: list[PathOutcome]  # each (path, device)'s outcome, as the runner reports it
     results: list[VerifyRow]
     summary: dict[str, int]
     problems: list[str]
@@ -172,17 +175,17 @@ def run_verify(
     devices, no_device = resolve_devices(device, ctx, min(timeout, 60.0))
     params = Params.from_model(model)
     start = time.perf_counter()
-    outcomes: list[dict[str, Any]] = []
+    outcomes: list[Ran[CaseRow]] = []
     requests = []
     if no_device is not None:
-        outcomes = [unavailable_outcome(name, NO_GPU, no_device) for name in names]
+        outcomes = [Ran(unavailable_outcome(name, NO_GPU, no_device)) for name in names]
     for name in names if devices else []:
         for dev in devices:
             skipped = unavailable(name, dev, ctx)
             if skipped is None:
                 requests.append((name, dev))
             else:
-                outcomes.append(skipped)
+                outcomes.append(Ran(skipped))
     pool = ThreadPoolExecutor(max_workers=1)
     chosen = pool.submit(selected if callable(selected) else lambda: selected)
     if requests:
@@ -191,16 +194,16 @@ def run_verify(
             f"{' if torch sees a GPU' if devices == [FIRST_GPU] and device.strip().lower() in ('auto', '') else ''} "
             f"({len(counts)} token count{'s' if len(counts) != 1 else ''} at hidden {model.hidden_size})"
         )
-        ran = run_jobs(requests, list(OPS), counts, params, ctx, timeout, say, seed)
+        ran = run_jobs(requests, list(OPS), counts, params, ctx, timeout, say, CHECK, seed)
         outcomes += ran
         if device.strip().lower() in ("auto", "") and _no_gpu_seen(ran):
             devices = []
-            why = f"{ran[0]['reason']}; --device cpu runs the paths on the CPU"
-            outcomes = [unavailable_outcome(name, NO_GPU, why) for name in names]
+            why = f"{ran[0].outcome['reason']}; --device cpu runs the paths on the CPU"
+            outcomes = [Ran(unavailable_outcome(name, NO_GPU, why)) for name in names]
     picked = chosen.result()
     pool.shutdown()
     order = {name: i for i, name in enumerate(names)}
-    outcomes.sort(key=lambda o: (order[o["path"]], o["device"]))
+    outcomes.sort(key=lambda o: (order[o.outcome["path"]], o.outcome["device"]))
     results = [_row(o, row, params, picked) for o in outcomes for row in _rows_of(o, counts)]
     verdict, problems = _verdict(results, picked)
     return {
@@ -213,7 +216,7 @@ def run_verify(
         "stress": stress,
         "devices": devices,
         "selected": picked,
-        "paths": [{k: v for k, v in o.items() if k != "rows"} for o in outcomes],
+        "paths": [o.outcome for o in outcomes],
         "results": results,
         "summary": {s: sum(1 for r in results if r["status"] == s) for s in STATUSES},
         "problems": problems,
@@ -222,17 +225,17 @@ def run_verify(
     }
 
 
-def _no_gpu_seen(outcomes: list[dict[str, Any]]) -> bool:
+def _no_gpu_seen(ran: list[Ran[CaseRow]]) -> bool:
     """Whether every path child that started found no GPU (so nothing can run on a GPU here)."""
-    return bool(outcomes) and all(
-        o["status"] == "unavailable" and str(o["reason"]).startswith(_NO_GPU_REASONS) for o in outcomes
+    return bool(ran) and all(
+        o.outcome["status"] == "unavailable" and str(o.outcome["reason"]).startswith(_NO_GPU_REASONS) for o in ran
     )
 
 
-def _rows_of(outcome: dict[str, Any], counts: list[int]) -> list[dict[str, Any]]:
+def _rows_of(ran: Ran[CaseRow], counts: list[int]) -> list[CaseRow]:
+    outcome = ran.outcome
     if outcome["status"] != "unavailable":
-        rows: list[dict[str, Any]] = outcome["rows"]
-        return rows
+        return ran.rows
     return [
         {"op": op, "tokens": t, "status": "skip", "reason": outcome["reason"], "seconds": 0.0}
         for op in REGISTRY[outcome["path"]].ops
@@ -240,7 +243,8 @@ def _rows_of(outcome: dict[str, Any], counts: list[int]) -> list[dict[str, Any]]
     ]
 
 
-def _row(outcome: dict[str, Any], row: dict[str, Any], p: Params, selected: dict[str, str] | None) -> VerifyRow:
+def _row(ran: Ran[CaseRow], row: CaseRow, p: Params, selected: dict[str, str] | None) -> VerifyRow:
+    outcome = ran.outcome
     backend = outcome["path"].split(":")[-1]
     chosen = True if outcome["path"] == USER_PATH else None if selected is None else selected.get(row["op"]) == backend
     return {

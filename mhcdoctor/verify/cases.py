@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from mhcdoctor.models import ModelConfig
 
@@ -23,6 +23,18 @@ ZERO_ROW = 3
 FULL_CHECK_TOKENS = 512
 # Small token counts run twice with fresh inputs, so values left over from the first call show in the second.
 REPEAT_BELOW_TOKENS = 64
+
+
+class ParamsDocument(TypedDict):
+    """`Params.to_dict()`: the verify/1 and bench/1 documents' `params`, and what a path child is sent."""
+
+    hidden: int
+    hc_mult: int
+    rms_eps: float
+    hc_pre_eps: float
+    hc_sinkhorn_eps: float
+    hc_post_mult_value: float
+    sinkhorn_repeat: int
 
 
 @dataclass(frozen=True)
@@ -51,8 +63,16 @@ class Params:
             sinkhorn_repeat=model.hc_sinkhorn_iters,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    def to_dict(self) -> ParamsDocument:
+        return {
+            "hidden": self.hidden,
+            "hc_mult": self.hc_mult,
+            "rms_eps": self.rms_eps,
+            "hc_pre_eps": self.hc_pre_eps,
+            "hc_sinkhorn_eps": self.hc_sinkhorn_eps,
+            "hc_post_mult_value": self.hc_post_mult_value,
+            "sinkhorn_repeat": self.sinkhorn_repeat,
+        }
 
 
 def case_seed(op: str, tokens: int, round_: int, seed: int = 0) -> int:

@@ -3,26 +3,54 @@
 A child writes its events (progress, case started, row finished) to a file as it goes; the parent polls those
 files, relays progress to stderr, and turns a hang, a crash or a dead import into rows with evidence: the case
 in flight gets `timeout` or `error`, the cases never reached get `skip` with the reason.
+
+The events are JSON, untyped when read back: each is checked as it is read (`_read_events`, `_outcome`), a row
+against its task's kind of row (`Task.is_row`), so what `run_jobs` returns is typed: a `PathOutcome` per job and
+rows of the task's type. A row that is not of it is dropped like a line that is not JSON.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Generic, TypeGuard, TypeVar
 
 from mhcdoctor import childproc
 from mhcdoctor.childproc import cut_evidence, signal_name
 from mhcdoctor.kernels import REGISTRY
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.verify.cases import Params
+from mhcdoctor.verify.rows import CaseRow, PathOutcome, is_case_row
 
 Progress = Callable[[str], None]
 _POLL_SECONDS = 0.05
 _EVENTS_READ_BYTES = 1 << 20  # per poll: the worker writes short lines, but bound what is read
+R = TypeVar("R")
+Event = dict[str, object]  # one JSON line of a child's events file
+
+
+@dataclass(frozen=True)
+class Task(Generic[R]):
+    """What a path child runs per case and the kind of row it writes: verify's check (`CHECK`), or a function named
+    "module:function" (bench's timer), called with `options`; `is_row` checks a row read back from the child."""
+
+    is_row: Callable[[dict[str, object]], TypeGuard[R]]
+    function: str | None = None
+    options: Mapping[str, object] = field(default_factory=dict)
+
+
+CHECK: Task[CaseRow] = Task(is_case_row)
+
+
+@dataclass
+class Ran(Generic[R]):
+    """One (path, device): what happened to its child, and its rows (none when it did not start)."""
+
+    outcome: PathOutcome
+    rows: list[R] = field(default_factory=list)
 
 
 @dataclass
@@ -36,12 +64,12 @@ class Job:
     proc: childproc.Child | None = None
     started: float = 0.0
     offset: int = 0
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     ended: str | None = None  # None while running; "exit", "timeout"
     seconds: float = 0.0
 
 
-def unavailable(path: str, device: str, ctx: ProbeContext) -> dict[str, Any] | None:
+def unavailable(path: str, device: str, ctx: ProbeContext) -> PathOutcome | None:
     """Whether `path` can be started on `device` here: None to start it, else its outcome saying why not.
 
     The one place, for verify and bench alike, that a path is judged unable to run before a child starts (the path's
@@ -51,8 +79,8 @@ def unavailable(path: str, device: str, ctx: ProbeContext) -> dict[str, Any] | N
     return None if reason is None else unavailable_outcome(path, device, reason)
 
 
-def unavailable_outcome(path: str, device: str, reason: str) -> dict[str, Any]:
-    """The outcome of a (path, device) that was not started: no rows, and why."""
+def unavailable_outcome(path: str, device: str, reason: str) -> PathOutcome:
+    """The outcome of a (path, device) that was not started, and why."""
     return {
         "path": path,
         "device": device,
@@ -62,7 +90,6 @@ def unavailable_outcome(path: str, device: str, reason: str) -> dict[str, Any]:
         "reason": reason,
         "seconds": 0.0,
         "evidence": [],
-        "rows": [],
     }
 
 
@@ -74,13 +101,13 @@ def run_jobs(
     ctx: ProbeContext,
     timeout: float,
     progress: Progress,
+    task: Task[R],
     seed: int = 0,
-    task: dict[str, Any] | None = None,
-) -> list[dict[str, Any]]:
-    """Run every (path, device) child concurrently; return one outcome dict per job with its rows.
+) -> list[Ran[R]]:
+    """Run every (path, device) child concurrently; return one outcome per job with its rows.
 
-    `task` ({"task": "module:function", "task_options": {...}}) makes the children run that function per case
-    instead of verify's check (bench times the ops this way)."""
+    `task` is what the children run per case: verify's check (`CHECK`), or another function (bench times the ops
+    this way)."""
     with childproc.temp_dir(prefix="mhcdoctor-verify-") as tmp:
         jobs: list[Job] = []
         try:
@@ -96,16 +123,17 @@ def run_jobs(
                 for job in jobs:
                     if job.ended is None:
                         _poll(job, timeout, progress)
-            return [_outcome(job, timeout) for job in jobs]
+            return [_outcome(job, timeout, task) for job in jobs]
         finally:
             for job in jobs:
                 if job.proc is not None:
                     job.proc.close()
 
 
-def _start(job: Job, params: Params, ctx: ProbeContext, cwd: str, seed: int, task: dict[str, Any] | None) -> None:
-    request: dict[str, Any] = {
-        **(task or {}),
+def _start(job: Job, params: Params, ctx: ProbeContext, cwd: str, seed: int, task: Task[R]) -> None:
+    named = {"task": task.function, "task_options": dict(task.options)} if task.function else {}
+    request = {
+        **named,
         "path": job.path,
         "device": job.device,
         "ops": job.ops,
@@ -150,15 +178,21 @@ def _read_events(job: Job, progress: Progress) -> None:
     job.offset += len(complete)
     for line in complete.decode("utf-8", errors="replace").splitlines():
         try:
-            event = json.loads(line)
+            event: object = json.loads(line)
         except ValueError:
+            continue
+        if not isinstance(event, dict):
             continue
         job.events.append(event)
         if event.get("event") == "progress":
-            progress(f"{job.path} on {job.device}: {event['text']}")
+            progress(f"{job.path} on {job.device}: {event.get('text')}")
 
 
-def _outcome(job: Job, timeout: float) -> dict[str, Any]:
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _outcome(job: Job, timeout: float, task: Task[R]) -> Ran[R]:
     """What happened to one child: its status, version, rows, and evidence for anything that went wrong."""
     seconds = round(job.seconds, 3)
     code = job.proc.returncode if job.proc is not None else None
@@ -172,7 +206,7 @@ def _outcome(job: Job, timeout: float) -> dict[str, Any]:
         evidence.append("stdout: " + cut_evidence(stdout))
     if stderr.strip():
         evidence.append("stderr: " + cut_evidence(stderr))
-    outcome: dict[str, Any] = {
+    outcome: PathOutcome = {
         "path": job.path,
         "device": job.device,
         "status": "ran",
@@ -181,31 +215,39 @@ def _outcome(job: Job, timeout: float) -> dict[str, Any]:
         "reason": None,
         "seconds": seconds,
         "evidence": evidence,
-        "rows": [],
     }
+    rows: list[R] = []
+    done: set[tuple[object, object]] = set()
     in_flight: tuple[str, int] | None = None
     finished = False
     for event in job.events:
         kind = event.get("event")
         if kind == "loaded":
-            outcome["version"] = event.get("version")
-            outcome["device_name"] = event.get("device_name")
-            outcome["notes"] = event.get("notes") or []
-            outcome["load_seconds"] = event.get("load_seconds")
+            notes = event.get("notes")
+            load_seconds = event.get("load_seconds")
+            outcome["version"] = _text(event.get("version"))
+            outcome["device_name"] = _text(event.get("device_name"))
+            outcome["notes"] = [str(note) for note in notes] if isinstance(notes, list) else []
+            outcome["load_seconds"] = load_seconds if isinstance(load_seconds, (int, float)) else None
         elif kind in ("unavailable", "spawn-failed"):
-            outcome.update(status="unavailable" if kind == "unavailable" else "error", reason=event["reason"])
+            outcome["status"] = "unavailable" if kind == "unavailable" else "error"
+            outcome["reason"] = _text(event.get("reason"))
         elif kind == "start":
-            in_flight = (event["op"], event["tokens"])
+            op, count = event.get("op"), event.get("tokens")
+            if isinstance(op, str) and isinstance(count, int):
+                in_flight = (op, count)
         elif kind == "row":
             row = {k: v for k, v in event.items() if k != "event"}
-            outcome["rows"].append(row)
+            if task.is_row(row):
+                rows.append(row)
+                done.add((event.get("op"), event.get("tokens")))
             in_flight = None
         elif kind == "done":
             finished = True
     if outcome["status"] == "unavailable" or finished:
         if not finished and outcome["status"] != "unavailable":
             outcome["status"] = "error"
-        return outcome
+        return Ran(outcome, rows)
     # The child did not finish: a timeout, a crash, or an error outside any case (an import, say).
     if job.ended == "timeout":
         why = f"did not finish within {timeout:g} s"
@@ -219,35 +261,33 @@ def _outcome(job: Job, timeout: float) -> dict[str, Any]:
     if outcome["reason"] is None:
         outcome["reason"] = why
     outcome["status"] = status
-    done = {(r["op"], r["tokens"]) for r in outcome["rows"]}
     for op in job.ops:
         for count in job.tokens:
             if (op, count) in done:
                 continue
+            stub: dict[str, object]
             if (op, count) == in_flight:
-                outcome["rows"].append(
-                    {
-                        "op": op,
-                        "tokens": count,
-                        "status": status,
-                        "reason": f"{why} while running this case",
-                        "evidence": evidence,
-                        "seconds": seconds,
-                    }
-                )
+                stub = {
+                    "op": op,
+                    "tokens": count,
+                    "status": status,
+                    "reason": f"{why} while running this case",
+                    "evidence": evidence,
+                    "seconds": seconds,
+                }
             else:
-                outcome["rows"].append(
-                    {
-                        "op": op,
-                        "tokens": count,
-                        "status": "skip",
-                        "reason": f"not reached: the {job.path} child {why}"
-                        + (f" during {in_flight[0]} at {in_flight[1]} tokens" if in_flight else ""),
-                        "evidence": evidence if in_flight is None else [],
-                        "seconds": 0.0,
-                    }
-                )
-    return outcome
+                stub = {
+                    "op": op,
+                    "tokens": count,
+                    "status": "skip",
+                    "reason": f"not reached: the {job.path} child {why}"
+                    + (f" during {in_flight[0]} at {in_flight[1]} tokens" if in_flight else ""),
+                    "evidence": evidence if in_flight is None else [],
+                    "seconds": 0.0,
+                }
+            if task.is_row(stub):  # every task's rows have a stub's members (verify.rows.BASE_SPEC)
+                rows.append(stub)
+    return Ran(outcome, rows)
 
 
 def count_gpus(ctx: ProbeContext, timeout: float) -> tuple[int, str | None]:
@@ -262,4 +302,7 @@ def count_gpus(ctx: ProbeContext, timeout: float) -> tuple[int, str | None]:
     )
     if outcome.status != "ok":
         return 0, outcome.error
-    return int(outcome.result), None
+    count = outcome.result
+    if not isinstance(count, int):
+        return 0, f"the GPU count child reported {str(count)[:80]!r}, not a number"
+    return count, None

@@ -28,9 +28,29 @@ all-zero token row into NaN.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
+
+
+class ToleranceDocument(TypedDict):
+    abs: float
+    rel: float
+
+
+class _Verdict(TypedDict):
+    name: str
+    tolerance: ToleranceDocument
+    max_abs_err: float | None  # None when the shapes differ
+    max_rel_err: float | None
+    passed: bool
+
+
+class OutputVerdict(_Verdict, total=False):
+    """One output against the oracle (`compare`): a row's `outputs` in verify/1."""
+
+    reason: str  # when it fails
+    bad_rows: list[int]  # when values are over tolerance: the first 20 token rows that are
 
 
 @dataclass(frozen=True)
@@ -38,7 +58,7 @@ class Tolerance:
     abs: float  # |out - ref| allowed, absolute
     rel: float  # |out - ref| allowed, as a fraction of the largest |ref| in the same token row
 
-    def to_dict(self) -> dict[str, float]:
+    def to_dict(self) -> ToleranceDocument:
         return {"abs": self.abs, "rel": self.rel}
 
 
@@ -51,17 +71,23 @@ TOLERANCES: dict[str, Tolerance] = {
 }
 
 
-def compare(name: str, out: np.ndarray, ref: np.ndarray, row_ids: list[int] | None = None) -> dict[str, Any]:
+def compare(name: str, out: np.ndarray, ref: np.ndarray, row_ids: list[int] | None = None) -> OutputVerdict:
     """One output against the oracle: its errors, the tolerance, and whether it passes (with why not).
 
     `out` and `ref` hold the checked token rows along the first axis; `row_ids` are their token indices.
     """
     ids = row_ids if row_ids is not None else list(range(ref.shape[0]))
     tol = TOLERANCES[name]
-    result: dict[str, Any] = {"name": name, "tolerance": tol.to_dict()}
     if out.shape != ref.shape:
-        result.update(passed=False, max_abs_err=None, max_rel_err=None, reason=f"shape {out.shape} != {ref.shape}")
-        return result
+        # (its members in this order: the JSON a failing shape has always had)
+        return {
+            "name": name,
+            "tolerance": tol.to_dict(),
+            "passed": False,
+            "max_abs_err": None,
+            "max_rel_err": None,
+            "reason": f"shape {out.shape} != {ref.shape}",
+        }
     rows = ref.reshape(ref.shape[0], -1) if ref.size else ref.reshape(0, 1)
     got = out.reshape(rows.shape).astype(np.float64)
     nonfinite = ~np.isfinite(got)
@@ -74,24 +100,26 @@ def compare(name: str, out: np.ndarray, ref: np.ndarray, row_ids: list[int] | No
     with np.errstate(divide="ignore", invalid="ignore"):
         row_rel = np.where(scale > 0, row_err / scale, np.where(row_err > 0, np.inf, 0.0))
     allowed = tol.abs + tol.rel * scale  # per row; broadcast against err
-    result["max_abs_err"] = float(row_err.max()) if err.size else 0.0
-    result["max_rel_err"] = float(row_rel.max()) if err.size else 0.0
+    result: OutputVerdict = {
+        "name": name,
+        "tolerance": tol.to_dict(),
+        "max_abs_err": float(row_err.max()) if err.size else 0.0,
+        "max_rel_err": float(row_rel.max()) if err.size else 0.0,
+        "passed": True,
+    }
     if bad is not None and bad.any():
         row = ids[int(np.argwhere(bad)[0][0])]
-        result.update(passed=False, reason=f"{name}: {int(bad.sum())} non-finite values (first in token row {row})")
+        result["passed"] = False
+        result["reason"] = f"{name}: {int(bad.sum())} non-finite values (first in token row {row})"
         return result
     over = err > allowed
     if over.any():
         worst = np.unravel_index(int(np.argmax(err - allowed)), err.shape)
-        result.update(
-            passed=False,
-            reason=(
-                f"{name}: {int(over.sum())} of {err.size} values over tolerance; worst in token row"
-                f" {ids[int(worst[0])]}:"
-                f" |err| {err[worst]:.3g} > {allowed[worst[0], 0]:.3g}"
-            ),
-            bad_rows=sorted({ids[int(r)] for r in np.argwhere(over)[:, 0]})[:20],
+        result["passed"] = False
+        result["reason"] = (
+            f"{name}: {int(over.sum())} of {err.size} values over tolerance; worst in token row"
+            f" {ids[int(worst[0])]}:"
+            f" |err| {err[worst]:.3g} > {allowed[worst[0], 0]:.3g}"
         )
-        return result
-    result["passed"] = True
+        result["bad_rows"] = sorted({ids[int(r)] for r in np.argwhere(over)[:, 0]})[:20]
     return result

@@ -14,20 +14,35 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypedDict
 
 import numpy as np
 
 from mhcdoctor import oracle
 from mhcdoctor.kernels import OpUnsupported, PathImpl
 from mhcdoctor.verify import cases
-from mhcdoctor.verify.tolerance import compare
+from mhcdoctor.verify.tolerance import OutputVerdict, ToleranceDocument, compare
 
-Emit = Callable[[dict[str, Any]], None]
+Row = dict[str, object]  # a row as the child writes it: JSON, read back and checked by the parent (verify.rows)
+Emit = Callable[[Row], None]
 # What runs one case in the child: (impl, op, tokens, params, device, seed) -> the row. verify's is check_case;
 # a request may name another ("task": "module:function", called with options=request["task_options"]).
-Case = Callable[[PathImpl, str, int, cases.Params, str, int], dict[str, Any]]
+Case = Callable[[PathImpl, str, int, cases.Params, str, int], Mapping[str, object]]
+
+
+class CheckResult(TypedDict):
+    """verify's check of one case (`check_case`); the runner reads it back as a verify.rows.CaseRow."""
+
+    status: str
+    max_abs_err: float | None
+    max_rel_err: float | None
+    tolerance: ToleranceDocument
+    worst_output: str
+    kernel_seconds: float
+    rows_checked: int
+    outputs: list[OutputVerdict]
+    reason: str | None
 
 
 def _to_numpy(t: Any) -> np.ndarray:
@@ -41,14 +56,14 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize(device)
 
 
-def check_case(impl: PathImpl, op: str, tokens: int, p: cases.Params, device: str, seed: int = 0) -> dict[str, Any]:
+def check_case(impl: PathImpl, op: str, tokens: int, p: cases.Params, device: str, seed: int = 0) -> CheckResult:
     """Run one op at one token count (twice, with fresh inputs, for small counts); the row verify reports."""
     import torch
 
     rows = cases.rows_to_check(tokens)
     row_index = torch.tensor(rows, dtype=torch.long, device=device)
     kernel_seconds = 0.0
-    outputs: dict[str, dict[str, Any]] = {}
+    outputs: dict[str, OutputVerdict] = {}
     for round_ in range(cases.rounds_for(tokens)):
         inputs = cases.make_inputs(op, tokens, p, cases.case_seed(op, tokens, round_, seed), device)
         scalars = cases.scalar_args(op, p)
@@ -68,7 +83,7 @@ def check_case(impl: PathImpl, op: str, tokens: int, p: cases.Params, device: st
             ):
                 outputs[name] = verdict
     worst = worst_output(list(outputs.values()))
-    row: dict[str, Any] = {
+    row: CheckResult = {
         "status": "pass" if all(o["passed"] for o in outputs.values()) else "fail",
         "max_abs_err": worst["max_abs_err"],
         "max_rel_err": worst["max_rel_err"],
@@ -80,13 +95,13 @@ def check_case(impl: PathImpl, op: str, tokens: int, p: cases.Params, device: st
         "reason": None,
     }
     if row["status"] == "fail":
-        row["reason"] = "; ".join(o["reason"] for o in outputs.values() if not o["passed"])
+        row["reason"] = "; ".join(o.get("reason", "") for o in outputs.values() if not o["passed"])
     return row
 
 
 def judge(
     op: str, tokens: int, inputs: dict[str, Any], scalars: dict[str, Any], result: Any, rows: list[int], row_index: Any
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, OutputVerdict]:
     """An op's result against the oracle on the token rows `rows` (`row_index`: the same, as a tensor on the
     device): one verdict per output, by name."""
     names = cases.OUTPUTS[op]
@@ -102,13 +117,13 @@ def judge(
     return verdicts
 
 
-def worst_output(outputs: list[dict[str, Any]]) -> dict[str, Any]:
+def worst_output(outputs: list[OutputVerdict]) -> OutputVerdict:
     """The failing output if any, else the one closest to its tolerance."""
     failing = [o for o in outputs if not o["passed"]]
     if failing:
         return failing[0]
 
-    def used(o: dict[str, Any]) -> float:
+    def used(o: OutputVerdict) -> float:
         tol = o["tolerance"]["abs"] or o["tolerance"]["rel"]
         err = o["max_abs_err"] if o["tolerance"]["abs"] else o["max_rel_err"]
         return float(err or 0.0) / float(tol)
@@ -124,15 +139,16 @@ def run_path(
     device: str,
     seed: int = 0,
     case: Case = check_case,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Row]:
     """Yield one row per (op, tokens): an exception in one case is that row's error, and the loop goes on."""
     for op in ops:
         if op not in impl.ops:
             continue
         for count in tokens:
             start = time.perf_counter()
+            row: Row
             try:
-                row = case(impl, op, count, p, device, seed)
+                row = dict(case(impl, op, count, p, device, seed))
             except OpUnsupported as exc:
                 row = {"status": "skip", "reason": str(exc)}
             except Exception as exc:  # a kernel error is a result with its evidence, not a dead doctor
@@ -155,7 +171,7 @@ def main(argv: list[str]) -> int:
     events_path, request = argv[0], json.loads(argv[1])
     with open(events_path, "a", encoding="utf-8") as events:
 
-        def emit(event: dict[str, Any]) -> None:
+        def emit(event: Row) -> None:
             events.write(json.dumps(event, default=str) + "\n")
             events.flush()
 

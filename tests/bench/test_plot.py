@@ -8,26 +8,60 @@ from typing import Any
 
 import pytest
 
+from mhcdoctor.bench import BenchDocument, BenchResult
 from mhcdoctor.bench import plot as plot_module
 from mhcdoctor.errors import InputError
+from mhcdoctor.models import ModelConfig
+from mhcdoctor.verify import cases
 
 pytest.importorskip("matplotlib")
 
 
-def doc() -> dict:
-    results: list[dict[str, object]] = [
-        {"path": path, "op": op, "tokens": t, "tb_per_s": bw * t / (t + 64)}
+def result(path: str, op: str, tokens: int, tb_per_s: float | None) -> BenchResult:
+    return {
+        "path": path,
+        "op": op,
+        "tokens": tokens,
+        "status": "pass" if tb_per_s else "fail",
+        "median_ms": None,
+        "min_ms": None,
+        "runs": None,
+        "bytes": 0,
+        "tb_per_s": tb_per_s,
+        "fraction_of_peak": None,
+        "max_abs_err": None,
+        "max_rel_err": None,
+        "reason": None,
+    }
+
+
+def doc() -> BenchDocument:
+    results = [
+        result(path, op, t, bw * t / (t + 64))
         for path, bw in (("tilelang", 3.0), ("torch", 0.4))
         for op in ("mhc_pre", "mhc_post")
         for t in (1, 64, 4096)
     ]
-    results.append({"path": "triton", "op": "mhc_post", "tokens": 64, "tb_per_s": None})  # wrong: not drawn
+    results.append(result("triton", "mhc_post", 64, None))  # wrong: not drawn
+    model = ModelConfig("deepseek-v4-pro", 7168).to_dict()
     return {
-        "results": results,
-        "peak": {"tb_per_s": 4.8, "how": "table"},
-        "model": {"name": "deepseek-v4-pro", "hidden_size": 7168},
-        "device_name": "NVIDIA H200",
+        "schema": "mhcdoctor.bench/1",
+        "mhcdoctor_version": "0",
+        "created": "",
+        "model": {**model, "sublayers_per_layer": 2},
+        "params": cases.Params.from_model(ModelConfig("deepseek-v4-pro", 7168)).to_dict(),
+        "tokens": [1, 64, 4096],
         "device": "cuda:0",
+        "device_name": "NVIDIA H200",
+        "timer": "cuda-events",
+        "peak": {"tb_per_s": 4.8, "how": "table", "device": "H200", "source": ""},
+        "selected": None,
+        "fused_post_pre": None,
+        "paths": [],
+        "results": results,
+        "step": {"plan": None, "reason": None, "batches": []},
+        "verdict": "ok",
+        "seconds": 0.0,
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mhcdoctor.bench import step_costs, step_plan
+from mhcdoctor.bench import BenchResult, StepCost, step_costs, step_plan
 from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
 
 
@@ -25,8 +25,27 @@ def test_no_plan_without_a_layer_count() -> None:
     assert step_plan(ModelConfig(None, 4096), fused=False) is None
 
 
-def row(path: str, op: str, tokens: int, ms: float | None, status: str = "pass") -> dict:
-    return {"path": path, "op": op, "tokens": tokens, "median_ms": ms, "status": status}
+def row(path: str, op: str, tokens: int, ms: float | None, status: str = "pass") -> BenchResult:
+    return {
+        "path": path,
+        "op": op,
+        "tokens": tokens,
+        "status": status,
+        "median_ms": ms,
+        "min_ms": ms,
+        "runs": 3,
+        "bytes": 1,
+        "tb_per_s": None,
+        "fraction_of_peak": None,
+        "max_abs_err": None,
+        "max_rel_err": None,
+        "reason": None,
+    }
+
+
+def cost(found: StepCost | None) -> StepCost:
+    assert found is not None
+    return found
 
 
 PLAN = {"mhc_pre": 10, "mhc_post": 10, "hc_head": 1}
@@ -51,8 +70,8 @@ def test_each_path_costs_its_own_ops_and_torch_for_those_it_lacks() -> None:
 def test_the_best_takes_the_fastest_correct_path_per_op_and_the_others_are_measured_against_it() -> None:
     batch = step_costs(RESULTS, PLAN, None, [64])["batches"][0]
     best = 10 * 0.02 + 10 * 0.01 + 0.05
-    assert batch["best"]["ops"] == {"mhc_pre": "tilelang", "mhc_post": "tilelang", "hc_head": "triton"}
-    assert batch["best"]["ms"] == pytest.approx(best)
+    assert cost(batch["best"])["ops"] == {"mhc_pre": "tilelang", "mhc_post": "tilelang", "hc_head": "triton"}
+    assert cost(batch["best"])["ms"] == pytest.approx(best)
     torch_cost = 10 * 0.5 + 10 * 0.2 + 0.3
     assert batch["paths"]["torch"]["vs_best_ms"] == pytest.approx(torch_cost - best)
     assert batch["paths"]["torch"]["times_best"] == pytest.approx(torch_cost / best)
@@ -61,7 +80,7 @@ def test_the_best_takes_the_fastest_correct_path_per_op_and_the_others_are_measu
 def test_the_selected_paths_prefer_vllms_own_kernels_when_they_were_timed() -> None:
     results = [*RESULTS, row("vllm:tilelang", "mhc_pre", 64, 0.03)]
     selected = {"mhc_pre": "tilelang", "mhc_post": "tilelang", "hc_head": "triton"}
-    chosen = step_costs(results, PLAN, selected, [64])["batches"][0]["selected"]
+    chosen = cost(step_costs(results, PLAN, selected, [64])["batches"][0]["selected"])
     assert chosen["ops"] == {"mhc_pre": "vllm:tilelang", "mhc_post": "tilelang", "hc_head": "triton"}
     assert chosen["ms"] == pytest.approx(10 * 0.03 + 10 * 0.01 + 0.05)
 
@@ -70,7 +89,7 @@ def test_a_path_that_computed_an_op_wrong_gets_no_cost_and_is_never_the_best() -
     results = [*RESULTS, row("fast", "mhc_pre", 64, None, status="fail"), row("fast", "mhc_post", 64, 0.001)]
     batch = step_costs(results, PLAN, None, [64])["batches"][0]
     assert "fast" not in batch["paths"]
-    assert batch["best"]["ops"]["mhc_pre"] == "tilelang"
+    assert cost(batch["best"])["ops"]["mhc_pre"] == "tilelang"
 
 
 def test_no_plan_no_batches() -> None:

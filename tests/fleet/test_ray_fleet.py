@@ -23,7 +23,7 @@ import pytest
 from localfleet import ROLE, LocalFleet
 from test_merge import fleet_validator
 
-from mhcdoctor.bundle import read_bundle
+from mhcdoctor.reportfile import load_report
 
 TIMEOUT = 30.0  # per node; the fast checks of healthy nodes take a few seconds even on a loaded machine
 GRACE = 10.0  # mhcdoctor.fleet.ray_runner.GRACE
@@ -167,7 +167,7 @@ def test_the_bundle_holds_the_summary_and_every_nodes_bundle(fleet_run: Run, tmp
     assert json.loads(members[root + "summary.json"])["verdict"] == "fail"
     odd_bundle = tmp_path / "odd.tar.gz"
     odd_bundle.write_bytes(members[f"{root}nodes/{fleet_run.names['odd']}.tar.gz"])
-    assert read_bundle(odd_bundle).report["facts"]["aiter"]["version"] == "0.1.13"
+    assert load_report(odd_bundle)["facts"]["aiter"]["version"] == "0.1.13"  # the node bundle reads back as a report
     assert members[f"{root}nodes/{fleet_run.names['hung']}.error.txt"].startswith(b"timeout:")
 
 

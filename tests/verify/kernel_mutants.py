@@ -186,12 +186,17 @@ def interpreted_triton(folder: str) -> dict[str, list[tuple[str, int]]]:
     from mhcdoctor.kernels import PathImpl
     from mhcdoctor.models import ModelConfig
     from mhcdoctor.verify import cases, worker
+    from mhcdoctor.verify.rows import is_case_row
 
     params = cases.Params.from_model(ModelConfig(None, 256))
-    got = {}
+    got: dict[str, list[tuple[str, int]]] = {}
     for name, module in variants(Path(folder), "triton").items():
         kernels = module._build()
         impl = PathImpl(name="triton", ops={"mhc_post": kernels.mhc_post, "hc_head": kernels.hc_head})
         rows = worker.run_path(impl, ["mhc_post", "hc_head"], [1, 7, 80], params, "cpu")
-        got[name or "unmutated"] = [(r["op"], r["tokens"]) for r in rows if r["status"] != "pass"]
+        got[name or "unmutated"] = []
+        for r in rows:
+            assert is_case_row(r), r
+            if r["status"] != "pass":
+                got[name or "unmutated"].append((r["op"], r["tokens"]))
     return got

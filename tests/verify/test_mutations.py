@@ -5,6 +5,8 @@ Stand-ins run on the CPU in-process (tests/verify/mutants.py); the same judging 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mutants import mutant
@@ -12,12 +14,22 @@ from mutants import mutant
 from mhcdoctor.decision import OPS
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.verify import cases, worker
+from mhcdoctor.verify.rows import CaseRow, is_case_row
 
 PARAMS = cases.Params.from_model(ModelConfig(None, 256))
 
 
+def checked(rows: Iterable[dict[str, object]]) -> list[CaseRow]:
+    """The rows as the parent reads them back: each must be a CaseRow (what the child writes fits verify.rows)."""
+    out = []
+    for row in rows:
+        assert is_case_row(row), row
+        out.append(row)
+    return out
+
+
 def statuses(bug: str, ops: list[str], tokens: list[int]) -> dict[tuple[str, int], str]:
-    rows = worker.run_path(mutant(bug), ops, tokens, PARAMS, "cpu")
+    rows = checked(worker.run_path(mutant(bug), ops, tokens, PARAMS, "cpu"))
     return {(r["op"], r["tokens"]): r["status"] for r in rows}
 
 
@@ -47,8 +59,8 @@ def test_one_sinkhorn_iteration_short_fails_at_80_tokens() -> None:
 
 
 def test_dropped_epsilon_fails_on_the_all_zero_token_row() -> None:
-    rows = list(worker.run_path(mutant("dropped-eps"), ["mhc_pre", "hc_head"], [7], PARAMS, "cpu"))
-    assert [(r["status"], "non-finite" in r["reason"]) for r in rows] == [("fail", True), ("fail", True)]
+    rows = checked(worker.run_path(mutant("dropped-eps"), ["mhc_pre", "hc_head"], [7], PARAMS, "cpu"))
+    assert [(r["status"], "non-finite" in str(r.get("reason"))) for r in rows] == [("fail", True), ("fail", True)]
 
 
 def test_stale_padding_rows_fail_where_the_last_group_is_partial() -> None:
@@ -57,8 +69,8 @@ def test_stale_padding_rows_fail_where_the_last_group_is_partial() -> None:
 
 
 def test_a_failing_row_names_the_token_rows_that_are_wrong() -> None:
-    row = next(worker.run_path(mutant("sqrsum-race"), ["mhc_pre"], [80], PARAMS, "cpu"))
-    bad_rows = {r for out in row["outputs"] for r in out.get("bad_rows", [])}
+    [row] = checked(worker.run_path(mutant("sqrsum-race"), ["mhc_pre"], [80], PARAMS, "cpu"))
+    bad_rows = {r for out in row.get("outputs", []) for r in out.get("bad_rows", [])}
     assert bad_rows and all(r % 64 >= 16 for r in bad_rows)
 
 
@@ -72,5 +84,5 @@ def test_a_failing_row_names_the_token_rows_that_are_wrong() -> None:
 )
 def test_correct_kernels_never_raise_a_false_alarm(variant: str, op: str, tokens: int, hidden: int, seed: int) -> None:
     params = cases.Params.from_model(ModelConfig(None, hidden))
-    rows = list(worker.run_path(mutant(variant), [op], [tokens], params, "cpu", seed=seed))
-    assert [(r["status"], r["reason"]) for r in rows] == [("pass", None)]
+    rows = checked(worker.run_path(mutant(variant), [op], [tokens], params, "cpu", seed=seed))
+    assert [(r["status"], r.get("reason")) for r in rows] == [("pass", None)]

@@ -1,0 +1,48 @@
+"""bench's rows: what the timer (mhcdoctor.bench.timing) writes per case in a path child, and its check where the
+parent reads it back (mhcdoctor.verify.runner, `Task.is_row`), like verify's own rows (mhcdoctor.verify.rows)."""
+
+from __future__ import annotations
+
+from typing import TypeGuard
+
+from mhcdoctor.verify.rows import BASE_SPEC, NUMBER, CaseRowBase, RowSpec, fits, strings
+
+_NONE = type(None)
+
+
+class TimedRow(CaseRowBase, total=False):
+    """One (op, token count) timed (`time_case`), or the device's copy (`measure_copy`); or a case that did not run
+    (skip, error, timeout), with only the members every row has."""
+
+    reason: str | None
+    evidence: list[str]
+    median_s: float
+    min_s: float
+    runs: int
+    timer: str
+    max_abs_err: float | None
+    max_rel_err: float | None
+    worst_output: str | None
+    rows_checked: int
+    copy_bytes: int  # measure_copy: the bytes read and written by one copy
+    tb_per_s: float  # measure_copy: the bandwidth of the median copy
+
+
+TIMED_SPEC: RowSpec = {
+    **BASE_SPEC,
+    "median_s": (NUMBER, False),
+    "min_s": (NUMBER, False),
+    "runs": ((int,), False),
+    "timer": ((str,), False),
+    "max_abs_err": ((*NUMBER, _NONE), False),
+    "max_rel_err": ((*NUMBER, _NONE), False),
+    "worst_output": ((str, _NONE), False),
+    "rows_checked": ((int,), False),
+    "copy_bytes": ((int,), False),
+    "tb_per_s": (NUMBER, False),
+}
+
+
+def is_timed_row(row: dict[str, object]) -> TypeGuard[TimedRow]:
+    """Whether a row read back from a bench child (or written by the runner) is a TimedRow."""
+    return fits(row, TIMED_SPEC) and strings(row.get("evidence", []))

@@ -1,0 +1,35 @@
+"""The checks of rows read back from a path child (mhcdoctor.verify.rows) say what their TypedDicts say."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mhcdoctor.bench.rows import TIMED_SPEC, TimedRow, is_timed_row
+from mhcdoctor.verify import rows
+from mhcdoctor.verify.rows import CASE_SPEC, CaseRow, RowSpec, is_case_row, is_output_verdict
+from mhcdoctor.verify.tolerance import OutputVerdict
+
+
+@pytest.mark.parametrize(
+    ("spec", "kind"),
+    [(CASE_SPEC, CaseRow), (TIMED_SPEC, TimedRow), (rows._VERDICT_SPEC, OutputVerdict)],
+)
+def test_each_spec_names_the_members_of_its_typed_dict_and_which_are_required(spec: RowSpec, kind: Any) -> None:
+    assert set(spec) == set(kind.__annotations__)
+    assert {key for key, (_, required) in spec.items() if required} == set(kind.__required_keys__)
+
+
+def test_a_row_with_a_member_of_the_wrong_type_is_not_a_row() -> None:
+    row: dict[str, object] = {"op": "mhc_pre", "tokens": 7, "status": "pass", "seconds": 0.1, "reason": None}
+    assert is_timed_row(dict(row))  # a stub the runner writes is a row of every task
+    assert is_case_row(row)
+    assert not is_case_row({**row, "tokens": "7"})
+    assert not is_case_row({**row, "tokens": True})
+    assert not is_case_row({**row, "evidence": [1]})
+    assert not is_case_row({k: v for k, v in row.items() if k != "op"})
+    assert not is_case_row({**row, "outputs": [{"name": "post_mix"}]})
+    verdict = {"name": "post_mix", "tolerance": {"abs": 1e-3, "rel": 0}, "max_abs_err": 0, "max_rel_err": None}
+    assert is_output_verdict({**verdict, "passed": True})
+    assert not is_output_verdict({**verdict, "passed": 1})
