@@ -28,9 +28,10 @@ all-zero token row into NaN.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is an extra (`kernels`): check and report read this module's types without it
+    import numpy as np
 
 
 class ToleranceDocument(TypedDict):
@@ -76,6 +77,8 @@ def compare(name: str, out: np.ndarray, ref: np.ndarray, row_ids: list[int] | No
 
     `out` and `ref` hold the checked token rows along the first axis; `row_ids` are their token indices.
     """
+    import numpy as np
+
     ids = row_ids if row_ids is not None else list(range(ref.shape[0]))
     tol = TOLERANCES[name]
     if out.shape != ref.shape:
