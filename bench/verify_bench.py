@@ -38,7 +38,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", default="deepseek-v4-pro")
     parser.add_argument("--cold", type=int, default=2, help="cold runs (each with fresh JIT caches)")
-    parser.add_argument("--warm", type=int, default=3, help="warm runs of default and of --stress")
+    parser.add_argument("--warm", type=int, default=3, help="warm runs of the default verify")
+    parser.add_argument("--stress-runs", type=int, default=None, help="warm runs of --stress (default: as --warm)")
     opts = parser.parse_args()
     base = ["--model", opts.model]
     rows = []
@@ -50,14 +51,15 @@ def main() -> int:
         run_once(base, cache)  # fill the caches
         docs: list[dict] = []
         warm = [run_once([*base, "--json"], cache, docs) for _ in range(opts.warm)]
-        stress = [run_once([*base, "--stress"], cache) for _ in range(opts.warm)]
+        stress_runs = opts.warm if opts.stress_runs is None else opts.stress_runs
+        stress = [run_once([*base, "--stress"], cache) for _ in range(stress_runs)]
     for name, runs in (("default, cold", cold), ("default, warm", warm), ("--stress, warm", stress)):
         times = [s for s, _ in runs]
         if not times:  # e.g. --cold 0
             continue
         codes = sorted({c for _, c in runs})
         rows.append((name, statistics.median(times), min(times), max(times), codes))
-    print(f"verify benchmark, {opts.model} ({len(cold)} cold, {opts.warm} warm runs each)")
+    print(f"verify benchmark, {opts.model} ({len(cold)} cold, {len(warm)} warm, {len(stress)} warm --stress runs)")
     print(f"{'run':<18}{'median s':>10}{'min s':>8}{'max s':>8}  exit codes")
     for name, med, lo, hi, codes in rows:
         print(f"{name:<18}{med:>10.2f}{lo:>8.2f}{hi:>8.2f}  {codes}")

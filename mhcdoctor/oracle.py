@@ -11,9 +11,13 @@ Inputs are NumPy arrays of any float dtype (bf16 inputs arrive as their exact fl
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 F64 = np.float64
+# An op's oracle: its inputs as arrays, then its scalars (by name) → its outputs by name, float64.
+Oracle = Callable[..., dict[str, np.ndarray]]
 
 
 def round_bf16(a: np.ndarray) -> np.ndarray:
@@ -156,3 +160,11 @@ def hc_head(
     mixes = _normed_mixes(residual, fn, rms_eps)
     pre = _sigmoid(mixes * float(np.asarray(hc_scale, dtype=F64).reshape(-1)[0]) + hc_base.astype(F64)) + hc_eps
     return {"output": _weighted_streams(pre, residual)}
+
+
+BY_OP: dict[str, Oracle] = {
+    "mhc_pre": mhc_pre,
+    "mhc_post": mhc_post,
+    "mhc_fused_post_pre": mhc_fused_post_pre,
+    "hc_head": hc_head,
+}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TypedDict
+from typing import TypedDict, TypeVar
 
 from mhcdoctor.kernels import PathImpl
 from mhcdoctor.verify import cases
@@ -23,6 +23,7 @@ MIN_RUNS = 3
 # The timer's options (bench's `options`: warmup, repeats, budget_s, copy_bytes), as the child reads them from its
 # request's JSON: untyped, each read as a number (`_option`).
 Options = Mapping[str, object]
+T = TypeVar("T")
 
 
 class Timing(TypedDict):
@@ -96,7 +97,8 @@ def measure_copy(
     return {"status": "pass", **summary, "copy_bytes": 2 * size, "tb_per_s": 2 * size / summary["median_s"] / 1e12}
 
 
-def _time(call: Callable[[], object], device: str, options: Options) -> tuple[list[float], Any]:
+def _time(call: Callable[[], T], device: str, options: Options) -> tuple[list[float], T]:
+    """The times of the timed runs and the last run's result."""
     import torch
 
     gpu = device.startswith("cuda")
@@ -108,13 +110,12 @@ def _time(call: Callable[[], object], device: str, options: Options) -> tuple[li
     once = 0.0
     for _ in range(max(1, int(_option(options, "warmup", DEFAULT_WARMUP)))):  # the first call compiles (JIT)
         start = time.perf_counter()
-        call()
+        result = call()
         sync()
         once = time.perf_counter() - start
     budget = _option(options, "budget_s", DEFAULT_BUDGET_S)
     runs = max(MIN_RUNS, min(int(_option(options, "repeats", DEFAULT_REPEATS)), int(budget / max(once, 1e-9))))
     times = []
-    result: Any = None
     for _ in range(runs):
         if gpu:
             begin = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]

@@ -20,13 +20,20 @@ import inspect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib.machinery import PathFinder
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, TypeAlias, cast
 
 from mhcdoctor.decision import OPS
+
+if TYPE_CHECKING:  # torch is imported by the path children only; mypy reads its types
+    from torch import Tensor
 
 ALL_OPS: tuple[str, ...] = OPS  # every mHC op, in the decision's order
 
 Progress = Callable[[str], None]
+# What an op returns: its output tensors in the reference's order (mhcdoctor.reference), one or a tuple.
+OpOutput: TypeAlias = "Tensor | tuple[Tensor, ...]"
+# An op: called positionally with its tensors and then its scalars, as `verify.cases` builds them.
+Op: TypeAlias = "Callable[..., OpOutput]"
 
 
 class PathUnavailable(Exception):
@@ -40,7 +47,7 @@ class OpUnsupported(Exception):
 @dataclass
 class PathImpl:
     name: str  # "tilelang", "vllm:aiter"
-    ops: dict[str, Callable[..., Any]]  # op name -> callable with the reference's signature and return
+    ops: dict[str, Op]  # op name -> callable with the reference's signature and return
     version: str | None = None
     notes: list[str] = field(default_factory=list)
 

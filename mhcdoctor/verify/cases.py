@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from mhcdoctor.models import ModelConfig
+
+if TYPE_CHECKING:  # torch is imported where the cases run, in the path children
+    import torch
 
 DEFAULT_TOKENS: tuple[int, ...] = (1, 7, 80)  # 80 > 64 + 16: crosses the 16-row boundary of aiter's race
 STRESS_TOKENS: tuple[int, ...] = (4096, 16384)
@@ -92,7 +95,10 @@ def rows_to_check(tokens: int) -> list[int]:
     return sorted(picked)
 
 
-def make_inputs(op: str, tokens: int, p: Params, seed: int, device: Any) -> dict[str, Any]:
+Scalar = float | int  # the ops' scalar arguments (epsilons, the post multiplier, the Sinkhorn repeat)
+
+
+def make_inputs(op: str, tokens: int, p: Params, seed: int, device: str) -> dict[str, torch.Tensor]:
     """The op's tensor arguments, in the reference's argument order (scalars come from Params)."""
     import torch
 
@@ -101,10 +107,10 @@ def make_inputs(op: str, tokens: int, p: Params, seed: int, device: Any) -> dict
     n, h = p.hc_mult, p.hidden
     m = n * (n + 2)
 
-    def normal(*shape: int, dtype: Any = torch.float32) -> Any:
+    def normal(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
         return torch.randn(*shape, generator=gen, device=device, dtype=torch.float32).to(dtype)
 
-    def row_scales(count: int) -> Any:
+    def row_scales(count: int) -> torch.Tensor:
         u = torch.rand(count, generator=gen, device=device) * 4.0 - 2.0
         scales = torch.exp2(u)
         if count > ZERO_ROW:
@@ -138,7 +144,7 @@ def make_inputs(op: str, tokens: int, p: Params, seed: int, device: Any) -> dict
     return {**post_args, **pre_args}
 
 
-def scalar_args(op: str, p: Params) -> dict[str, Any]:
+def scalar_args(op: str, p: Params) -> dict[str, Scalar]:
     if op == "mhc_post":
         return {}
     if op == "hc_head":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TypedDict, TypeGuard
 
+from mhcdoctor.verify.cases import ParamsDocument
 from mhcdoctor.verify.tolerance import OutputVerdict, ToleranceDocument
 
 # A member's JSON types (type(None) where it may be null) and whether every row has it.
@@ -138,3 +139,44 @@ class PathOutcome(_PathOutcomeBase, total=False):
 
     notes: list[str]  # when the path loaded: what its adapter said about it
     load_seconds: float | None
+
+
+class _RequestBase(TypedDict):
+    path: str
+    device: str
+    ops: list[str]
+    tokens: list[int]
+    params: ParamsDocument
+    seed: int
+    spawned_at: float  # time.time() at the spawn: the child reports how long its imports and compiles took
+
+
+class WorkerRequest(_RequestBase, total=False):
+    """What the parent (mhcdoctor.verify.runner) asks of a path child, sent as JSON on its command line."""
+
+    task: str  # "module:function" run per case instead of verify's check (bench's timer)
+    task_options: dict[str, object]
+
+
+_REQUEST_SPEC: RowSpec = {
+    "path": ((str,), True),
+    "device": ((str,), True),
+    "ops": ((list,), True),
+    "tokens": ((list,), True),
+    "params": ((dict,), True),
+    "seed": ((int,), True),
+    "spawned_at": (NUMBER, True),
+    "task": ((str,), False),
+    "task_options": ((dict,), False),
+}
+
+
+def is_request(value: object) -> TypeGuard[WorkerRequest]:
+    """Whether a path child's command line holds a request (members and their JSON types; `params` is checked when
+    the child builds its Params from it)."""
+    return (
+        isinstance(value, dict)
+        and fits(value, _REQUEST_SPEC)
+        and strings(value["ops"])
+        and all(isinstance(t, int) and not isinstance(t, bool) for t in value["tokens"])
+    )

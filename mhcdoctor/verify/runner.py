@@ -23,7 +23,7 @@ from mhcdoctor.childproc import cut_evidence, signal_name
 from mhcdoctor.kernels import REGISTRY
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.verify.cases import Params
-from mhcdoctor.verify.rows import CaseRow, PathOutcome, is_case_row
+from mhcdoctor.verify.rows import CaseRow, PathOutcome, WorkerRequest, is_case_row
 
 Progress = Callable[[str], None]
 _POLL_SECONDS = 0.05
@@ -131,17 +131,18 @@ def run_jobs(
 
 
 def _start(job: Job, params: Params, ctx: ProbeContext, cwd: str, seed: int, task: Task[R]) -> None:
-    named = {"task": task.function, "task_options": dict(task.options)} if task.function else {}
-    request = {
-        **named,
+    request: WorkerRequest = {
         "path": job.path,
         "device": job.device,
         "ops": job.ops,
         "tokens": job.tokens,
         "params": params.to_dict(),
         "seed": seed,
-        "spawned_at": time.time(),  # the child reports how long its imports and compiles took
+        "spawned_at": time.time(),
     }
+    if task.function:
+        request["task"] = task.function
+        request["task_options"] = dict(task.options)
     env = ctx.child_env()
     job.events_file.touch()
     job.started = time.perf_counter()

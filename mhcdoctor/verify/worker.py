@@ -15,14 +15,18 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 import numpy as np
 
 from mhcdoctor import oracle
-from mhcdoctor.kernels import OpUnsupported, PathImpl
+from mhcdoctor.kernels import OpOutput, OpUnsupported, PathImpl
 from mhcdoctor.verify import cases
+from mhcdoctor.verify.rows import WorkerRequest, is_request
 from mhcdoctor.verify.tolerance import OutputVerdict, ToleranceDocument, compare
+
+if TYPE_CHECKING:  # imported where the cases run
+    from torch import Tensor
 
 Row = dict[str, object]  # a row as the child writes it: JSON, read back and checked by the parent (verify.rows)
 Emit = Callable[[Row], None]
@@ -45,7 +49,7 @@ class CheckResult(TypedDict):
     reason: str | None
 
 
-def _to_numpy(t: Any) -> np.ndarray:
+def _to_numpy(t: Tensor) -> np.ndarray:
     return np.asarray(t.detach().float().cpu().numpy())
 
 
@@ -100,7 +104,13 @@ def check_case(impl: PathImpl, op: str, tokens: int, p: cases.Params, device: st
 
 
 def judge(
-    op: str, tokens: int, inputs: dict[str, Any], scalars: dict[str, Any], result: Any, rows: list[int], row_index: Any
+    op: str,
+    tokens: int,
+    inputs: dict[str, Tensor],
+    scalars: dict[str, cases.Scalar],
+    result: OpOutput,
+    rows: list[int],
+    row_index: Tensor,
 ) -> dict[str, OutputVerdict]:
     """An op's result against the oracle on the token rows `rows` (`row_index`: the same, as a tensor on the
     device): one verdict per output, by name."""
@@ -108,12 +118,17 @@ def judge(
     got = result if isinstance(result, tuple) else (result,)
     if len(got) != len(names):
         raise ValueError(f"{op} returned {len(got)} tensors, expected {len(names)} ({', '.join(names)})")
-    picked = {k: _to_numpy(v.index_select(0, row_index) if k in cases.TOKEN_INPUTS else v) for k, v in inputs.items()}
-    expected = getattr(oracle, op)(*picked.values(), **scalars)
+    every_row = len(rows) == tokens  # rows_to_check: all rows, in order, up to FULL_CHECK_TOKENS
+
+    def checked_rows(t: Tensor) -> np.ndarray:
+        return _to_numpy(t if every_row else t.index_select(0, row_index))
+
+    picked = {k: checked_rows(v) if k in cases.TOKEN_INPUTS else _to_numpy(v) for k, v in inputs.items()}
+    expected = oracle.BY_OP[op](*picked.values(), **scalars)
     verdicts = {}
     for name, tensor in zip(names, got, strict=True):
         flat = tensor.reshape(tokens, *tensor.shape[-(tensor.dim() - 1) :]) if tensor.dim() > 1 else tensor
-        verdicts[name] = compare(name, _to_numpy(flat.index_select(0, row_index)), expected[name], rows)
+        verdicts[name] = compare(name, checked_rows(flat), expected[name], rows)
     return verdicts
 
 
@@ -169,6 +184,8 @@ def _first_line(text: str) -> str:
 def main(argv: list[str]) -> int:
     """Child entry: argv = [events_file, request_json]."""
     events_path, request = argv[0], json.loads(argv[1])
+    if not is_request(request):
+        raise ValueError(f"not a path child's request: {argv[1][:200]!r}")
     with open(events_path, "a", encoding="utf-8") as events:
 
         def emit(event: Row) -> None:
@@ -178,7 +195,7 @@ def main(argv: list[str]) -> int:
         return _serve(request, emit)
 
 
-def _serve(request: dict[str, Any], emit: Emit) -> int:
+def _serve(request: WorkerRequest, emit: Emit) -> int:
     from mhcdoctor.kernels import REGISTRY, PathUnavailable
 
     path, device = request["path"], request["device"]
@@ -199,7 +216,7 @@ def _serve(request: dict[str, Any], emit: Emit) -> int:
             "version": impl.version,
             "notes": impl.notes,
             "device_name": _device_name(device),
-            "load_seconds": round(time.time() - request.get("spawned_at", time.time()), 3),
+            "load_seconds": round(time.time() - request["spawned_at"], 3),
         }
     )
     case = _case_function(request)
@@ -208,13 +225,13 @@ def _serve(request: dict[str, Any], emit: Emit) -> int:
             continue
         for count in request["tokens"]:
             emit({"event": "start", "op": op, "tokens": count})
-            for row in run_path(impl, [op], [count], p, device, request.get("seed", 0), case):
+            for row in run_path(impl, [op], [count], p, device, request["seed"], case):
                 emit({"event": "row", **row})
     emit({"event": "done"})
     return 0
 
 
-def _case_function(request: dict[str, Any]) -> Case:
+def _case_function(request: WorkerRequest) -> Case:
     task = request.get("task")
     if not task:
         return check_case

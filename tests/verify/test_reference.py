@@ -8,6 +8,7 @@ import torch
 
 from mhcdoctor import oracle, reference
 from mhcdoctor.decision import OPS
+from mhcdoctor.kernels import Op
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.verify import cases
 from mhcdoctor.verify.tolerance import compare
@@ -30,9 +31,11 @@ def test_reference_matches_the_oracle_on_every_output(op: str) -> None:
 def test_leading_batch_dims_give_the_same_rows_as_flat_tokens() -> None:
     inputs = cases.make_inputs("mhc_pre", 6, PARAMS, seed=2, device="cpu")
     scalars = cases.scalar_args("mhc_pre", PARAMS)
-    flat = reference.mhc_pre(*inputs.values(), **scalars)
+    mhc_pre: Op = reference.mhc_pre  # called with the cases' tensors and scalars, as verify calls every path
+    flat = mhc_pre(*inputs.values(), **scalars)
     batched_residual = inputs["residual"].view(2, 3, *inputs["residual"].shape[1:])
-    batched = reference.mhc_pre(batched_residual, *list(inputs.values())[1:], **scalars)
+    batched = mhc_pre(batched_residual, *list(inputs.values())[1:], **scalars)
+    assert isinstance(flat, tuple) and isinstance(batched, tuple)
     assert [tuple(t.shape) for t in batched] == [(2, 3, 4, 1), (2, 3, 4, 4), (2, 3, 512)]
     assert all(torch.equal(b.reshape(f.shape), f) for b, f in zip(batched, flat, strict=True))
 

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from mhcdoctor.bench.rows import TIMED_SPEC, TimedRow, is_timed_row
-from mhcdoctor.verify import rows
+from mhcdoctor.verify import rows, worker
 from mhcdoctor.verify.rows import CASE_SPEC, CaseRow, RowSpec, is_case_row, is_output_verdict
 from mhcdoctor.verify.tolerance import OutputVerdict
 
 
 @pytest.mark.parametrize(
     ("spec", "kind"),
-    [(CASE_SPEC, CaseRow), (TIMED_SPEC, TimedRow), (rows._VERDICT_SPEC, OutputVerdict)],
+    [
+        (CASE_SPEC, CaseRow),
+        (TIMED_SPEC, TimedRow),
+        (rows._VERDICT_SPEC, OutputVerdict),
+        (rows._REQUEST_SPEC, rows.WorkerRequest),
+    ],
 )
 def test_each_spec_names_the_members_of_its_typed_dict_and_which_are_required(spec: RowSpec, kind: Any) -> None:
     assert set(spec) == set(kind.__annotations__)
@@ -33,3 +39,23 @@ def test_a_row_with_a_member_of_the_wrong_type_is_not_a_row() -> None:
     verdict = {"name": "post_mix", "tolerance": {"abs": 1e-3, "rel": 0}, "max_abs_err": 0, "max_rel_err": None}
     assert is_output_verdict({**verdict, "passed": True})
     assert not is_output_verdict({**verdict, "passed": 1})
+
+
+def test_a_path_childs_request_is_checked_before_it_is_served() -> None:
+    params = {"hidden": 512, "hc_mult": 4, "rms_eps": 1e-6, "hc_pre_eps": 1e-6, "hc_sinkhorn_eps": 1e-6}
+    request: dict[str, object] = {
+        "path": "torch",
+        "device": "cpu",
+        "ops": ["mhc_pre"],
+        "tokens": [1, 7],
+        "params": params,
+        "seed": 0,
+        "spawned_at": 1.5,
+    }
+    assert rows.is_request(request)
+    assert rows.is_request({**request, "task": "mhcdoctor.bench.timing:time_case", "task_options": {}})
+    assert not rows.is_request({**request, "tokens": [1, "7"]})
+    assert not rows.is_request({**request, "ops": "mhc_pre"})
+    assert not rows.is_request({k: v for k, v in request.items() if k != "seed"})
+    with pytest.raises(ValueError, match="not a path child's request"):
+        worker.main(["/nonexistent/events", json.dumps({**request, "tokens": "1"})])

@@ -225,10 +225,12 @@ def test_the_2x_outputs_have_the_references_shapes_for_any_outer_axes(site: Path
     scale, base = torch.tensor([0.5, 0.7, 0.9]), torch.randn(24, generator=gen) / 10
     got = impl.ops["mhc_pre"](residual, fn, scale, base, 1e-6, 1e-6, 1e-6, 2.0, 20)
     want = reference.mhc_pre(residual, fn, scale, base, 1e-6, 1e-6, 1e-6, 2.0, 20)
+    assert isinstance(got, tuple)
     assert [tuple(t.shape) for t in got] == [(2, 3, 4, 1), (2, 3, 4, 4), (2, 3, 256)]
     for g, w in zip(got, want, strict=True):
         torch.testing.assert_close(g.float(), w.float(), atol=1e-2, rtol=1e-2)
     head = impl.ops["hc_head"](residual, fn[:4], scale[:1], base[:4], 1e-6, 1e-6)
+    assert isinstance(head, torch.Tensor)
     assert tuple(head.shape) == (2, 3, 256)
     torch.testing.assert_close(
         head.float(), reference.hc_head(residual, fn[:4], scale[:1], base[:4], 1e-6, 1e-6).float()
