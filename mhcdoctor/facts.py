@@ -361,6 +361,12 @@ _SCALARS = {"str": str, "int": int, "bool": bool, "float": float}
 _D = TypeVar("_D", bound="DataclassInstance")
 
 
+def from_json(cls: type[_D], data: Mapping[str, JsonValue], where: str) -> _D:
+    """Facts dataclass `cls` from JSON a probe or a report holds, each field checked for its type (FactsError names
+    the first that is not); members `cls` does not have are ignored."""
+    return _build(cls, dict(data), where)
+
+
 def _build(cls: type[_D], data: dict[str, Any], where: str) -> _D:
     """Build dataclass `cls` from a dict, checking each field's type; unknown keys are ignored (forward compat)."""
     kwargs: dict[str, Any] = {}

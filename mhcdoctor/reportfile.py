@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TypeGuard
 
 from mhcdoctor.bundle import is_bundle_data, read_bundle_data
 from mhcdoctor.checkreport import CheckDocument
@@ -19,7 +19,8 @@ from mhcdoctor.facts import FactsError, JsonValue, normalise_facts
 from mhcdoctor.probes.base import ProbeDocument
 from mhcdoctor.redact import cut_for_display
 from mhcdoctor.text import visible_strings
-from mhcdoctor.userfiles import parse_json, read_user_bytes
+from mhcdoctor.userfiles import mismatch, parse_json, read_user_bytes
+from mhcdoctor.verify import VerifyDocument
 
 CHECK_SCHEMA = "mhcdoctor.check/1"
 REPLAY_NAME = "report.json"
@@ -63,7 +64,7 @@ def load_report(path: str | Path) -> CheckDocument:
     return validate_report(document, label)
 
 
-def validate_report(document: Any, label: str) -> CheckDocument:
+def validate_report(document: object, label: str) -> CheckDocument:
     """A check/1 document fit to show and decide on, or InputError naming the first thing wrong with it.
 
     Its facts and probes are normalised on the way (every member present, of its type), so what reads them after
@@ -90,8 +91,17 @@ def validate_report(document: Any, label: str) -> CheckDocument:
         raise InputError(f"report {label}: {str(exc)[:300]}") from None
     if document.get("probes") is not None:
         document["probes"] = [_probe(item, f"probes[{i}]", label) for i, item in enumerate(document["probes"])]
-    checked: CheckDocument = document  # json.loads output, checked member by member above
-    return checked
+    # The rest, all the way down (models, findings, verify). A member an older release did not write may be absent:
+    # the readers look such members up with `.get`.
+    wrong = mismatch(document, CheckDocument, "report", {"VerifyDocument": VerifyDocument})
+    if not _fits(document, wrong):
+        raise InputError(f"report {label}: {str(wrong).removeprefix('report.')[:300]}")
+    return document
+
+
+def _fits(document: dict[str, object], wrong: str | None) -> TypeGuard[CheckDocument]:
+    """`document` is a CheckDocument when userfiles.mismatch found nothing wrong with it (`wrong` is None)."""
+    return wrong is None
 
 
 def _probe(item: dict[str, object], where: str, label: str) -> ProbeDocument:
@@ -125,7 +135,7 @@ def _probe(item: dict[str, object], where: str, label: str) -> ProbeDocument:
     return probe
 
 
-def _check_versions(value: Any, where: str, label: str) -> None:
+def _check_versions(value: object, where: str, label: str) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             if str(key).endswith("version") and isinstance(item, str) and len(item) > _MAX_VERSION:

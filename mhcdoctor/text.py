@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import TypeVar, overload
 
+_V = TypeVar("_V")
 # C0 and C1 controls (ESC, CSI, OSC, BEL, CR, backspace, clear-screen) and undecodable bytes; tab and newline stay.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffd]")
 
@@ -14,11 +16,18 @@ def visible(text: str) -> str:
     return _CONTROL.sub("?", text)
 
 
-def visible_strings(value: Any) -> Any:
-    """A copy of a JSON-like value with `visible` applied to every string, keys included."""
+@overload
+def visible_strings(value: str) -> str: ...
+@overload
+def visible_strings(value: Mapping[str, _V]) -> dict[str, _V]: ...
+@overload
+def visible_strings(value: object) -> object: ...
+def visible_strings(value: object) -> object:
+    """A copy of a JSON-like value with `visible` applied to every string, keys included; a tuple becomes a list, as
+    JSON has it. A JSON object stays an object of the same JSON values (only their strings change)."""
     if isinstance(value, str):
         return visible(value)
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return {visible_strings(k): visible_strings(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [visible_strings(v) for v in value]

@@ -12,6 +12,9 @@ import select
 import stat
 import sys
 import time
+import types
+import typing
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 MAX_BYTES = 64 << 20  # far above any config or report mhcdoctor writes (a bundle's report is bounded to 4 MiB)
@@ -95,3 +98,56 @@ def parse_json(text: str) -> object:
         return json.loads(text)
     except RecursionError:
         raise ValueError("nested too deeply") from None
+
+
+def mismatch(value: object, hint: object, where: str, namespace: Mapping[str, object] | None = None) -> str | None:
+    """Where a JSON value someone sent first differs from the type `hint` names (a TypedDict, a list or dict of
+    them, a union, Literal, str, int, float, bool, None), as "where.member: expected ...", or None where it fits.
+
+    A TypedDict member that is absent is accepted: reports written by older releases lack newer members, and their
+    readers look members up with `.get`. A member that is present must be of its type, all the way down.
+    `namespace` resolves names a TypedDict's module imports only for type checking."""
+    try:
+        return _mismatch(value, hint, where, dict(namespace or {}))
+    except RecursionError:
+        return f"{where}: nested too deeply"
+
+
+def _mismatch(value: object, hint: object, where: str, namespace: dict[str, object]) -> str | None:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is typing.Any or hint is object or isinstance(hint, typing.ForwardRef):
+        return None  # a forward reference is the recursive JsonValue: anything json.loads returns is one
+    if typing.is_typeddict(hint):
+        if not isinstance(value, dict):
+            return f"{where}: expected an object"
+        hints = typing.get_type_hints(hint, localns=namespace)
+        for key, member in hints.items():
+            if key in value:
+                found = _mismatch(value[key], member, f"{where}.{key}", namespace)
+                if found:
+                    return found
+        return None
+    if origin in (typing.Union, types.UnionType):
+        misses = [_mismatch(value, arg, where, namespace) for arg in args]
+        return None if None in misses else misses[0]
+    if origin is typing.Literal:
+        return None if any(value == a and type(value) is type(a) for a in args) else f"{where}: expected one of {args}"
+    if origin in (list, Sequence):
+        if not isinstance(value, list):
+            return f"{where}: expected a list"
+        return next((m for i, v in enumerate(value) if (m := _mismatch(v, args[0], f"{where}[{i}]", namespace))), None)
+    if origin in (dict, Mapping):
+        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+            return f"{where}: expected an object"
+        return next((m for k, v in value.items() if (m := _mismatch(v, args[1], f"{where}.{k}", namespace))), None)
+    if hint is None or hint is type(None):
+        return None if value is None else f"{where}: expected null"
+    if hint is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif hint is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif hint in (str, bool):
+        ok = isinstance(value, hint)
+    else:
+        raise TypeError(f"no JSON check for {hint!r}")  # a type this checker was not taught: a programming error
+    return None if ok else f"{where}: expected {getattr(hint, '__name__', hint)}, not {type(value).__name__}"

@@ -7,11 +7,12 @@ A fact no probe established stays None (unknown) and gets no `sources` entry.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Mapping
+from typing import Literal
 
-from mhcdoctor.facts import Device, Facts, VllmSelfCheck
+from mhcdoctor.facts import Device, Facts, FactsError, JsonValue, VllmSelfCheck, from_json
 from mhcdoctor.probes.base import ProbeResult
-from mhcdoctor.probes.devices import merge_devices, normalize_bdf, normalize_gfx
+from mhcdoctor.probes.devices import DeviceRecord, merge_devices, normalize_bdf, normalize_gfx
 
 # Richest source first: amdsmi and NVML name the product and the memory; torch sees only visible devices;
 # sysfs and /proc know the least but never hang.
@@ -35,7 +36,7 @@ def facts_from_probes(results: list[ProbeResult]) -> Facts:
     return facts
 
 
-def _ok(by_name: dict[str, ProbeResult], name: str) -> dict[str, Any] | None:
+def _ok(by_name: dict[str, ProbeResult], name: str) -> Mapping[str, JsonValue] | None:
     result = by_name.get(name)
     return result.data if result is not None and result.status == "ok" else None
 
@@ -46,22 +47,25 @@ def _devices(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
         return  # every GPU probe failed or was skipped: the devices are unknown
     seen = []
     for name in answered:
-        records = [_clean(d) for d in by_name[name].data.get("devices") or [] if isinstance(d, dict)]
+        found = by_name[name].data.get("devices")
+        records = [_clean(d) for d in found if isinstance(d, dict)] if isinstance(found, list) else []
         if records:
             seen.append((name, records))
-    merged = merge_devices(seen)
-    devices: list[Device] = [
-        Device(
-            index=i,
-            vendor=d["vendor"],
-            arch=d.get("arch"),
-            name=d.get("name"),
-            memory_bytes=d.get("memory_bytes"),
-            driver=d.get("driver"),
-            source=",".join(d["sources"]),
-        )
-        for i, d in enumerate(merged)
-    ]
+    devices: list[Device] = []
+    for record, sources in merge_devices(seen):
+        maker = _VENDORS.get(str(record["vendor"]))  # a vendor no rule knows is no device of theirs
+        if maker is not None:
+            devices.append(
+                Device(
+                    index=len(devices),
+                    vendor=maker,
+                    arch=_text(record.get("arch")),
+                    name=_text(record.get("name")),
+                    memory_bytes=_integer(record.get("memory_bytes")),
+                    driver=_text(record.get("driver")),
+                    source=",".join(sources),
+                )
+            )
     source = "probe:" + ",".join(name for name, _ in seen) if seen else "probe:" + ",".join(answered)
     facts.set("devices", devices, source)
     vendors = {d.vendor for d in devices}
@@ -78,15 +82,27 @@ def _devices(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
         facts.set("arch", arch, source)
 
 
-def _clean(device: dict[str, Any]) -> dict[str, Any]:
+def _clean(device: Mapping[str, JsonValue]) -> DeviceRecord:
     """One spelling per field whatever the source: `gfx942` (not `gfx942:sramecc+`), `0000:c1:00.0`, no "N/A"."""
     cleaned = {k: (None if v in ("N/A", "", "None") else v) for k, v in device.items()}
     if cleaned.get("vendor") == "amd":
         cleaned["arch"] = normalize_gfx(cleaned.get("arch"))
     cleaned["bdf"] = normalize_bdf(cleaned.get("bdf"))
-    if not isinstance(cleaned.get("memory_bytes"), int):
+    if _integer(cleaned.get("memory_bytes")) is None:
         cleaned["memory_bytes"] = None
     return cleaned
+
+
+_VENDORS: dict[str, Literal["amd", "nvidia", "intel"]] = {"amd": "amd", "nvidia": "nvidia", "intel": "intel"}
+
+
+def _text(value: JsonValue) -> str | None:
+    """A device field that must be a string: anything else a probe reported is unknown (None)."""
+    return value if isinstance(value, str) else None
+
+
+def _integer(value: JsonValue) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _runtimes(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
@@ -117,7 +133,8 @@ def _torch(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
     _imports(facts, "torch", by_name, probe="gpu.torch")
     initialised = _ok(by_name, "gpu.torch")
     if initialised is not None and initialised.get("imported"):
-        facts.set("torch.gpus_visible", len(initialised.get("devices") or []), "probe:gpu.torch")
+        seen = initialised.get("devices")
+        facts.set("torch.gpus_visible", len(seen) if isinstance(seen, list) else 0, "probe:gpu.torch")
 
 
 def _package(facts: Facts, lib: str, by_name: dict[str, ProbeResult], probe: str | None = None) -> None:
@@ -148,7 +165,11 @@ def _vllm(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
         values["error"] = result.error
     fused = values.get("fused")
     values["fused"] = {str(k): str(v) for k, v in fused.items()} if isinstance(fused, dict) else None
-    facts.set("vllm.selfcheck", VllmSelfCheck(**values), "probe:vllm.selfcheck")
+    try:
+        check = from_json(VllmSelfCheck, values, "vllm.selfcheck")
+    except FactsError as exc:  # the child's report is read, not trusted: a value of the wrong type is its error
+        check = VllmSelfCheck(error=f"vLLM's self-check reported {exc}")
+    facts.set("vllm.selfcheck", check, "probe:vllm.selfcheck")
 
 
 def _imports(facts: Facts, lib: str, by_name: dict[str, ProbeResult], probe: str | None = None) -> None:

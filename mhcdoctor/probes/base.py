@@ -11,11 +11,11 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
 from mhcdoctor import bytecode, childproc
 from mhcdoctor.childproc import EVIDENCE_CHARS, cut_evidence, signal_name
@@ -30,7 +30,7 @@ STATUSES: tuple[str, ...] = ("ok", "missing", "error", "timeout", "crash", "skip
 class ProbeResult:
     name: str  # "gpu.kfd", "aiter", "tilelang.import"
     status: Status
-    data: dict[str, Any] = field(default_factory=dict)  # the facts found, serialisable
+    data: Mapping[str, JsonValue] = field(default_factory=dict)  # the facts found, serialisable
     evidence: list[str] = field(default_factory=list)  # what was read or run, and what it said
     source: str = ""  # where the facts came from: "sysfs", "metadata", "child: import tilelang"
     seconds: float = 0.0

@@ -8,9 +8,10 @@ physical GPU is one device, taking each field from the first source that knows i
 from __future__ import annotations
 
 import re
-from typing import Any
 
-DeviceRecord = dict[str, Any]
+from mhcdoctor.facts import JsonValue
+
+DeviceRecord = dict[str, JsonValue]  # a device as one probe reports it (JSON: it may come from a child's output)
 
 _FIELDS = ("arch", "name", "memory_bytes", "driver", "bdf")
 
@@ -23,7 +24,7 @@ def gfx_from_target_version(value: int) -> str | None:
     return f"gfx{major}{minor}{stepping:x}"
 
 
-def normalize_gfx(value: Any) -> str | None:
+def normalize_gfx(value: object) -> str | None:
     """amdsmi and torch spell the arch `gfx942:sramecc+:xnack-`; the rules want `gfx942`."""
     text = str(value or "").strip().split(":", 1)[0].lower()
     return text if re.fullmatch(r"gfx[0-9a-f]+", text) else None
@@ -47,7 +48,7 @@ def nvidia_arch_from_name(name: str) -> str | None:
     return None
 
 
-def normalize_bdf(value: Any) -> str | None:
+def normalize_bdf(value: object) -> str | None:
     """PCI addresses as `0000:c1:00.0`: NVML writes 8 domain digits in upper case, amdsmi and sysfs 4 in lower."""
     match = re.fullmatch(
         r"(?:([0-9a-fA-F]+):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-7])", str(value or "").strip()
@@ -58,13 +59,15 @@ def normalize_bdf(value: Any) -> str | None:
     return f"{int(domain or '0', 16):04x}:{int(bus, 16):02x}:{int(device, 16):02x}.{function}"
 
 
-def merge_devices(sources: list[tuple[str, list[DeviceRecord]]]) -> list[DeviceRecord]:
-    """One record per physical device, over (source name, devices) pairs given richest source first.
+def merge_devices(sources: list[tuple[str, list[DeviceRecord]]]) -> list[tuple[DeviceRecord, list[str]]]:
+    """One record per physical device, and the sources that saw it, over (source name, devices) pairs given richest
+    source first.
 
     Devices match by PCI address when both records have one, else by their order among that vendor's devices
     in each source (the sources enumerate in PCI order). Each field comes from the first source that knows it.
     """
     merged: list[DeviceRecord] = []
+    seen_by: list[list[str]] = []
     for source, devices in sources:
         taken: set[int] = set()
         ordinal: dict[str, int] = {}
@@ -74,7 +77,8 @@ def merge_devices(sources: list[tuple[str, list[DeviceRecord]]]) -> list[DeviceR
             ordinal[vendor] = nth + 1
             match = _find_match(merged, device, nth, taken)
             if match is None:
-                merged.append({"vendor": vendor, **{k: device.get(k) for k in _FIELDS}, "sources": [source]})
+                merged.append({"vendor": vendor, **{k: device.get(k) for k in _FIELDS}})
+                seen_by.append([source])
                 taken.add(len(merged) - 1)
                 continue
             taken.add(match)
@@ -82,8 +86,8 @@ def merge_devices(sources: list[tuple[str, list[DeviceRecord]]]) -> list[DeviceR
             for key in _FIELDS:
                 if target.get(key) is None and device.get(key) is not None:
                     target[key] = device[key]
-            target["sources"].append(source)
-    return merged
+            seen_by[match].append(source)
+    return list(zip(merged, seen_by, strict=True))
 
 
 def _find_match(merged: list[DeviceRecord], device: DeviceRecord, nth: int, taken: set[int]) -> int | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from mhcdoctor.facts import JsonValue
 from mhcdoctor.probes.base import ProbeContext, ProbeResult, read_text
 from mhcdoctor.probes.devices import DeviceRecord, gfx_from_target_version
 
@@ -51,7 +52,7 @@ def probe(ctx: ProbeContext) -> ProbeResult:
                 "device_id": f"0x{props['device_id']:04x}" if "device_id" in props else None,
             }
         )
-    data = {"devices": devices, "cpu_nodes": cpu_nodes, "driver": driver}
+    data: dict[str, JsonValue] = {"devices": devices, "cpu_nodes": cpu_nodes, "driver": driver}
     return ProbeResult(NAME, "ok", data, evidence, SOURCE)
 
 

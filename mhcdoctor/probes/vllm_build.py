@@ -40,11 +40,12 @@ def probe(ctx: ProbeContext) -> ProbeResult:
     result = probe_metadata(VLLM, ctx)
     if result.status != "ok":
         return result
-    build, evidence = build_from_version(result.data.get("version"))
+    version = result.data.get("version")
+    build, evidence = build_from_version(version if isinstance(version, str) else None)
     if build is None:
-        build, evidence = build_from_files(Path(result.data["location"]))
-        if build is None and result.data.get("version"):
-            evidence += f"; version {result.data['version']} has no local label"
-    result.data.update(build=build, build_evidence=evidence)
+        build, evidence = build_from_files(Path(str(result.data["location"])))
+        if build is None and version:
+            evidence += f"; version {version} has no local label"
+    result.data = {**result.data, "build": build, "build_evidence": evidence}
     result.evidence.append(f"build: {build or 'not established'} ({evidence})")
     return result

@@ -91,6 +91,13 @@ def test_a_fifo_with_a_report_written_to_it_is_read(tmp_path):
         ({"models": "x"}, "models has the wrong type (str)"),
         ({"findings": [1, 2]}, "every entry of findings must be a JSON object"),
         ({"host": []}, "host has the wrong type (list)"),
+        # deeper: each member of a model, finding or verify entry has its check/1 type where present
+        ({"host": {"hostname": ["x"]}}, "host.hostname: expected str, not list"),
+        ({"findings": [{"id": "x", "severity": 5}]}, "findings[0].severity: expected str, not int"),
+        ({"models": [{"ops": {"mhc_pre": 5}}]}, "models[0].ops.mhc_pre: expected an object"),
+        ({"models": [{"fused_post_pre": "yes"}]}, "models[0].fused_post_pre: expected bool, not str"),
+        ({"verify": {"paths": "x"}}, "verify.paths: expected a list"),
+        ({"verify": {"results": [{"tokens": 1.5}]}}, "verify.results[0].tokens: expected int, not float"),
     ],
 )
 @pytest.mark.parametrize("command", ["explain", "diff"])

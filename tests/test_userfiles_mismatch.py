@@ -1,0 +1,42 @@
+"""userfiles.mismatch: where a JSON value someone sent first differs from the type a reader of it trusts."""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+from mhcdoctor.userfiles import mismatch
+
+
+class Inner(TypedDict):
+    kind: Literal["a", "b"]
+    size: float | None
+
+
+class Outer(TypedDict):
+    name: str
+    count: int
+    flags: dict[str, bool]
+    items: list[Inner]
+
+
+GOOD = {
+    "name": "x",
+    "count": 2,
+    "flags": {"on": True},
+    "items": [{"kind": "a", "size": 1}, {"kind": "b", "size": None}],
+}
+
+
+def test_a_value_of_the_documents_types_fits_and_absent_members_are_allowed() -> None:
+    assert mismatch(GOOD, Outer, "doc") is None
+    assert mismatch({"name": "x"}, Outer, "doc") is None  # an older writer's document, without newer members
+
+
+def test_the_first_member_of_the_wrong_type_is_named_with_its_path() -> None:
+    assert mismatch({**GOOD, "count": True}, Outer, "doc") == "doc.count: expected int, not bool"
+    assert mismatch({**GOOD, "count": 2.0}, Outer, "doc") == "doc.count: expected int, not float"
+    assert mismatch({**GOOD, "flags": {"on": 1}}, Outer, "doc") == "doc.flags.on: expected bool, not int"
+    bad_item = {**GOOD, "items": [{"kind": "a"}, {"kind": "c"}]}
+    assert mismatch(bad_item, Outer, "doc") == "doc.items[1].kind: expected one of ('a', 'b')"
+    assert mismatch({**GOOD, "items": {"kind": "a"}}, Outer, "doc") == "doc.items: expected a list"
+    assert mismatch([GOOD], Outer, "doc") == "doc: expected an object"
