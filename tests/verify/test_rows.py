@@ -41,7 +41,7 @@ def test_a_row_with_a_member_of_the_wrong_type_is_not_a_row() -> None:
     assert not is_output_verdict({**verdict, "passed": 1})
 
 
-def test_a_path_childs_request_is_checked_before_it_is_served() -> None:
+def test_the_request_a_path_child_gets_is_checked_before_it_is_served() -> None:
     params = {"hidden": 512, "hc_mult": 4, "rms_eps": 1e-6, "hc_pre_eps": 1e-6, "hc_sinkhorn_eps": 1e-6}
     request: dict[str, object] = {
         "path": "torch",
