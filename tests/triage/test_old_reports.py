@@ -19,7 +19,8 @@ OLD = sorted((Path(__file__).parents[1] / "data" / "old_reports").glob("*.json")
 def test_an_older_report_loads_with_its_models_findings_and_verify(path: Path) -> None:
     doc = load_report(path)
     assert doc["schema"] == "mhcdoctor.check/1"
-    assert [m["model"]["name"] for m in doc["models"]] == ["deepseek-v4-pro", "deepseek-v4-flash", "deepseek-v4.1-flash"]
+    names = [m["model"]["name"] for m in doc["models"]]
+    assert names == ["deepseek-v4-pro", "deepseek-v4-flash", "deepseek-v4.1-flash"]
     assert {f["id"] for f in doc["findings"]} >= {"vllm-not-installed"}
     assert (doc.get("verify") is not None) == ("verify" in path.stem)
 
