@@ -100,20 +100,28 @@ def parse_json(text: str) -> object:
         raise ValueError("nested too deeply") from None
 
 
-def mismatch(value: object, hint: object, where: str, namespace: Mapping[str, object] | None = None) -> str | None:
+def mismatch(
+    value: object,
+    hint: object,
+    where: str,
+    namespace: Mapping[str, object] | None = None,
+    *,
+    complete: bool = False,
+) -> str | None:
     """Where a JSON value someone sent first differs from the type `hint` names (a TypedDict, a list or dict of
     them, a union, Literal, str, int, float, bool, None), as "where.member: expected ...", or None where it fits.
 
-    A TypedDict member that is absent is accepted: reports written by older releases lack newer members, and their
-    readers look members up with `.get`. A member that is present must be of its type, all the way down.
-    `namespace` resolves names a TypedDict's module imports only for type checking."""
+    By default a TypedDict member that is absent is accepted: reports written by older releases lack newer members,
+    and their readers look members up with `.get`. With `complete`, every member a TypedDict requires must be there
+    (what mhcdoctor itself just wrote, such as a path child's request). A member that is present must be of its
+    type, all the way down. `namespace` resolves names a TypedDict's module imports only for type checking."""
     try:
-        return _mismatch(value, hint, where, dict(namespace or {}))
+        return _mismatch(value, hint, where, dict(namespace or {}), complete)
     except RecursionError:
         return f"{where}: nested too deeply"
 
 
-def _mismatch(value: object, hint: object, where: str, namespace: dict[str, object]) -> str | None:
+def _mismatch(value: object, hint: object, where: str, namespace: dict[str, object], complete: bool) -> str | None:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is typing.Any or hint is object or isinstance(hint, typing.ForwardRef):
         return None  # a forward reference is the recursive JsonValue: anything json.loads returns is one
@@ -121,25 +129,32 @@ def _mismatch(value: object, hint: object, where: str, namespace: dict[str, obje
         if not isinstance(value, dict):
             return f"{where}: expected an object"
         hints = typing.get_type_hints(hint, localns=namespace)
+        missing = sorted(getattr(hint, "__required_keys__", frozenset()) - value.keys()) if complete else []
+        if missing:
+            return f"{where}: no {missing[0]}"
         for key, member in hints.items():
             if key in value:
-                found = _mismatch(value[key], member, f"{where}.{key}", namespace)
+                found = _mismatch(value[key], member, f"{where}.{key}", namespace, complete)
                 if found:
                     return found
         return None
     if origin in (typing.Union, types.UnionType):
-        misses = [_mismatch(value, arg, where, namespace) for arg in args]
+        misses = [_mismatch(value, arg, where, namespace, complete) for arg in args]
         return None if None in misses else misses[0]
     if origin is typing.Literal:
         return None if any(value == a and type(value) is type(a) for a in args) else f"{where}: expected one of {args}"
     if origin in (list, Sequence):
         if not isinstance(value, list):
             return f"{where}: expected a list"
-        return next((m for i, v in enumerate(value) if (m := _mismatch(v, args[0], f"{where}[{i}]", namespace))), None)
+        return next(
+            (m for i, v in enumerate(value) if (m := _mismatch(v, args[0], f"{where}[{i}]", namespace, complete))), None
+        )
     if origin in (dict, Mapping):
         if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
             return f"{where}: expected an object"
-        return next((m for k, v in value.items() if (m := _mismatch(v, args[1], f"{where}.{k}", namespace))), None)
+        return next(
+            (m for k, v in value.items() if (m := _mismatch(v, args[1], f"{where}.{k}", namespace, complete))), None
+        )
     if hint is None or hint is type(None):
         return None if value is None else f"{where}: expected null"
     if hint is float:

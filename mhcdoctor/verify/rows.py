@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TypedDict, TypeGuard
 
+from mhcdoctor.userfiles import mismatch
 from mhcdoctor.verify.cases import ParamsDocument
 from mhcdoctor.verify.tolerance import OutputVerdict, ToleranceDocument
 
@@ -158,25 +159,6 @@ class WorkerRequest(_RequestBase, total=False):
     task_options: dict[str, object]
 
 
-_REQUEST_SPEC: RowSpec = {
-    "path": ((str,), True),
-    "device": ((str,), True),
-    "ops": ((list,), True),
-    "tokens": ((list,), True),
-    "params": ((dict,), True),
-    "seed": ((int,), True),
-    "spawned_at": (NUMBER, True),
-    "task": ((str,), False),
-    "task_options": ((dict,), False),
-}
-
-
 def is_request(value: object) -> TypeGuard[WorkerRequest]:
-    """Whether a path child's command line holds a request (members and their JSON types; `params` is checked when
-    the child builds its Params from it)."""
-    return (
-        isinstance(value, dict)
-        and fits(value, _REQUEST_SPEC)
-        and strings(value["ops"])
-        and all(isinstance(t, int) and not isinstance(t, bool) for t in value["tokens"])
-    )
+    """Whether a path child's command line holds a complete request, each member of its type (params included)."""
+    return mismatch(value, WorkerRequest, "request", complete=True) is None

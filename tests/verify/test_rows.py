@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 from mhcdoctor.bench.rows import TIMED_SPEC, TimedRow, is_timed_row
+from mhcdoctor.models import ModelConfig
 from mhcdoctor.verify import rows, worker
+from mhcdoctor.verify.cases import Params
 from mhcdoctor.verify.rows import CASE_SPEC, CaseRow, RowSpec, is_case_row, is_output_verdict
 from mhcdoctor.verify.tolerance import OutputVerdict
 
@@ -19,7 +21,6 @@ from mhcdoctor.verify.tolerance import OutputVerdict
         (CASE_SPEC, CaseRow),
         (TIMED_SPEC, TimedRow),
         (rows._VERDICT_SPEC, OutputVerdict),
-        (rows._REQUEST_SPEC, rows.WorkerRequest),
     ],
 )
 def test_each_spec_names_the_members_of_its_typed_dict_and_which_are_required(spec: RowSpec, kind: Any) -> None:
@@ -42,7 +43,7 @@ def test_a_row_with_a_member_of_the_wrong_type_is_not_a_row() -> None:
 
 
 def test_the_request_a_path_child_gets_is_checked_before_it_is_served() -> None:
-    params = {"hidden": 512, "hc_mult": 4, "rms_eps": 1e-6, "hc_pre_eps": 1e-6, "hc_sinkhorn_eps": 1e-6}
+    params = Params.from_model(ModelConfig(None, 512)).to_dict()
     request: dict[str, object] = {
         "path": "torch",
         "device": "cpu",
@@ -56,6 +57,8 @@ def test_the_request_a_path_child_gets_is_checked_before_it_is_served() -> None:
     assert rows.is_request({**request, "task": "mhcdoctor.bench.timing:time_case", "task_options": {}})
     assert not rows.is_request({**request, "tokens": [1, "7"]})
     assert not rows.is_request({**request, "ops": "mhc_pre"})
-    assert not rows.is_request({k: v for k, v in request.items() if k != "seed"})
+    for member in rows.WorkerRequest.__required_keys__:  # every member the child reads is there
+        assert not rows.is_request({k: v for k, v in request.items() if k != member})
+    assert not rows.is_request({**request, "params": {k: v for k, v in params.items() if k != "rms_eps"}})
     with pytest.raises(ValueError, match="not a path child's request"):
         worker.main(["/nonexistent/events", json.dumps({**request, "tokens": "1"})])
