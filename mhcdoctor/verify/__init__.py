@@ -106,11 +106,12 @@ def resolve_devices(device: str, ctx: ProbeContext, timeout: float) -> tuple[lis
     count, error = count_gpus(ctx, timeout)
     if index is not None:
         if error is None and index >= count:
-            seen = (
-                f"torch sees {count} GPU{'s' if count != 1 else ''} (cuda:0 to cuda:{count - 1})"
-                if count
-                else ("torch sees no GPU here")
-            )
+            if count == 0:
+                seen = "torch sees no GPU here"
+            elif count == 1:
+                seen = "torch sees 1 GPU (cuda:0)"
+            else:
+                seen = f"torch sees {count} GPUs (cuda:0 to cuda:{count - 1})"
             raise InputError(f"--device {device}: there is no such GPU; {seen}")
         return [f"cuda:{index}"], None
     if count:

@@ -12,15 +12,12 @@ import sys
 from pathlib import Path
 
 import jsonschema
+import needs
 import pytest
 
 from mhcdoctor.kernels import REGISTRY
 
-torch = pytest.importorskip("torch")
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA or ROCm GPU"),
-]
+pytestmark = needs.gpu("needs a CUDA or ROCm GPU")
 SCHEMA = json.loads((Path(__file__).parents[2] / "mhcdoctor/schemas/bench.schema.json").read_text())
 RUN_HERE = {"torch", "triton", "tilelang"} | ({"tilekernels"} if importlib.util.find_spec("tile_kernels") else set())
 PATHS = [p for p in REGISTRY.names() if p in RUN_HERE]  # bench reports the paths in the registry's order

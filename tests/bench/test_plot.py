@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import needs
 import pytest
 
 from mhcdoctor.bench import BenchDocument, BenchResult
@@ -14,7 +15,7 @@ from mhcdoctor.errors import InputError
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.verify import cases
 
-pytest.importorskip("matplotlib")
+pytestmark = needs.library("matplotlib")
 
 
 def result(path: str, op: str, tokens: int, tb_per_s: float | None) -> BenchResult:

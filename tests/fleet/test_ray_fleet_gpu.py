@@ -12,18 +12,15 @@ import sys
 import time
 from collections.abc import Iterator
 
+import needs
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("ray", reason="needs Ray: pip install 'mhcdoctor[fleet]'")
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA or ROCm GPU"),
-]
+pytestmark = [*needs.gpu(), needs.library("ray", "needs Ray: pip install 'mhcdoctor[fleet]'")]
 
 
 @pytest.fixture(scope="module")
 def gpu_cluster() -> Iterator[str]:
+    import torch
     from ray.cluster_utils import Cluster
 
     gpus = torch.cuda.device_count()
@@ -38,6 +35,8 @@ def gpu_cluster() -> Iterator[str]:
 
 
 def test_one_verify_per_gpu_and_each_passes(gpu_cluster: str) -> None:
+    import torch
+
     start = time.monotonic()
     proc = subprocess.run(
         [

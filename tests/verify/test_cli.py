@@ -102,16 +102,47 @@ def test_without_a_gpu_the_text_says_nothing_ran_and_counts_paths_not_rows() -> 
     assert f"verdict: fail ({len(REGISTRY.default())} paths not run;" in proc.stdout
 
 
-@pytest.mark.parametrize("device", ["9", "cuda:9"])
-def test_a_gpu_torch_does_not_see_is_a_usage_error(device) -> None:
-    proc = verify("--hidden", "256", "--device", device, CUDA_VISIBLE_DEVICES="")
+def test_a_gpu_torch_does_not_see_is_a_usage_error() -> None:
+    """Torch itself is asked, in a child; how each spelling of a GPU reads is in the next test."""
+    proc = verify("--hidden", "256", "--device", "cuda:9", CUDA_VISIBLE_DEVICES="")
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.strip() == f"mhcdoctor: error: --device {device}: there is no such GPU; torch sees no GPU here"
+    assert proc.stderr.strip() == "mhcdoctor: error: --device cuda:9: there is no such GPU; torch sees no GPU here"
 
 
-def test_one_token_count_is_singular() -> None:
-    proc = verify(*SMALL, "--path", "torch", "--tokens", "1")
-    assert "(1 token count at hidden 256)" in proc.stderr
+@pytest.mark.parametrize(
+    ("device", "seen", "devices"),
+    [
+        ("9", 0, "--device 9: there is no such GPU; torch sees no GPU here"),
+        ("cuda:9", 0, "--device cuda:9: there is no such GPU; torch sees no GPU here"),
+        ("HIP:2", 2, "--device HIP:2: there is no such GPU; torch sees 2 GPUs (cuda:0 to cuda:1)"),
+        ("1", 1, "--device 1: there is no such GPU; torch sees 1 GPU (cuda:0)"),
+        ("1", 2, ["cuda:1"]),
+        ("cuda:0", 1, ["cuda:0"]),
+        ("all", 2, ["cuda:0", "cuda:1"]),
+        ("auto", 0, ["cuda:0"]),  # auto asks no child: the path children find the GPU, or that there is none
+    ],
+)
+def test_each_spelling_of_a_gpu_is_checked_against_what_torch_sees(
+    monkeypatch: pytest.MonkeyPatch, device: str, seen: int, devices: str | list[str]
+) -> None:
+    from mhcdoctor import verify as verify_module
+    from mhcdoctor.errors import InputError
+    from mhcdoctor.probes.base import ProbeContext
+
+    asked: list[float] = []
+
+    def count_gpus(ctx: ProbeContext, timeout: float) -> tuple[int, str | None]:
+        asked.append(timeout)
+        return seen, None
+
+    monkeypatch.setattr(verify_module, "count_gpus", count_gpus)
+    if isinstance(devices, str):
+        with pytest.raises(InputError) as error:
+            verify_module.resolve_devices(device, ProbeContext(), 5.0)
+        assert str(error.value) == devices
+    else:
+        assert verify_module.resolve_devices(device, ProbeContext(), 5.0) == (devices, None)
+    assert asked == ([] if device == "auto" else [5.0])
 
 
 @pytest.mark.parametrize(
@@ -162,6 +193,7 @@ def test_broken_libraries_are_skip_rows_with_their_error_and_the_rest_still_runs
     doc = json.loads(proc.stdout)
     reasons = {r["path"]: r["reason"] for r in doc["results"] if r["status"] == "skip"}
     assert proc.returncode == 0
+    assert "(1 token count at hidden 256)" in proc.stderr  # singular
     assert reasons["aiter"].startswith("aiter.ops.mhc does not import: ModuleNotFoundError")
     assert reasons["tilelang"] == (
         "tilelang does not import: OSError: libnvrtc.so.13: cannot open shared object file: No such file or directory"

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import needs
 import pytest
 from kernel_mutants import GPU_MUTATIONS, MUTATIONS, finish_verify, mutant_tree, start_verify
 
-torch = pytest.importorskip("torch")
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
-]
+pytestmark = needs.gpu("needs a CUDA GPU")
 ARGS = ("--model", "deepseek-v4-flash", "--tokens", "1,7,80")
 ODD_TILES = set(range(16, 32)) | set(range(48, 64))  # rows that read the tile before them
 # Mutation -> the (op, tokens) cases that must fail; every other case of its path must pass.

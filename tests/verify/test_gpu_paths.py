@@ -9,13 +9,10 @@ import json
 import subprocess
 import sys
 
+import needs
 import pytest
 
-torch = pytest.importorskip("torch")
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA or ROCm GPU"),
-]
+pytestmark = needs.gpu("needs a CUDA or ROCm GPU")
 PATHS = ["--path", "torch", "--path", "triton", "--path", "tilelang"]
 
 

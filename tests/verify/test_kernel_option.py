@@ -8,12 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+import needs
 
 KERNELS = Path(__file__).parents[1] / "bench"  # userkernels.py: a correct mhc_post and a transposed one
 SMALL = ["--hidden", "256", "--device", "cpu", "--json"]
 
-pytest.importorskip("torch")
+pytestmark = needs.library("torch")
 
 
 def verify(*args: str) -> tuple[int, dict]:

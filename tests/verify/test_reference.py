@@ -1,12 +1,16 @@
-"""The torch reference agrees with the independent float64 oracle on CPU, leading batch dims included."""
+"""The torch reference agrees with the independent float64 oracle on CPU, leading batch dims included.
+
+Each test imports torch itself: every xdist worker collects this module, and only the one that runs it should pay
+for torch (tests/needs.py).
+"""
 
 from __future__ import annotations
 
+import needs
 import numpy as np
 import pytest
-import torch
 
-from mhcdoctor import oracle, reference
+from mhcdoctor import oracle
 from mhcdoctor.decision import OPS
 from mhcdoctor.kernels import Op
 from mhcdoctor.models import ModelConfig
@@ -14,10 +18,13 @@ from mhcdoctor.verify import cases
 from mhcdoctor.verify.tolerance import compare
 
 PARAMS = cases.Params.from_model(ModelConfig(None, 512))
+pytestmark = needs.library("torch")
 
 
 @pytest.mark.parametrize("op", OPS)
 def test_reference_matches_the_oracle_on_every_output(op: str) -> None:
+    from mhcdoctor import reference
+
     inputs = cases.make_inputs(op, 40, PARAMS, seed=1, device="cpu")
     scalars = cases.scalar_args(op, PARAMS)
     got = getattr(reference, op)(*inputs.values(), **scalars)
@@ -29,6 +36,10 @@ def test_reference_matches_the_oracle_on_every_output(op: str) -> None:
 
 
 def test_leading_batch_dims_give_the_same_rows_as_flat_tokens() -> None:
+    import torch
+
+    from mhcdoctor import reference
+
     inputs = cases.make_inputs("mhc_pre", 6, PARAMS, seed=2, device="cpu")
     scalars = cases.scalar_args("mhc_pre", PARAMS)
     mhc_pre: Op = reference.mhc_pre  # called with the cases' tensors and scalars, as verify calls every path
@@ -42,6 +53,10 @@ def test_leading_batch_dims_give_the_same_rows_as_flat_tokens() -> None:
 
 def test_mhc_post_reads_comb_with_the_input_stream_first() -> None:
     """out[j] = Σ_i comb[i, j] R_i: with comb = e_{0,1} only stream 1 receives stream 0."""
+    import torch
+
+    from mhcdoctor import reference
+
     residual = torch.zeros(1, 4, 8, dtype=torch.bfloat16)
     residual[0, 0] = 1.0
     comb = torch.zeros(1, 4, 4)
@@ -58,6 +73,10 @@ def test_oracle_rounds_to_bf16_ties_to_even() -> None:
 @pytest.mark.parametrize("op", ["mhc_pre", "mhc_fused_post_pre"])
 def test_the_folded_rms_norm_matches_the_oracle_and_changes_only_layer_input(op: str) -> None:
     """vLLM 0.29+ and aiter 0.1.15+ fold an RMSNorm (norm_weight, norm_eps) into mhc_pre's layer_input."""
+    import torch
+
+    from mhcdoctor import reference
+
     inputs = cases.make_inputs(op, 24, PARAMS, seed=3, device="cpu")
     scalars = cases.scalar_args(op, PARAMS)
     weight = torch.linspace(0.5, 1.5, PARAMS.hidden)
@@ -78,6 +97,8 @@ def test_the_folded_rms_norm_matches_the_oracle_and_changes_only_layer_input(op:
 
 
 def test_bf16_rounding_matches_torch_everywhere_including_overflow_and_specials() -> None:
+    import torch
+
     rng = np.random.default_rng(3)
     values = np.concatenate(
         [

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
+import needs
 import pytest
 
 from mhcdoctor.kernels import OpUnsupported, PathImpl, PathUnavailable
@@ -31,8 +32,7 @@ from mhcdoctor.kernels import tilekernels_path as tk
 from mhcdoctor.verify.cases import Params
 from mhcdoctor.verify.worker import check_case, run_path
 
-torch = pytest.importorskip("torch")
-from mhcdoctor import reference  # noqa: E402  (imports torch)
+pytestmark = needs.library("torch")
 
 REPO = Path(__file__).parents[2]
 P = Params(256, 4, 1e-6, 1e-6, 1e-6, 2.0, 20)
@@ -218,6 +218,10 @@ def test_the_2x_layout_is_found_and_its_kernels_composed_pass_verify(site: Path)
 
 
 def test_the_2x_outputs_have_the_references_shapes_for_any_outer_axes(site: Path) -> None:
+    import torch
+
+    from mhcdoctor import reference
+
     impl = load(site, v2_files(), "2.1.0")
     gen = torch.Generator().manual_seed(0)
     residual = torch.randn(2, 3, 4, 256, generator=gen).to(torch.bfloat16)  # [batch, tokens, n, H]
@@ -333,6 +337,10 @@ def test_a_tilelang_without_utils_target_makes_the_path_unavailable_with_the_evi
 
 
 def test_the_1x_adapter_takes_post_mix_back_in_either_shape() -> None:
+    import torch
+
+    from mhcdoctor import reference
+
     def big_fuse(*args):  # 1.0.0 returns post_mix as [..., n, 1]
         return reference.mhc_pre(*args)
 
