@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import doctor
 import fakes
 import jsonschema
 import pytest
@@ -33,18 +34,11 @@ class Machine:
         )
         self.python.chmod(0o755)
 
-    def check(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def check(self, *args: str) -> subprocess.CompletedProcess[str]:
         env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PYTHONPATH")}
         env.update({"MHCDOCTOR_SYSROOT": str(self.root), "PATH": str(self.tmp / "no-bin"), "HOME": str(self.tmp)})
         env["PYTHONPATH"] = str(REPO)
-        return subprocess.run(
-            [sys.executable, "-m", "mhcdoctor", "check", "--python", str(self.python), *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=timeout,
-            cwd=self.tmp,
-        )
+        return doctor.run("check", "--python", str(self.python), *args, env=env, cwd=self.tmp)
 
     def check_json(self, *args: str) -> tuple[dict, subprocess.CompletedProcess[str]]:
         proc = self.check("--json", *args)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
+import doctor
 import fakes
 import pytest
 from test_check_cli import REPO, Machine, finding_ids
@@ -25,8 +25,7 @@ def explain(machine: Machine, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PYTHONPATH")}
     env.update(MHCDOCTOR_SYSROOT=str(machine.root), PATH=str(machine.tmp / "no-bin"), HOME=str(machine.tmp))
     env["PYTHONPATH"] = str(REPO)
-    command = [sys.executable, "-m", "mhcdoctor", "explain", *args, "--python", str(machine.python)]
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, cwd=machine.tmp)
+    return doctor.run("explain", *args, "--python", str(machine.python), env=env, cwd=machine.tmp)
 
 
 def test_a_vllm_that_does_not_import_is_a_fail_finding_with_its_error(machine):
@@ -102,6 +101,5 @@ def test_a_relative_python_path_reaches_the_import_children(machine):
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PYTHONPATH")}
     env.update(MHCDOCTOR_SYSROOT=str(machine.root), PATH=str(machine.tmp / "no-bin"), PYTHONPATH=str(REPO))
     relative = str(machine.python.relative_to(machine.tmp))
-    command = [sys.executable, "-m", "mhcdoctor", "check", "--json", "--python", relative]
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, cwd=machine.tmp)
+    proc = doctor.run("check", "--json", "--python", relative, env=env, cwd=machine.tmp)
     assert json.loads(proc.stdout)["facts"]["vllm"]["import_error"] == "ModuleNotFoundError: No module named 'torch'"

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import doctor
 import fakes
 import pytest
 from test_check_cli import REPO, Machine, finding_ids, model
@@ -90,19 +91,18 @@ def test_vllms_platform_is_asked_only_by_the_full_checks_child(machine, tmp_path
     fakes.vllm(machine.site, "0.34.0+cpu", marker=marker)
     machine.check("--fast")
     env = {"MHCDOCTOR_SYSROOT": str(machine.root), "PYTHONPATH": str(REPO), "PATH": str(tmp_path / "no-bin")}
-    explain = subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", "explain", "--python", str(machine.python), "--deep", "--hidden", "7168"],
-        capture_output=True, text=True, env=env, timeout=60, cwd=tmp_path,
-    )  # fmt: skip
+    explain = doctor.run(
+        "explain", "--python", str(machine.python), "--deep", "--hidden", "7168", env=env, cwd=tmp_path
+    )
     assert explain.returncode in (0, 1, 3), explain.stderr
     assert not marker.exists(), "--fast and explain never run the self-check"
-    doctor = subprocess.Popen(
+    child = subprocess.Popen(
         [sys.executable, "-m", "mhcdoctor", "check", "--python", str(machine.python), "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
     )  # fmt: skip
-    doctor.communicate(timeout=60)
+    child.communicate(timeout=60)
     pids = marker.read_text().split()
-    assert pids and str(doctor.pid) not in pids, "the self-check imports vLLM in a child, never in the doctor"
+    assert pids and str(child.pid) not in pids, "the self-check imports vLLM in a child, never in the doctor"
 
 
 def test_an_intel_gpu_is_found_in_sysfs_and_its_integrated_sibling_is_not(machine):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+import doctor
 import jsonschema
 import needs
 import pytest
@@ -19,14 +19,7 @@ SMALL = ["--model", "deepseek-v4-flash", "--hidden", "256", "--device", "cpu", "
 
 def bench(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parents[1]), os.environ.get("PYTHONPATH", "")]))
-    return subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", "bench", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-        env=env,
-    )
+    return doctor.run("bench", *args, cwd=cwd, env=env)
 
 
 @pytest.fixture(scope="module")

@@ -1,15 +1,15 @@
-"""Run the real `mhcdoctor` in a subprocess against a machine tree in tmp_path (MHCDOCTOR_SYSROOT)."""
+"""Run the real `mhcdoctor` (in this process, as a child would see the machine: tests/doctor.py) against a machine
+tree in tmp_path (MHCDOCTOR_SYSROOT)."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import doctor
 import pytest
 
 
@@ -64,9 +64,7 @@ def run_cli(tmp_path: Path) -> Callable[..., Run]:
         if site is not None:  # packages found before the real ones, as an earlier sys.path entry
             env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), env.get("PYTHONPATH", "")) if p)
         env.pop("MHCDOCTOR_DEBUG", None)
-        proc = subprocess.run(
-            [sys.executable, "-m", "mhcdoctor", *args], capture_output=True, text=True, env=env, timeout=120
-        )
+        proc = doctor.run(*args, env=env)
         return Run(proc.returncode, proc.stdout, proc.stderr)
 
     return run

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+
+import doctor
 
 
 def explain(*args: str) -> tuple[int, dict, str]:
-    base = [sys.executable, "-m", "mhcdoctor", "explain", "--platform", "cuda", *args]
-    doc = json.loads(subprocess.run([*base, "--json"], capture_output=True, text=True).stdout)
-    text = subprocess.run(base, capture_output=True, text=True)
+    base = ["explain", "--platform", "cuda", *args]
+    doc = json.loads(doctor.run(*base, "--json").stdout)
+    text = doctor.run(*base)
     return text.returncode, doc, text.stdout + text.stderr
 
 

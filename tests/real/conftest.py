@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import doctor
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,20 +110,13 @@ class Machine:
         self.python.chmod(0o755)
         return self.python
 
-    def run(self, *args: str, timeout: float = 120) -> Result:
+    def run(self, *args: str) -> Result:
         assert self.python is not None, "call environment() first"
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MHCDOCTOR_DEBUG")}
         env.update(MHCDOCTOR_SYSROOT=str(self.root), NO_COLOR="1", HOME=str(self.tmp), PATH=str(self.tmp / "no-bin"))
         env["PYTHONPATH"] = str(REPO)
         command, *rest = args
-        proc = subprocess.run(
-            [sys.executable, "-m", "mhcdoctor", command, "--python", str(self.python), *rest],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=timeout,
-            cwd=self.tmp,
-        )
+        proc = doctor.run(command, "--python", str(self.python), *rest, env=env, cwd=self.tmp)
         return Result(proc.returncode, proc.stdout, proc.stderr)
 
 

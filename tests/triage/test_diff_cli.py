@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import doctor
 import fakes
 import jsonschema
 import pytest
@@ -20,9 +21,7 @@ DIFF_SCHEMA = json.loads((REPO / "mhcdoctor" / "schemas" / "diff.schema.json").r
 def mhcdoctor(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     base.update({"PYTHONPATH": str(REPO), **(env or {})})
-    return subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", *args], capture_output=True, text=True, env=base, cwd=cwd, timeout=60
-    )
+    return doctor.run(*args, env=base, cwd=cwd)
 
 
 def machine_bundle(tmp: Path, name: str, aiter_version: str, kernel: str) -> Path:

@@ -4,10 +4,9 @@ member of the wrong type, never one an older release did not write yet."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
+import doctor
 import pytest
 
 from mhcdoctor.reportfile import load_report
@@ -26,9 +25,6 @@ def test_an_older_report_loads_with_its_models_findings_and_verify(path: Path) -
 
 
 def test_explain_replays_the_oldest_report() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", "explain", "--from", str(OLD[0]), "--model", "deepseek-v4-pro"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    done = doctor.run("explain", "--from", str(OLD[0]), "--model", "deepseek-v4-pro")
     assert done.returncode == 3, done.stderr  # the no-GPU verdict the report recorded, not a usage error (2)
     assert "facts given by report" in done.stdout

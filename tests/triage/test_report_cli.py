@@ -14,6 +14,7 @@ import sys
 import tarfile
 from pathlib import Path
 
+import doctor
 import fakes
 import jsonschema
 import pytest
@@ -71,15 +72,8 @@ class UserMachine:
         )
         return env
 
-    def run(self, *args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "mhcdoctor", *args],
-            capture_output=True,
-            text=True,
-            env=self.env(),
-            cwd=cwd or self.tmp,
-            timeout=timeout,
-        )
+    def run(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        return doctor.run(*args, env=self.env(), cwd=cwd or self.tmp)
 
     def planted(self) -> list[str]:
         """Everything that identifies this user: none of it may be shared."""

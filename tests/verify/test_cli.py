@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import doctor
 import jsonschema
 import pytest
 
@@ -39,9 +40,7 @@ def verify(*args: str, site: Path | None = None, **env: str) -> subprocess.Compl
     environ = dict(os.environ, **env)
     if site is not None:
         environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), environ.get("PYTHONPATH")]))
-    return subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", "verify", *args], capture_output=True, text=True, env=environ, timeout=300
-    )
+    return doctor.run("verify", *args, env=environ)
 
 
 def results(proc: subprocess.CompletedProcess[str], path: str) -> dict[tuple[str, int], str]:

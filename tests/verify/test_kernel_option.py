@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+import doctor
 import needs
 
 KERNELS = Path(__file__).parents[1] / "bench"  # userkernels.py: a correct mhc_post and a transposed one
@@ -18,14 +17,7 @@ pytestmark = needs.library("torch")
 
 def verify(*args: str) -> tuple[int, dict]:
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2]))
-    proc = subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", "verify", *SMALL, *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=KERNELS,
-        env=env,
-    )
+    proc = doctor.run("verify", *SMALL, *args, cwd=KERNELS, env=env)
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.startswith("{") else {"stderr": proc.stderr}
 
 

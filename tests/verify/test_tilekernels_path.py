@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
+import doctor
 import needs
 import pytest
 
@@ -291,10 +291,7 @@ def test_a_kernel_module_that_fails_to_import_is_a_reason_with_the_evidence(site
 
 def cli_verify(site: Path) -> tuple[int, dict]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), str(REPO)]))
-    proc = subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", "verify", "--path", "tilekernels", "--device", "cpu", "--json"],
-        capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
+    proc = doctor.run("verify", "--path", "tilekernels", "--device", "cpu", "--json", env=env)
     return proc.returncode, json.loads(proc.stdout)["paths"][0]
 
 

@@ -1,0 +1,97 @@
+"""`mhcdoctor ARGS` run in the test's own process, seen as a fresh `python -m mhcdoctor` child would see the machine.
+
+Starting an interpreter and importing mhcdoctor costs a few tenths of a CPU-second; the suite runs the doctor a few
+hundred times, so most tests of a command's output run it here instead, through `mhcdoctor.cli.main` (what the
+console script runs). What a child would have differently is set up for the call and put back after it:
+
+- the environment is exactly `env` (a subprocess's `env=`), the working folder `cwd`;
+- `sys.path` is what the child's would be: its working folder, then `PYTHONPATH` from `env`, then the interpreter's
+  own entries (asked of a real child with that environment), so `ProbeContext` finds the same packages;
+- stdout and stderr are UTF-8 streams with strict errors, read back with universal newlines as `text=True` does;
+- modules first imported during the call from a folder outside the interpreter's own entries (a fake install) are
+  forgotten afterwards, so no test sees another's fakes.
+
+What needs a real process stays one: tests of signals, stdin, memory bounds, hangs, crashes, `--python` targets'
+own imports, and a fresh install (tests/test_core_install.py, tests/explain/test_new_user.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from mhcdoctor.cli import main
+
+_own_paths: dict[tuple[tuple[str, str], ...], list[str]] = {}
+
+
+def own_path(env: Mapping[str, str]) -> list[str]:
+    """The sys.path entries a child started with `env` has that come from neither its working folder nor
+    PYTHONPATH (site-packages, and the user's own when HOME holds one), asked of a real child once per environment."""
+    key = tuple(sorted((k, v) for k, v in env.items() if k != "PYTHONPATH"))
+    if key not in _own_paths:
+        ask = "import json, sys; print(json.dumps(sys.path[1:]))"  # sys.path[0] is '' for -c
+        done = subprocess.run([sys.executable, "-c", ask], capture_output=True, text=True, env=dict(key), timeout=60)
+        _own_paths[key] = json.loads(done.stdout)
+    return _own_paths[key]
+
+
+def run(
+    *args: str, env: Mapping[str, str] | None = None, cwd: Path | str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m mhcdoctor ARGS` with `env` (default: this process's environment) in `cwd`, run here."""
+    environ = dict(os.environ if env is None else env)
+    out, err = _stream(), _stream()
+    with _as_child(environ, Path(cwd or os.getcwd())), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as done:
+            code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    return subprocess.CompletedProcess(["mhcdoctor", *args], code, _text(out), _text(err))
+
+
+def _stream() -> io.TextIOWrapper:
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict", write_through=True)
+
+
+def _text(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    raw = stream.buffer.getvalue()  # type: ignore[attr-defined]
+    return str(raw.decode("utf-8")).replace("\r\n", "\n").replace("\r", "\n")
+
+
+@contextlib.contextmanager
+def _as_child(env: dict[str, str], cwd: Path) -> Iterator[None]:
+    saved_env, saved_path, saved_cwd = dict(os.environ), list(sys.path), os.getcwd()
+    before = set(sys.modules)
+    python_path = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    own = own_path(env)
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(cwd)
+        sys.path[:] = [str(cwd), *python_path, *own]
+        importlib.invalidate_caches()
+        yield
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        sys.path[:] = saved_path
+        importlib.invalidate_caches()
+        kept = (*(p for p in own if p), _PACKAGE)
+        for name in set(sys.modules) - before:
+            where = getattr(sys.modules[name], "__file__", None) or ""
+            if where and not where.startswith(kept):
+                del sys.modules[name]
+
+
+_PACKAGE = str(Path(__file__).resolve().parents[1] / "mhcdoctor")
