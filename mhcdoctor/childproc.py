@@ -27,6 +27,7 @@ import os
 import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -36,6 +37,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: folders are then only removed by their maker
+    fcntl = None  # type: ignore[assignment]
 
 # The most of a child's stdout/stderr kept as evidence. Large on purpose: shared reports mask secrets in the whole
 # text first and only then cut it to its display length (redact.DISPLAY_CHARS), so no secret is split by a cut.
@@ -51,6 +57,9 @@ OUTPUT_DISK_BYTES = 8 * 1024 * 1024
 # The most of a result file read back.
 RESULT_BYTES = 4 * 1024 * 1024
 TOKEN_VARIABLE = "MHCDOCTOR_CHILD"
+# Every temporary folder made here is named TEMP_ROOT..., and holds LOCK_NAME, flocked by its maker (temp_dir).
+TEMP_ROOT = "mhcdoctor-"
+LOCK_NAME = ".mhcdoctor-lock"
 _POLL_SECONDS = 0.02
 
 _PR_SET_PDEATHSIG = 1
@@ -59,6 +68,7 @@ _PR_SET_CHILD_SUBREAPER = 36
 _lock = threading.RLock()
 _live: dict[int, Child] = {}  # pid -> child still to be cleaned up
 _temp_dirs: set[str] = set()
+_swept = False  # this process has swept dead doctors' folders (temp_dir)
 _stopping = False
 _prctl: ctypes._CFuncPtr | None = None  # type: ignore[name-defined]
 _libc: ctypes.CDLL | None = None
@@ -225,17 +235,85 @@ class Child:
 
 
 @contextlib.contextmanager
-def temp_dir(prefix: str = "mhcdoctor-") -> Iterator[Path]:
-    """A temporary folder removed on exit and by `shutdown()`."""
+def temp_dir(prefix: str = TEMP_ROOT) -> Iterator[Path]:
+    """A temporary folder removed on exit and by `shutdown()`, and by a later doctor if this one is SIGKILLed.
+
+    Its maker holds an exclusive flock on the folder's LOCK_NAME file for the folder's life. The kernel drops the
+    lock when the maker dies however it dies, so a folder whose lock can be taken is a dead doctor's (a fleet
+    node's Ray worker killed mid-check, an OOM kill): the first folder each process makes sweeps those away first.
+    A lock, not a pid in the name, since a live maker in another pid namespace sharing /tmp looks dead by pid; the
+    same idea as pytest's numbered temporary folders, which a later run removes once their lock is stale.
+    """
+    if prefix.startswith(TEMP_ROOT):
+        _sweep_once()
     path = tempfile.mkdtemp(prefix=prefix)
+    lock = _hold_lock(path)
     with _lock:
         _temp_dirs.add(path)
     try:
         yield Path(path)
     finally:
         shutil.rmtree(path, ignore_errors=True)
+        if lock is not None:
+            os.close(lock)  # only once the folder is gone: a sweeper never sees it unlocked
         with _lock:
             _temp_dirs.discard(path)
+
+
+def _hold_lock(folder: str) -> int | None:
+    """Create and flock `folder`'s LOCK_NAME; the open descriptor holds the lock (None where flock is missing)."""
+    if fcntl is None:
+        return None
+    fd = os.open(os.path.join(folder, LOCK_NAME), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a folder nobody else knows yet: it cannot be held
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _sweep_once() -> None:
+    global _swept
+    with _lock:
+        if _swept:
+            return
+        _swept = True
+    with contextlib.suppress(OSError):
+        sweep_dead_folders(tempfile.gettempdir())
+
+
+def sweep_dead_folders(base: str) -> list[str]:
+    """Remove the TEMP_ROOT* folders in `base` that are this user's and whose maker has died; the paths removed.
+
+    Only real folders (not links) owned by this uid, holding a LOCK_NAME file that is not a link and whose lock can
+    be taken: a folder without one (an older release's, or one made this instant and not yet locked) is left.
+    """
+    removed: list[str] = []
+    if fcntl is None:
+        return removed
+    for name in os.listdir(base):
+        if not name.startswith(TEMP_ROOT):
+            continue
+        path = os.path.join(base, name)
+        try:
+            info = os.lstat(path)
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+                continue
+            fd = os.open(os.path.join(path, LOCK_NAME), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)  # its maker is alive
+            continue
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+        finally:
+            os.close(fd)
+        removed.append(path)
+    return removed
 
 
 @dataclass

@@ -20,6 +20,7 @@ from pathlib import Path
 import fakes
 import pytest
 
+from mhcdoctor import childproc
 from mhcdoctor.childproc import EVIDENCE_CHARS
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -236,3 +237,36 @@ def test_a_library_printing_400_mb_on_import_leaves_the_doctor_small_and_the_tai
     assert rss < 80 * 1024, f"doctor peak RSS {rss} KiB"
     assert doctor.temp_files() == []
     assert doctor.leftovers() == []
+
+
+def test_a_sigkilled_doctors_folders_are_removed_by_the_next_doctor_and_a_live_ones_are_not(doctor):
+    fakes.library(doctor.site, "tilelang", "0.1.12", init="import time\ntime.sleep(600)\n")
+    older = doctor.tmpdir / "mhcdoctor-older-release"  # no lock file: whose it is cannot be told, so it stays
+    older.mkdir()
+    outside = doctor.tmp / "outside"  # a dead doctor's folder reached through a link: links are never followed
+    outside.mkdir()
+    (outside / ".mhcdoctor-lock").touch()
+    (doctor.tmpdir / "mhcdoctor-link").symlink_to(outside)
+    before = set(doctor.temp_files())
+
+    first = doctor.start("--timeout", "60")
+    doctor.wait_for(str(doctor.tmpdir))  # its import child runs, with its result file in the doctor's folder
+    first.kill()  # SIGKILL: nothing can be done at the time; the children die with it (parent-death signal)
+    first.communicate(timeout=10)
+    assert doctor.leftovers() == []
+    dead = set(doctor.temp_files()) - before
+    assert dead, "a SIGKILLed doctor cannot remove its folder itself"
+
+    second = doctor.start("--timeout", "60")
+    doctor.wait_for(str(doctor.tmpdir))
+    live = set(doctor.temp_files()) - before
+    assert live and not live & dead, "the next doctor removed the dead one's folders, and only those"
+    assert childproc.sweep_dead_folders(str(doctor.tmpdir)) == [], "a live doctor's folders are locked"
+    assert set(doctor.temp_files()) == before | live
+    assert (outside / ".mhcdoctor-lock").exists()
+
+    second.send_signal(signal.SIGTERM)
+    _, stderr = second.communicate(timeout=10)
+    assert second.returncode == 143, stderr
+    assert doctor.leftovers() == []
+    assert set(doctor.temp_files()) == before
