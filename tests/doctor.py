@@ -10,6 +10,7 @@ console script runs). What a child would have differently is set up for the call
 - stdout and stderr are UTF-8 streams with strict errors, read back with universal newlines as `text=True` does;
 - modules first imported during the call from a folder outside the interpreter's own entries (a fake install) are
   forgotten afterwards, so no test sees another's fakes.
+- a run past `timeout` seconds (default 300) is stopped and raises `Hung`, where a subprocess would be killed.
 
 What needs a real process stays one: tests of signals, stdin, memory bounds, hangs, crashes, `--python` targets'
 own imports, and a fresh install (tests/test_core_install.py, tests/explain/test_new_user.py).
@@ -22,8 +23,10 @@ import importlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -43,13 +46,25 @@ def own_path(env: Mapping[str, str]) -> list[str]:
     return _own_paths[key]
 
 
+class Hung(BaseException):
+    """Raised into the doctor when an in-process run passes its timeout (a BaseException: `except Exception` in the
+    doctor cannot swallow it, as it could not swallow a subprocess's kill)."""
+
+
 def run(
-    *args: str, env: Mapping[str, str] | None = None, cwd: Path | str | None = None
+    *args: str, env: Mapping[str, str] | None = None, cwd: Path | str | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m mhcdoctor ARGS` with `env` (default: this process's environment) in `cwd`, run here."""
+    """`python -m mhcdoctor ARGS` with `env` (default: this process's environment) in `cwd`, run here; a run past
+    `timeout` seconds raises Hung, as a subprocess's would raise TimeoutExpired."""
     environ = dict(os.environ if env is None else env)
-    out, err = _stream(), _stream()
-    with _as_child(environ, Path(cwd or os.getcwd())), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    out, err = io.BytesIO(), io.BytesIO()
+    out_text, err_text = _utf8(out), _utf8(err)  # held: a wrapper closes its buffer when it is collected
+    with (
+        _as_child(environ, Path(cwd or os.getcwd())),
+        _deadline(args, timeout),
+        contextlib.redirect_stdout(out_text),
+        contextlib.redirect_stderr(err_text),
+    ):
         try:
             main(list(args))
             code = 0
@@ -58,14 +73,32 @@ def run(
     return subprocess.CompletedProcess(["mhcdoctor", *args], code, _text(out), _text(err))
 
 
-def _stream() -> io.TextIOWrapper:
-    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict", write_through=True)
+def _utf8(raw: io.BytesIO) -> io.TextIOWrapper:
+    """A strict UTF-8 text stream that writes straight through to `raw`."""
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="strict", write_through=True)
 
 
-def _text(stream: io.TextIOWrapper) -> str:
-    stream.flush()
-    raw = stream.buffer.getvalue()  # type: ignore[attr-defined]
-    return str(raw.decode("utf-8")).replace("\r\n", "\n").replace("\r", "\n")
+def _text(raw: io.BytesIO) -> str:
+    return raw.getvalue().decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+@contextlib.contextmanager
+def _deadline(args: tuple[str, ...], seconds: float) -> Iterator[None]:
+    """SIGALRM after `seconds` raises Hung (tests run in the main thread; elsewhere there is no deadline)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise Hung(f"mhcdoctor {' '.join(args)} ran past {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @contextlib.contextmanager

@@ -34,11 +34,19 @@ class Machine:
         )
         self.python.chmod(0o755)
 
-    def check(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def env(self) -> dict[str, str]:
+        """The environment the doctor runs with on this machine: its sysroot, no tools on PATH, mhcdoctor from REPO."""
         env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PYTHONPATH")}
         env.update({"MHCDOCTOR_SYSROOT": str(self.root), "PATH": str(self.tmp / "no-bin"), "HOME": str(self.tmp)})
         env["PYTHONPATH"] = str(REPO)
-        return doctor.run("check", "--python", str(self.python), *args, env=env, cwd=self.tmp)
+        return env
+
+    def run(self, command: str, *args: str) -> subprocess.CompletedProcess[str]:
+        """`mhcdoctor COMMAND --python <this machine's python> ARGS`."""
+        return doctor.run(command, "--python", str(self.python), *args, env=self.env(), cwd=self.tmp)
+
+    def check(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return self.run("check", *args)
 
     def check_json(self, *args: str) -> tuple[dict, subprocess.CompletedProcess[str]]:
         proc = self.check("--json", *args)

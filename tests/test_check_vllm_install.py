@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 
 import doctor
 import fakes
 import pytest
-from test_check_cli import REPO, Machine, finding_ids
+from test_check_cli import Machine, finding_ids
 
 NO_TORCH = fakes.raises("ModuleNotFoundError(\"No module named 'torch'\")")
 PINS_034 = ["torch==2.14.0", "tilelang==0.1.12", "zentorch==2.14.0.2; extra == 'zen'", "numpy"]
@@ -21,11 +20,8 @@ def machine(tmp_path) -> Machine:
 
 
 def explain(machine: Machine, *args: str) -> subprocess.CompletedProcess[str]:
-    """`mhcdoctor explain ARGS --python <the fake environment>` on the fake machine."""
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PYTHONPATH")}
-    env.update(MHCDOCTOR_SYSROOT=str(machine.root), PATH=str(machine.tmp / "no-bin"), HOME=str(machine.tmp))
-    env["PYTHONPATH"] = str(REPO)
-    return doctor.run("explain", *args, "--python", str(machine.python), env=env, cwd=machine.tmp)
+    """`mhcdoctor explain --python <the fake environment> ARGS` on the fake machine."""
+    return machine.run("explain", *args)
 
 
 def test_a_vllm_that_does_not_import_is_a_fail_finding_with_its_error(machine):
@@ -98,8 +94,6 @@ def test_asking_about_another_vllm_forgets_the_installed_pins(machine):
 
 def test_a_relative_python_path_reaches_the_import_children(machine):
     fakes.library(machine.site, "vllm", "0.34.0", init=NO_TORCH)
-    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PYTHONPATH")}
-    env.update(MHCDOCTOR_SYSROOT=str(machine.root), PATH=str(machine.tmp / "no-bin"), PYTHONPATH=str(REPO))
     relative = str(machine.python.relative_to(machine.tmp))
-    proc = doctor.run("check", "--json", "--python", relative, env=env, cwd=machine.tmp)
+    proc = doctor.run("check", "--json", "--python", relative, env=machine.env(), cwd=machine.tmp)
     assert json.loads(proc.stdout)["facts"]["vllm"]["import_error"] == "ModuleNotFoundError: No module named 'torch'"
