@@ -244,8 +244,7 @@ def temp_dir(prefix: str = TEMP_ROOT) -> Iterator[Path]:
     A lock, not a pid in the name, since a live maker in another pid namespace sharing /tmp looks dead by pid; the
     same idea as pytest's numbered temporary folders, which a later run removes once their lock is stale.
     """
-    if prefix.startswith(TEMP_ROOT):
-        _sweep_once()
+    _sweep_once()
     path = tempfile.mkdtemp(prefix=prefix)
     lock = _hold_lock(path)
     with _lock:
@@ -261,14 +260,21 @@ def temp_dir(prefix: str = TEMP_ROOT) -> Iterator[Path]:
 
 
 def _hold_lock(folder: str) -> int | None:
-    """Create and flock `folder`'s LOCK_NAME; the open descriptor holds the lock (None where flock is missing)."""
+    """Create and flock `folder`'s LOCK_NAME; the open descriptor holds the lock. None where it cannot be held (no
+    flock, a file system refusing it): the lock file is then not left behind, so no sweeper takes the folder."""
     if fcntl is None:
         return None
-    fd = os.open(os.path.join(folder, LOCK_NAME), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    lock = os.path.join(folder, LOCK_NAME)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a folder nobody else knows yet: it cannot be held
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
         return None
     return fd
 

@@ -270,3 +270,13 @@ def test_a_sigkilled_doctors_folders_are_removed_by_the_next_doctor_and_a_live_o
     assert second.returncode == 143, stderr
     assert doctor.leftovers() == []
     assert set(doctor.temp_files()) == before
+
+
+def test_a_folder_whose_lock_cannot_be_held_has_no_lock_file_so_no_sweeper_removes_it_while_in_use(monkeypatch):
+    def refuse(fd: int, operation: int) -> None:
+        raise OSError(37, "No locks available")  # ENOLCK, as some network file systems answer
+
+    monkeypatch.setattr(childproc.fcntl, "flock", refuse)
+    with childproc.temp_dir() as folder:
+        assert folder.is_dir() and list(folder.iterdir()) == []
+    assert not folder.exists()
