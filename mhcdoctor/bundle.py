@@ -34,6 +34,7 @@ from typing import Any, TypedDict
 
 from mhcdoctor import __version__
 from mhcdoctor.errors import InputError
+from mhcdoctor.outfiles import write_file
 from mhcdoctor.userfiles import parse_json, read_user_bytes
 
 SCHEMA = "mhcdoctor.bundle/1"
@@ -133,9 +134,10 @@ def build_files(
     return files
 
 
-def write_bundle(path: str | Path, files: dict[str, bytes], root: str = ROOT, replace: bool = True) -> int:
+def write_bundle(path: str | Path, files: dict[str, bytes], root: str = ROOT, replace: bool = False) -> int:
     """Write `files` as a tar.gz at `path`, under the folder `root`; returns its size. No user, group or host name
-    goes into the headers. With replace=False an existing file at `path` is an InputError, never overwritten."""
+    goes into the headers. Written whole or not at all, and only over a regular file when `replace`
+    (mhcdoctor.outfiles): anything else at `path` is an InputError."""
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
         now = int(_dt.datetime.now(_dt.timezone.utc).timestamp())
@@ -146,13 +148,7 @@ def write_bundle(path: str | Path, files: dict[str, bytes], root: str = ROOT, re
     out = io.BytesIO()
     with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0) as gz:  # no file name in the gzip header
         gz.write(raw.getvalue())
-    try:
-        with open(path, "wb" if replace else "xb") as f:
-            f.write(out.getvalue())
-    except FileExistsError:
-        raise InputError(f"cannot write bundle {path}: it exists (give --force to replace it)") from None
-    except OSError as exc:
-        raise InputError(f"cannot write bundle {path}: {exc.strerror or exc}") from None
+    write_file(path, out.getvalue(), "bundle", replace)
     return len(out.getvalue())
 
 

@@ -5,10 +5,12 @@ per path in the same colour in every panel, the peak as a dashed line. matplotli
 from __future__ import annotations
 
 import importlib.util
+import io
 
 from mhcdoctor.bench import BenchDocument, Plot
 from mhcdoctor.decision import OPS
 from mhcdoctor.errors import InputError
+from mhcdoctor.outfiles import write_file
 
 MISSING = "--plot needs matplotlib, which is not installed: pip install 'mhcdoctor[plot]' (or pip install matplotlib)"
 
@@ -59,6 +61,8 @@ def plot(doc: BenchDocument, filename: str) -> Plot:
     model = doc["model"]["name"] or f"hidden {doc['model']['hidden_size']}"
     fig.suptitle(f"mHC ops on {doc['device_name'] or doc['device']}: {model}")
     fig.tight_layout()
-    fig.savefig(filename, dpi=110)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110)
     plt.close(fig)
+    write_file(filename, png.getvalue(), "--plot", replace=True)  # never through a link, never a cut file
     return {"file": filename, "panels": panels}

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from mhcdoctor.bench import DEFAULT_TIMEOUT, run_bench
@@ -24,6 +22,7 @@ from mhcdoctor.commands.options import (
 )
 from mhcdoctor.errors import InputError
 from mhcdoctor.models import ModelConfig
+from mhcdoctor.outfiles import check_target
 from mhcdoctor.probes import facts_from_probes, run_probes
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.render.bench_text import render_text
@@ -73,9 +72,7 @@ def command(
     user = kernels_from_options(kernels)
     if plot_file is not None:
         require_matplotlib()
-        folder = Path(plot_file).resolve().parent
-        if not folder.is_dir():
-            raise InputError(f"--plot {plot_file}: the folder {folder} does not exist")
+        check_target(plot_file, "--plot", replace=True)  # before anything is timed
     selected, fused = _rules(cfg)
     doc = run_bench(
         cfg,

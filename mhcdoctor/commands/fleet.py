@@ -14,6 +14,7 @@ from mhcdoctor.bundle import write_bundle
 from mhcdoctor.commands.options import (
     exit_code,
     fail_on_option,
+    force_option,
     json_option,
     model_args,
     model_options,
@@ -21,6 +22,7 @@ from mhcdoctor.commands.options import (
 )
 from mhcdoctor.fleet.files import BUNDLE_ROOT, bundle_files
 from mhcdoctor.fleet.summary import FleetDocument, summarize
+from mhcdoctor.outfiles import check_target
 from mhcdoctor.render.fleet import render_markdown, render_text
 from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.term import Style
@@ -46,6 +48,7 @@ from mhcdoctor.render.term import Style
     metavar="FILE.tar.gz",
     help="Also write every node's bundle and the summary.",
 )
+@force_option
 @json_option
 @fail_on_option
 def command(
@@ -61,6 +64,7 @@ def command(
     no_redact: bool,
     markdown: bool,
     bundle_path: str | None,
+    force: bool,
     as_json: bool,
     fail_on: str | None,
 ) -> int:
@@ -68,6 +72,8 @@ def command(
     Exit code: the worst node's verdict; a node that could not be checked counts as fail."""
     from mhcdoctor.fleet.ray_runner import default_address, run_fleet
 
+    if bundle_path:  # before the nodes are checked, which can take minutes
+        check_target(bundle_path, "bundle", force)
     node_model_args = model_args(model, config_path, hidden, hc_mult)
     check_args = ["report", "--json", "--timeout", f"{min(20.0, timeout):g}", *node_model_args]
     check_args += ["--fast"] if fast else []
@@ -91,7 +97,7 @@ def command(
             node_files[f"{run.result.name}.json"] = (render_json(run.result.report) + "\n").encode()
         else:
             node_files[f"{run.result.name}.error.txt"] = f"{run.result.status}: {run.result.error}\n".encode()
-    return emit(summary, as_json, markdown, bundle_path, node_files, fail_on)
+    return emit(summary, as_json, markdown, bundle_path, force, node_files, fail_on)
 
 
 def emit(
@@ -99,6 +105,7 @@ def emit(
     as_json: bool,
     markdown: bool,
     bundle_path: str | None,
+    force: bool,
     node_files: dict[str, bytes],
     fail_on: str | None,
 ) -> int:
@@ -106,7 +113,7 @@ def emit(
     md = render_markdown(summary)
     if bundle_path:
         files = bundle_files(summary, md, node_files)
-        size = write_bundle(bundle_path, files, root=BUNDLE_ROOT)
+        size = write_bundle(bundle_path, files, root=BUNDLE_ROOT, replace=force)
         click.echo(f"mhcdoctor: wrote {bundle_path} ({size / 1024:.0f} KiB, {len(files)} files)", err=True)
     if as_json:
         click.echo(render_json(summary))

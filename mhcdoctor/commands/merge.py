@@ -9,9 +9,10 @@ from __future__ import annotations
 import click
 
 from mhcdoctor.commands.fleet import emit
-from mhcdoctor.commands.options import fail_on_option, json_option
+from mhcdoctor.commands.options import fail_on_option, force_option, json_option
 from mhcdoctor.fleet.files import load_nodes, report_files
 from mhcdoctor.fleet.summary import summarize
+from mhcdoctor.outfiles import check_target
 
 
 @click.command("merge")
@@ -20,13 +21,16 @@ from mhcdoctor.fleet.summary import summarize
 @click.option(
     "--bundle", "bundle_path", default=None, metavar="FILE.tar.gz", help="Also write every report and the summary."
 )
+@force_option
 @json_option
 @fail_on_option
 def command(
-    inputs: tuple[str, ...], markdown: bool, bundle_path: str | None, as_json: bool, fail_on: str | None
+    inputs: tuple[str, ...], markdown: bool, bundle_path: str | None, force: bool, as_json: bool, fail_on: str | None
 ) -> int:
     """Merge saved reports (`report --json`, `--bundle` files or saved Markdown; a folder: all of them) into one
     fleet summary. Each node is named after its file."""
+    if bundle_path:
+        check_target(bundle_path, "bundle", force)
     files = report_files(list(inputs))
     nodes = load_nodes(files)
     summary = summarize(nodes, source="merge")
@@ -35,4 +39,4 @@ def command(
         for node, path in zip(nodes, files, strict=True):
             suffix = ".tar.gz" if path.name.endswith((".tar.gz", ".tgz")) else path.suffix or ".json"
             node_files[f"{node.name}{suffix}"] = path.read_bytes()
-    return emit(summary, as_json, markdown, bundle_path, node_files, fail_on)
+    return emit(summary, as_json, markdown, bundle_path, force, node_files, fail_on)

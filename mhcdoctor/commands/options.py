@@ -103,6 +103,12 @@ def python_option(fn: F) -> F:
     )(fn)
 
 
+def force_option(fn: F) -> F:
+    return click.option(
+        "--force", is_flag=True, help="Replace the --bundle file if it exists (only ever a regular file)."
+    )(fn)
+
+
 def fail_on_option(fn: F) -> F:
     return click.option(
         "--fail-on",

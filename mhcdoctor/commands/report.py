@@ -7,16 +7,14 @@ and writes nothing. A report never fails for a broken probe: hangs and crashes a
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from mhcdoctor.bundle import build_files, write_bundle
 from mhcdoctor.checkreport import build_check
 from mhcdoctor.commands.check import selected_models
-from mhcdoctor.commands.options import json_option, model_options, python_option, timeout_option
+from mhcdoctor.commands.options import force_option, json_option, model_options, python_option, timeout_option
 from mhcdoctor.decision import DecisionDocument
-from mhcdoctor.errors import InputError
+from mhcdoctor.outfiles import check_target
 from mhcdoctor.probes.target import probe_context
 from mhcdoctor.redact import Identity, RedactionsDocument, not_redacted, redact
 from mhcdoctor.render.decision_text import render_decision
@@ -34,7 +32,7 @@ from mhcdoctor.render.term import Style
 @timeout_option
 @python_option
 @click.option("--bundle", "bundle_path", default=None, metavar="FILE.tar.gz", help="Also write a support bundle.")
-@click.option("--force", is_flag=True, help="Replace the --bundle file if it exists.")
+@force_option
 @click.option(
     "--no-redact",
     is_flag=True,
@@ -60,8 +58,8 @@ def command(
     """A redacted report of this machine: Markdown for a GitHub issue (or --json), and with --bundle a tar.gz
     holding the report, every probe's raw output and timing, a manifest of sha256 sums and what was redacted."""
     models = selected_models(model, config_path, hidden, hc_mult)
-    if bundle_path and not force and not preview and os.path.lexists(bundle_path):
-        raise InputError(f"--bundle {bundle_path} exists; give --force to replace it, or another file name")
+    if bundle_path and not preview:  # before the check runs, which can take a while
+        check_target(bundle_path, "bundle", force)
     if run_verify and fast:
         raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
     ctx = probe_context(fast=fast, timeout=timeout, python=python)

@@ -220,4 +220,5 @@ def test_a_bundle_path_that_cannot_be_written_is_one_line_and_exit_2(tmp_path):
     target = tmp_path / "no-such-folder" / "b.tar.gz"
     proc = machine.run("report", "--fast", "--python", str(machine.python), "--bundle", str(target))
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.strip() == f"mhcdoctor: error: cannot write bundle {target}: No such file or directory"
+    expected = f"cannot write bundle {target}: the folder {target.parent} does not exist"
+    assert proc.stderr.strip() == f"mhcdoctor: error: {expected}"
