@@ -240,9 +240,10 @@ def temp_dir(prefix: str = TEMP_ROOT) -> Iterator[Path]:
 
     Its maker holds an exclusive flock on the folder's LOCK_NAME file for the folder's life. The kernel drops the
     lock when the maker dies however it dies, so a folder whose lock can be taken is a dead doctor's (a fleet
-    node's Ray worker killed mid-check, an OOM kill): the first folder each process makes sweeps those away first.
-    A lock, not a pid in the name, since a live maker in another pid namespace sharing /tmp looks dead by pid; the
-    same idea as pytest's numbered temporary folders, which a later run removes once their lock is stale.
+    node's Ray worker killed mid-check, an OOM kill): the first folder each process makes sweeps those away first
+    (`sweep_dead_folders`). A lock, not a pid in the name, since a live maker in another pid namespace sharing /tmp
+    looks dead by pid; the same idea as pytest's numbered temporary folders, which a later run removes once their
+    lock is stale.
     """
     _sweep_once()
     path = tempfile.mkdtemp(prefix=prefix)
@@ -259,22 +260,32 @@ def temp_dir(prefix: str = TEMP_ROOT) -> Iterator[Path]:
             _temp_dirs.discard(path)
 
 
+def _proof(folder: os.stat_result, lock: os.stat_result) -> bytes:
+    """What a lock file of ours holds: the identity of its folder and of itself, which no file unpacked from an
+    archive or copied from another folder can carry (inode numbers are handed out by the file system)."""
+    return f"mhcdoctor temporary folder\ndev {folder.st_dev} folder {folder.st_ino} lock {lock.st_ino}\n".encode()
+
+
 def _hold_lock(folder: str) -> int | None:
-    """Create and flock `folder`'s LOCK_NAME; the open descriptor holds the lock. None where it cannot be held (no
-    flock, a file system refusing it): the lock file is then not left behind, so no sweeper takes the folder."""
+    """Make `folder`'s LOCK_NAME, already flocked when it appears: it is made under another name, locked, given its
+    proof, then renamed into place, so no sweeper can ever take the lock of a live maker. The open descriptor holds
+    the lock. None where it cannot be held (no flock, a file system refusing it): no lock file is then left, so no
+    sweeper takes the folder."""
     if fcntl is None:
         return None
-    lock = os.path.join(folder, LOCK_NAME)
+    making = os.path.join(folder, LOCK_NAME + ".making")
     try:
-        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        fd = os.open(making, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError:
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, _proof(os.stat(folder, follow_symlinks=False), os.fstat(fd)))
+        os.rename(making, os.path.join(folder, LOCK_NAME))
     except OSError:
         os.close(fd)
         with contextlib.suppress(OSError):
-            os.unlink(lock)
+            os.unlink(making)
         return None
     return fd
 
@@ -290,36 +301,65 @@ def _sweep_once() -> None:
 
 
 def sweep_dead_folders(base: str) -> list[str]:
-    """Remove the TEMP_ROOT* folders in `base` that are this user's and whose maker has died; the paths removed.
+    """Remove the TEMP_ROOT* folders in `base` that a doctor of this user made and that doctor has died; the paths
+    removed. Never blocks, never follows a link, never opens anything but a regular file, never takes a live folder.
 
-    Only real folders (not links) owned by this uid, holding a LOCK_NAME file that is not a link and whose lock can
-    be taken: a folder without one (an older release's, or one made this instant and not yet locked) is left.
+    A folder is taken only if it is a real folder of this user's with mode 0700 (as mkdtemp makes it) whose LOCK_NAME
+    is a regular file of this user's, mode 0600, holding the proof `_hold_lock` wrote (its folder's and its own
+    inode numbers), and whose lock can be taken. Anything else named mhcdoctor-* (an unpacked bundle, a folder of
+    notes, an older release's folder, one made this instant and not yet locked) is left as it is.
     """
     removed: list[str] = []
     if fcntl is None:
         return removed
     for name in os.listdir(base):
-        if not name.startswith(TEMP_ROOT):
-            continue
-        path = os.path.join(base, name)
-        try:
-            info = os.lstat(path)
-            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-                continue
-            fd = os.open(os.path.join(path, LOCK_NAME), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError:
-            continue
+        if name.startswith(TEMP_ROOT):
+            path = os.path.join(base, name)
+            with contextlib.suppress(OSError):
+                if _take_if_dead(path):
+                    removed.append(path)
+    return removed
+
+
+_OPEN_SAFELY = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+def _take_if_dead(path: str) -> bool:
+    """Remove `path` if it is a dead doctor's folder (see sweep_dead_folders); whether it was removed."""
+    assert fcntl is not None
+    uid = os.getuid()
+    # O_DIRECTORY: a FIFO, a device or a file is refused by the open itself, a link by O_NOFOLLOW
+    folder_fd = os.open(path, _OPEN_SAFELY | os.O_DIRECTORY)
+    try:
+        folder = os.fstat(folder_fd)
+        if folder.st_uid != uid or stat.S_IMODE(folder.st_mode) != 0o700:
+            return False
+        seen = os.stat(LOCK_NAME, dir_fd=folder_fd, follow_symlinks=False)
+        if not stat.S_ISREG(seen.st_mode) or seen.st_uid != uid or stat.S_IMODE(seen.st_mode) != 0o600:
+            return False
+        fd = os.open(LOCK_NAME, _OPEN_SAFELY, dir_fd=folder_fd)
+    finally:
+        os.close(folder_fd)
+    try:
+        lock = os.fstat(fd)
+        proof = _proof(folder, lock)
+        if (lock.st_dev, lock.st_ino) != (seen.st_dev, seen.st_ino) or lock.st_nlink != 1:
+            return False
+        if os.read(fd, len(proof) + 1) != proof:
+            return False
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            os.close(fd)  # its maker is alive
-            continue
-        try:
-            shutil.rmtree(path, ignore_errors=True)
-        finally:
-            os.close(fd)
-        removed.append(path)
-    return removed
+            return False  # its maker is alive
+        # Locked: still the same folder and lock file at these names? (A maker may have removed its folder and
+        # dropped the lock between our open and our flock.)
+        now, again = os.lstat(path), os.stat(os.path.join(path, LOCK_NAME), follow_symlinks=False)
+        if (now.st_dev, now.st_ino) != (folder.st_dev, folder.st_ino) or again.st_ino != lock.st_ino:
+            return False
+        shutil.rmtree(path, ignore_errors=True)
+        return True
+    finally:
+        os.close(fd)
 
 
 @dataclass
