@@ -12,10 +12,16 @@ bytecode (a pip install compiles it), the prefix would only duplicate it, and ch
 read where it is, none written.
 
 The folder is `$MHCDOCTOR_CACHE_DIR/pycache`, else `$XDG_CACHE_HOME/mhcdoctor/pycache`, else
-`~/.cache/mhcdoctor/pycache`. Code from it is executed, so it is used only if it is a real folder (not a link)
-owned by this user and writable by nobody else; otherwise children write no bytecode at all, as before. A user's
-own PYTHONPYCACHEPREFIX stands, and `MHCDOCTOR_BYTECODE_CACHE=0` turns the cache off. Removing the folder is always
-safe.
+`~/.cache/mhcdoctor/pycache`. Code from it is executed, so it is used only if nobody but this user (or root) can
+change it or any folder above it, all the way up to `/`: each is owned by this user or by root and writable by no
+one else (a sticky folder such as /tmp aside, where others cannot move what is ours). Root's cache must therefore sit
+in folders only root can change: `sudo -E mhcdoctor check`, whose HOME is another user's, gets no cache, since that
+user could swap the folders under it for ones holding their own `.pyc` files and have root run them. The check
+walks the path one folder at a time, making missing ones (mode 0700) only under folders already found safe, and
+follows a link only where it sits in such a folder; children get the path it found, with no link left in it. It runs
+for each child, just before that child starts (`child_env`); since no one else can change those folders, what it
+found holds while the child runs. Where the check fails, children write no bytecode at all, as before. A user's own
+PYTHONPYCACHEPREFIX stands, and `MHCDOCTOR_BYTECODE_CACHE=0` turns the cache off. Removing the folder is always safe.
 
 This module is a low layer: it imports nothing from mhcdoctor.
 """
@@ -44,20 +50,76 @@ def cache_folder(env: Mapping[str, str]) -> Path | None:
     return None
 
 
+class UnsafeFolder(Exception):
+    """The cache folder, or a folder above it, could be changed by another user (the message says which)."""
+
+
 def usable_folder(folder: Path) -> str | None:
     """Make `folder` (private to this user) if it is missing; None if it can hold bytecode safely, else why not."""
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = os.lstat(folder)
-    except OSError as exc:
-        return f"cannot make {folder}: {exc.strerror or exc}"
-    if not stat.S_ISDIR(info.st_mode):
-        return f"{folder} is not a folder (a link or a file)"
-    if info.st_uid != os.getuid():
-        return f"{folder} belongs to another user (uid {info.st_uid})"
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"{folder} is writable by others (mode {stat.S_IMODE(info.st_mode):o})"
+        private_folder(folder)
+    except UnsafeFolder as exc:
+        return str(exc)
     return None
+
+
+_MAX_LINKS = 40  # as the kernel's own limit on links followed in one path
+
+
+def private_folder(folder: Path) -> Path:
+    """`folder` with no link left in it, made (mode 0700) where missing, once every folder from `/` down to it is
+    found safe: owned by this user or root, writable by no one else, and `folder` itself this user's own. Raises
+    UnsafeFolder otherwise. A folder is made only in one already found safe, so nothing is made where others write."""
+    me = os.geteuid()
+    todo = list(Path(os.path.abspath(folder)).parts[1:])
+    real = "/"
+    _check_folder(real, os.lstat(real), me)
+    links = 0
+    while todo:
+        part = todo.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            real = os.path.dirname(real)
+            continue
+        here = os.path.join(real, part)
+        try:
+            info = os.lstat(here)
+        except FileNotFoundError:
+            try:
+                os.mkdir(here, 0o700)
+                info = os.lstat(here)
+            except OSError as exc:
+                raise UnsafeFolder(f"cannot make {here}: {exc.strerror or exc}") from None
+        except OSError as exc:
+            raise UnsafeFolder(f"cannot read {here}: {exc.strerror or exc}") from None
+        if stat.S_ISLNK(info.st_mode):  # set by the owner of a folder found safe: follow it, and check its target
+            links += 1
+            if links > _MAX_LINKS:
+                raise UnsafeFolder(f"{folder}: too many links")
+            target = os.readlink(here)
+            if os.path.isabs(target):
+                real = "/"
+            todo = [*Path(target).parts[1 if os.path.isabs(target) else 0 :], *todo]
+            continue
+        _check_folder(here, info, me)
+        real = here
+    info = os.lstat(real)
+    if info.st_uid != me:
+        raise UnsafeFolder(f"{real} belongs to another user (uid {info.st_uid})")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):  # sticky or not: others could add files to it
+        raise UnsafeFolder(f"{real} is writable by others (mode {stat.S_IMODE(info.st_mode):o})")
+    return Path(real)
+
+
+def _check_folder(path: str, info: os.stat_result, me: int) -> None:
+    """UnsafeFolder unless `path` is a folder that only `me` or root can change (sticky folders: see above)."""
+    if not stat.S_ISDIR(info.st_mode):
+        raise UnsafeFolder(f"{path} is not a folder")
+    if info.st_uid not in (me, 0):
+        raise UnsafeFolder(f"{path} belongs to another user (uid {info.st_uid})")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not info.st_mode & stat.S_ISVTX:
+        raise UnsafeFolder(f"{path} is writable by others (mode {stat.S_IMODE(info.st_mode):o})")
 
 
 def bytecode_missing(search_path: Sequence[str]) -> bool:
@@ -78,14 +140,19 @@ def child_env(env: Mapping[str, str], search_path: Sequence[str]) -> dict[str, s
     if out.get("PYTHONPYCACHEPREFIX"):  # the user's own cache: their PYTHONDONTWRITEBYTECODE says whether to write
         return out
     folder = cache_folder(out)
+    real = None
     if (
-        out.get(SWITCH_VARIABLE, "").strip().lower() in _OFF
-        or folder is None
-        or not bytecode_missing(search_path)
-        or usable_folder(folder) is not None
+        out.get(SWITCH_VARIABLE, "").strip().lower() not in _OFF
+        and folder is not None
+        and bytecode_missing(search_path)
     ):
+        try:
+            real = private_folder(folder)
+        except (UnsafeFolder, OSError):
+            real = None
+    if real is None:
         out["PYTHONDONTWRITEBYTECODE"] = "1"
         return out
-    out["PYTHONPYCACHEPREFIX"] = str(folder)
+    out["PYTHONPYCACHEPREFIX"] = str(real)
     out.pop("PYTHONDONTWRITEBYTECODE", None)
     return out

@@ -3,8 +3,14 @@ the compiled modules instead of compiling them again."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import sys
+import time
 from pathlib import Path
+
+import users
 
 from mhcdoctor import bytecode
 from mhcdoctor.probes.base import ProbeContext, run_child
@@ -72,10 +78,8 @@ def test_no_cache_where_it_is_switched_off_or_unsafe(tmp_path: Path) -> None:
     unsafe = bytecode.child_env({bytecode.CACHE_DIR_VARIABLE: str(shared)}, site)
     assert unsafe.get("PYTHONDONTWRITEBYTECODE") == "1" and "PYTHONPYCACHEPREFIX" not in unsafe
 
-    (tmp_path / "elsewhere").mkdir()
-    (tmp_path / "linked").mkdir()
-    (tmp_path / "linked" / "pycache").symlink_to(tmp_path / "elsewhere")
-    assert "not a folder" in str(bytecode.usable_folder(tmp_path / "linked" / "pycache"))
+    (tmp_path / "file").write_text("")
+    assert "not a folder" in str(bytecode.usable_folder(tmp_path / "file" / "pycache"))
 
     homeless = bytecode.child_env({"PATH": "/usr/bin"}, site)
     assert homeless.get("PYTHONDONTWRITEBYTECODE") == "1" and "PYTHONPYCACHEPREFIX" not in homeless
@@ -108,3 +112,105 @@ def test_where_torch_has_its_bytecode_children_read_it_and_write_none(tmp_path: 
 def test_without_torch_on_the_search_path_no_cache_is_made(tmp_path: Path) -> None:
     env = bytecode.child_env({"HOME": str(tmp_path)}, [str(tmp_path / "empty")])
     assert env.get("PYTHONDONTWRITEBYTECODE") == "1" and "PYTHONPYCACHEPREFIX" not in env
+
+
+# --- another user on the same machine ------------------------------------------------------------------------------
+
+# Run as the other user: swap `~/.cache/mhcdoctor` between root's real cache folder and one of their own, as fast as
+# they can, so that root's check of the cache sees the one and its child's imports read from the other.
+_FLIPPER = """
+import os, sys, time
+cache = os.path.expanduser("~/.cache")
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    for target in ("real", "evil"):
+        os.symlink(target, cache + "/flip")
+        os.rename(cache + "/flip", cache + "/mhcdoctor")
+"""
+
+
+def _crafted_pyc(source: Path, mark: Path) -> bytes:
+    """Bytecode that passes Python's check against `source` (its mtime and size) and, run, writes the euid to
+    `mark`."""
+    from importlib._bootstrap_external import _code_to_timestamp_pyc  # type: ignore[attr-defined]
+
+    info = source.stat()
+    code = compile(f"import os\nopen({str(mark)!r}, 'w').write(str(os.geteuid()))\nVALUE = 7\n", str(source), "exec")
+    return bytes(_code_to_timestamp_pyc(code, int(info.st_mtime), info.st_size))
+
+
+def test_root_under_another_users_home_keeps_no_cache_there_and_runs_none_of_their_bytecode(tmp_path):
+    """`sudo -E mhcdoctor check`: root, with another user's HOME, over an install without bytecode. That user races
+    root's children by swapping the cache folder for their own, holding crafted `.pyc` files."""
+    with users.other_user() as attacker:
+        site = _fake_install(tmp_path)
+        source = site / "bigpkg" / "core.py"
+        mark = attacker.home / "ran-as"
+        cache = attacker.home / ".cache"
+        attacker.run(["mkdir", "-p", str(cache / "evil" / "pycache")])
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": str(attacker.home)}
+        ctx = ProbeContext(search_path=[str(site)], env=env)
+
+        first = run_child("import bigpkg; report(bigpkg.VALUE)", ctx)  # root's first run: the cache, if any, made
+        assert first.result == 7
+        # their own folder, or root's, moved aside within their ~/.cache (a rename they may do)
+        attacker.run(["sh", "-c", f"cd {cache} && (mv mhcdoctor real || mkdir -p real/pycache)"])
+        evil = cache / "evil" / "pycache" / str(source.parent).lstrip("/") / f"core.{sys.implementation.cache_tag}.pyc"
+        attacker.run(["mkdir", "-p", str(evil.parent)])
+        attacker.run([users.PYTHON, "-c", f"open({str(evil)!r}, 'wb').write({_crafted_pyc(source, mark)!r})"])
+        flipper = attacker.popen([users.PYTHON, "-c", _FLIPPER, "20"])
+        while not (cache / "mhcdoctor").is_symlink():  # their swapping has begun
+            assert flipper.poll() is None
+            time.sleep(0.01)
+
+        runs = [run_child("import bigpkg; report(bigpkg.VALUE)", ctx) for _ in range(30)]
+        flipper.kill()
+
+        ran_as = mark.read_text() if mark.exists() else None
+        print(
+            f"ATTACK cache swap under root's children: 30 runs, the crafted bytecode ran as {ran_as}", file=sys.stderr
+        )
+        assert all(r.result == 7 for r in runs)
+        assert ran_as is None, "the other user's bytecode ran in root's child"
+        assert "PYTHONPYCACHEPREFIX" not in ctx.child_env()
+        made_by_root = [str(p) for p in attacker.home.rglob("*") if p.lstat().st_uid == 0]
+        assert made_by_root == [], "root made nothing in the other user's home"
+
+
+def test_a_cache_below_a_folder_another_user_owns_is_refused_even_for_them(tmp_path):
+    with users.other_user() as other:
+        reason = bytecode.usable_folder(other.home / "cache" / "pycache")
+        assert reason == f"{other.home} belongs to another user (uid {other.uid})"
+        assert not (other.home / "cache").exists(), "nothing is made in a folder found unsafe"
+
+
+def test_the_user_running_it_gets_a_cache_in_their_own_home(tmp_path):
+    """The same check, made by an ordinary user for their own home: their cache works, with no link left in it."""
+    with users.other_user() as user:
+        site = user.home.parent / "site"  # where they can read it
+        shutil.copytree(_fake_install(tmp_path), site)
+        probe = (
+            "import json, sys; from mhcdoctor import bytecode; "
+            f"print(json.dumps(bytecode.child_env({{'HOME': {str(user.home)!r}}}, [{str(site)!r}])))"
+        )
+        user.run(["ln", "-s", str(user.home / "real-cache"), str(user.home / ".cache")])
+        user.run(["mkdir", str(user.home / "real-cache")])
+        done = user.run([users.PYTHON, "-c", probe], env={"PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+        assert done.returncode == 0, done.stderr
+        env = json.loads(done.stdout)
+        assert env["PYTHONPYCACHEPREFIX"] == str(user.home / "real-cache" / "mhcdoctor" / "pycache")
+
+
+def test_a_link_is_followed_only_to_a_folder_that_is_safe_too(tmp_path):
+    site = [str(_fake_install(tmp_path))]
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / ".cache").symlink_to(tmp_path / "elsewhere")
+    env = bytecode.child_env({"HOME": str(tmp_path / "home")}, site)
+    assert env["PYTHONPYCACHEPREFIX"] == str(tmp_path / "elsewhere" / "mhcdoctor" / "pycache")
+
+    (tmp_path / "open").mkdir(mode=0o777)
+    (tmp_path / "open").chmod(0o777)
+    (tmp_path / "home2").mkdir()
+    (tmp_path / "home2" / ".cache").symlink_to(tmp_path / "open")
+    assert "writable by others" in str(bytecode.usable_folder(tmp_path / "home2" / ".cache" / "mhcdoctor"))
