@@ -73,6 +73,7 @@ _stopping = False
 _prctl: ctypes._CFuncPtr | None = None  # type: ignore[name-defined]
 _libc: ctypes.CDLL | None = None
 _subreaper = False
+_own_orphans = False  # this process is the doctor itself: every orphan re-parented to it is one of its children's
 
 
 def _load_prctl() -> None:
@@ -93,6 +94,23 @@ def become_subreaper() -> bool:
     if _prctl is not None and not _subreaper:
         _subreaper = _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     return _subreaper
+
+
+def own_orphans() -> None:
+    """Declare this process the doctor itself (the CLI's entry point, nothing else running in it): it becomes a child
+    subreaper, and every process re-parented to it that it did not start is a helper one of its children left
+    behind, whatever session or environment it gave itself, and is killed when a child is cleaned up and by
+    `finish()`. Not for a process that hosts the doctor among other work (a test run, a Ray worker), whose other
+    processes could be re-parented to it too."""
+    global _own_orphans
+    _own_orphans = True
+    become_subreaper()
+
+
+def finish() -> None:
+    """Kill what children left re-parented to this process (see own_orphans); for the end of a command."""
+    if _own_orphans:
+        _kill_orphans()
 
 
 def _in_child() -> None:
@@ -463,6 +481,28 @@ def _reap_orphans(table: dict[int, tuple[int, str]]) -> None:
                 os.waitpid(pid, os.WNOHANG)
 
 
+def _kill_orphans(closing: Child | None = None) -> int:
+    """Kill every live process re-parented to this one that no Popen of ours owns (only where own_orphans was
+    called); how many. An orphan does not say which child left it, and another child still running may need its
+    helper, so this waits until no child but `closing` runs. The table is read under the lock that Child holds
+    while it starts a process, so a child being started is never taken for an orphan."""
+    if not _own_orphans:
+        return 0
+    me = os.getpid()
+    with _lock:
+        ours = set(_live)
+        if ours - {closing.pid if closing else -1}:
+            return 0
+        table = _processes()
+    orphans = [
+        pid for pid, (ppid, state) in table.items() if ppid == me and state not in ("Z", "X") and pid not in ours
+    ]
+    for pid in orphans:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return len(orphans)
+
+
 def _kill_leftovers(child: Child) -> None:
     """After the child exited: kill what it left (helpers of an import that succeeded)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -470,22 +510,25 @@ def _kill_leftovers(child: Child) -> None:
     for _ in range(20):
         table = _processes()
         victims = _victims(child, table)
+        orphans = _kill_orphans(child)
         _reap_orphans(table)
-        if not victims:
+        if not victims and not orphans:
             return
         for pid in victims:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.01)
+    _reap_orphans(_processes())
 
 
 def _kill_tree(child: Child) -> None:
     if child.popen.returncode is None:
+        # Its descendants, read while the tree is whole: once a parent dies its children are re-parented (to us as
+        # subreaper, or to init) and no longer found under the child.
+        victims = _victims(child, _processes())
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child.pid, signal.SIGKILL)
-        # Descendants first seen while the child is alive still have it as their parent.
-        table = _processes()
-        for pid in _victims(child, table):
+        for pid in victims:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -72,14 +72,19 @@ def main(argv: list[str] | None = None) -> None:
     """Entry point: bad input is one line and exit 2; a bug in mhcdoctor is one line and exit 4, never a traceback.
 
     While it runs, SIGINT, SIGTERM and SIGHUP stop it at once with nothing left running (the previous handlers are
-    put back when it returns, for callers that run it in-process).
+    put back when it returns, for callers that run it in-process). Run as the program itself (no `argv`: the console
+    script, `python -m mhcdoctor`), the process is the doctor's alone, so every orphan re-parented to it is a helper
+    a child left behind and is killed (childproc.own_orphans); a caller running it in-process passes `argv`.
     """
     previous = {}
     if threading.current_thread() is threading.main_thread():
         previous = {number: signal.signal(number, _stop) for number in _STOP_SIGNALS}
+    if argv is None:
+        childproc.own_orphans()
     try:
         _main(argv)
     finally:
+        childproc.finish()
         for number, handler in previous.items():
             signal.signal(number, handler)
 

@@ -62,6 +62,20 @@ def daemon(tag: str) -> str:
     )
 
 
+def escapee(tag: str) -> str:
+    """Import-time code that leaves a helper with nothing of the doctor's: a new session, then an exec with an
+    empty environment (no token), its parent gone (re-parented away from the import child)."""
+    return (
+        "import os, sys\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        f"        os.execve(sys.executable, [sys.executable, '-c', 'import time; time.sleep(600)', {tag!r}], {{}})\n"
+        "    os._exit(0)\n"
+        "os.wait()\n"
+    )
+
+
 def running(needle: str) -> list[str]:
     """`pid: argv` of every live (not zombie) process whose argv contains `needle`."""
     found = []
@@ -280,3 +294,18 @@ def test_a_folder_whose_lock_cannot_be_held_has_no_lock_file_so_no_sweeper_remov
     with childproc.temp_dir() as folder:
         assert folder.is_dir() and list(folder.iterdir()) == []
     assert not folder.exists()
+
+
+@pytest.mark.parametrize("then", ["returns", "hangs"])
+def test_a_helper_that_sheds_session_and_environment_dies_with_a_normal_check(doctor, then):
+    tag = doctor.tag("escapee")
+    hang = "import time\ntime.sleep(600)\n" if then == "hangs" else ""
+    fakes.library(doctor.site, "tilelang", "0.1.12", init=escapee(tag) + hang)
+    proc = doctor.start("--json", "--timeout", "3")
+    stdout, stderr = proc.communicate(timeout=60)
+    left = doctor.leftovers()
+    _report(f"setsid + empty environment helper, import {then}", exit=proc.returncode, left=left)
+    probe = next(p for p in json.loads(stdout)["probes"] if p["name"] == "tilelang.import")
+    assert probe["status"] == ("ok" if then == "returns" else "timeout"), probe
+    assert left == []
+    assert doctor.temp_files() == []
