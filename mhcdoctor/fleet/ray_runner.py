@@ -16,8 +16,10 @@ import ipaddress
 import json
 import logging
 import os
+import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -33,6 +35,10 @@ from mhcdoctor.fleet.summary import NodeResult, VerifyRun, natural_key
 _LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # read once, when ray is imported
 CONNECT_SECONDS = 5.0  # to reach the cluster's GCS before handing it to Ray
 GRACE = 10.0  # seconds beyond --timeout for Ray to start a node's task and return its result
+STOP_GRACE = 5.0  # seconds a stopped fleet gives its tasks to kill their checks before their workers are killed
+# The signals that stop the doctor (mhcdoctor.cli): while the fleet runs, they are the driver's, not Ray's.
+_STOP_POLL = 0.2  # seconds between looks at whether a stop signal came while waiting for the nodes
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM) + ((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())
 _ERROR_CHARS = 300
 
 Progress = Callable[[str], None]
@@ -85,10 +91,17 @@ def _run(
     ray = _import_ray()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+    previous = _handlers()  # the doctor's: ray.init sets a SIGTERM handler of its own (sys.exit)
     try:
         ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, configure_logging=False)
     except Exception as exc:  # ConnectionError, or RuntimeError when no cluster is found at 'auto'
+        _restore(previous)
         raise InputError(f"cannot connect to the Ray cluster at {address}: {_first_line(exc)}") from None
+    refs: dict[Any, tuple[int, str]] = {}
+    stopped: int | None = None
+    _signalled.clear()
+    for number in previous:
+        signal.signal(number, _note_stop)
     try:
         ray.cloudpickle.register_pickle_by_value(node_task)  # nodes need not have mhcdoctor to run the task
         task = ray.remote(node_task.run_on_node)
@@ -104,7 +117,6 @@ def _run(
         width = max(2, len(str(len(nodes) - 1)))
         runs = [NodeRun(NodeResult(f"node-{i:0{width}d}", "timeout", source=n["NodeID"])) for i, n in enumerate(nodes)]
         progress(f"{len(nodes)} node(s) at {address}; checking each, {timeout:g} s allowed per node")
-        refs: dict[Any, tuple[int, str]] = {}
         for i, n in enumerate(nodes):
             pin = NodeAffinitySchedulingStrategy(node_id=n["NodeID"], soft=False)
             ref = task.options(num_cpus=0, max_retries=0, scheduling_strategy=pin).remote(
@@ -117,9 +129,66 @@ def _run(
                 )
                 refs[vref] = (i, "verify")
         _collect(ray, refs, runs, timeout + GRACE, progress)
+        _check_stop()
         return runs
+    except _Stopped as stop:
+        stopped = stop.signum
+        _stop_tasks(ray, list(refs))
+        raise
     finally:
         ray.shutdown()
+        _restore(previous)
+        if stopped is not None:  # the doctor's own handler now stops it, as it stops every command
+            signal.raise_signal(stopped)
+
+
+class _Stopped(BaseException):
+    """A stop signal while the fleet runs (BaseException: nothing on the way may swallow it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _handlers() -> dict[int, Any]:
+    """The stop signals' handlers now (none off the main thread, where they cannot be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {number: signal.getsignal(number) for number in _STOP_SIGNALS}
+
+
+def _restore(handlers: dict[int, Any]) -> None:
+    for number, handler in handlers.items():
+        signal.signal(number, handler)
+
+
+_signalled: list[int] = []  # the stop signal received while the fleet runs, read between waits (_check_stop)
+
+
+def _note_stop(signum: int, frame: object) -> None:
+    """Only noted: Ray runs this inside its own waits, which cannot unwind through an exception raised here."""
+    for number in _STOP_SIGNALS:  # once: the tasks are being stopped, which is bounded by STOP_GRACE
+        signal.signal(number, signal.SIG_IGN)
+    _signalled.append(signum)
+
+
+def _check_stop() -> None:
+    if _signalled:
+        raise _Stopped(_signalled[0])
+
+
+def _stop_tasks(ray: Any, refs: list[Any]) -> None:
+    """Cancel every task: first as an interrupt, so each node's task kills its check and everything the check
+    started (mhcdoctor.childproc, whose runner the task holds); after STOP_GRACE, by killing the worker."""
+    for ref in refs:
+        with contextlib.suppress(Exception):
+            ray.cancel(ref, force=False)
+    pending = refs
+    with contextlib.suppress(Exception):
+        _, pending = ray.wait(refs, num_returns=len(refs), timeout=STOP_GRACE)
+    for ref in pending:
+        with contextlib.suppress(Exception):
+            ray.cancel(ref, force=True)
 
 
 def _gpus(node: dict[str, Any]) -> int:
@@ -130,10 +199,11 @@ def _collect(ray: Any, refs: dict[Any, tuple[int, str]], runs: list[NodeRun], li
     deadline = time.monotonic() + limit
     pending = list(refs)
     while pending:
+        _check_stop()
         left = deadline - time.monotonic()
         if left <= 0:
             break
-        done, pending = ray.wait(pending, num_returns=1, timeout=left)
+        done, pending = ray.wait(pending, num_returns=1, timeout=min(left, _STOP_POLL))
         for ref in done:
             index, kind = refs[ref]
             run = runs[index]
