@@ -9,11 +9,21 @@ Every child (an import probe, a compiler's `--version`, a verify worker) is star
   import costs the doctor neither memory nor much disk (a caller that needs a child's whole stdout, such as a fleet
   node reading the JSON report its check printed, asks for up to `STDOUT_BYTES_MAX` of it with `stdout_bytes`);
 - is killed with everything it started when it times out, and after it exits (an import that *succeeded* may have
-  left helper daemons): its process group, its descendants (walked through /proc), and every process carrying its
-  token, including those that called setsid(). On Linux the doctor makes itself a child subreaper
-  (PR_SET_CHILD_SUBREAPER), so orphaned grandchildren become its children and can be found and reaped.
+  left helper daemons): its cgroup, its process group, its descendants (walked through /proc, before anything is
+  killed, while the tree is whole), and every process carrying its token.
+- on Linux with cgroup v2 where this process may make cgroups (root; a delegated subtree), runs in a cgroup of its
+  own, which it enters before it execs: nothing it starts can leave it by setsid(), a double fork or a new
+  environment, and cgroup.kill ends all of it (`MHCDOCTOR_CGROUPS=0` turns this off).
+- has the doctor as child subreaper (PR_SET_CHILD_SUBREAPER), so every orphan in its tree is re-parented to the
+  doctor rather than to init. Run as the program itself (`own_orphans`, from the CLI's entry point), the doctor
+  takes every such orphan for a helper one of its children left and kills it: a helper that shed its session and
+  its environment (the token) is found that way where there are no cgroups.
 - `shutdown()` kills every live child and removes every temporary folder made here; the CLI calls it from its
   SIGTERM/SIGHUP/SIGINT handlers.
+
+Temporary folders (`temp_dir`) hold a lock file their maker keeps flocked; a later doctor removes the folders of
+dead doctors (`sweep_dead_folders`), never blocking, never following a link, opening only regular files it can prove
+a doctor made, and never racing a live maker.
 
 This module is a low layer: it imports nothing from mhcdoctor.
 """
@@ -114,7 +124,7 @@ def finish() -> None:
 
 
 def _in_child() -> None:
-    """Runs in the forked child before exec: die with the parent (Linux); nothing else."""
+    """Runs in the forked child before exec: die with the parent (Linux)."""
     if _prctl is not None:
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
@@ -182,6 +192,124 @@ def _punch_hole(path: Path, length: int) -> bool:
         os.close(fd)
 
 
+# --- cgroups: a container a child and everything it starts cannot leave (Linux, cgroup v2, where writable) --------
+
+_CGROUP_PREFIX = "mhcdoctor-"
+_OFF = ("0", "off", "no", "false")  # MHCDOCTOR_CGROUPS=0 turns cgroups off
+_cgroup_base: str | None = None
+_cgroup_checked = False
+
+
+def cgroup_base() -> str | None:
+    """The cgroup v2 folder this process lives in, if it may make cgroups there (root, or a delegated subtree such as
+    systemd gives a user service); else None and children are tracked without cgroups. Looked up once."""
+    global _cgroup_base, _cgroup_checked
+    with _lock:
+        if not _cgroup_checked:
+            _cgroup_checked = True
+            _cgroup_base = _find_cgroup_base()
+            if _cgroup_base is not None:
+                _remove_dead_cgroups(_cgroup_base)
+        return _cgroup_base
+
+
+def _remove_dead_cgroups(base: str) -> None:
+    """Remove the empty cgroups that doctors killed by SIGKILL left (named after their pid, which no longer runs).
+    Only rmdir, which the kernel refuses for a cgroup with anything in it; nothing is killed."""
+    with contextlib.suppress(OSError):
+        for name in os.listdir(base):
+            pid = name[len(_CGROUP_PREFIX) :].split("-")[0]
+            if not name.startswith(_CGROUP_PREFIX) or not pid.isdigit():
+                continue
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                with contextlib.suppress(OSError):
+                    os.rmdir(os.path.join(base, name))
+            except OSError:
+                pass
+
+
+def _find_cgroup_base() -> str | None:
+    if not sys.platform.startswith("linux") or os.environ.get("MHCDOCTOR_CGROUPS", "").strip().lower() in _OFF:
+        return None
+    try:
+        with open("/proc/self/cgroup", encoding="utf-8", errors="replace") as f:
+            mine = next((line[3:].strip() for line in f if line.startswith("0::")), None)
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+            mounts = [line.split() for line in f]
+    except OSError:
+        return None
+    for fields in mounts:
+        dash = fields.index("-") if "-" in fields else -1
+        if mine is None or dash < 0 or dash + 1 >= len(fields) or fields[dash + 1] != "cgroup2":
+            continue
+        root, point = fields[3], fields[4]
+        if mine == root or mine.startswith(root.rstrip("/") + "/"):
+            folder = os.path.normpath(os.path.join(point, mine[len(root.rstrip("/")) :].lstrip("/")))
+            if os.access(os.path.join(folder, "cgroup.procs"), os.W_OK) and os.access(folder, os.W_OK):
+                return folder
+    return None
+
+
+class _Cgroup:
+    """One child's cgroup: the child moves itself in before it execs, so all it ever starts is in it too."""
+
+    def __init__(self, base: str, token: str) -> None:
+        self.path = os.path.join(base, f"{_CGROUP_PREFIX}{os.getpid()}-{token}")
+        os.mkdir(self.path, 0o755)
+        try:
+            self.procs = os.open(os.path.join(self.path, "cgroup.procs"), os.O_WRONLY | os.O_CLOEXEC)
+        except OSError:
+            os.rmdir(self.path)
+            raise
+
+    def enter(self) -> None:
+        """In the forked child, before exec: move there (a failure leaves it where it was, tracked as before)."""
+        try:
+            os.write(self.procs, b"0")
+        except OSError:
+            pass
+
+    def pids(self) -> list[int]:
+        found: list[int] = []
+        for folder, _, files in os.walk(self.path):
+            if "cgroup.procs" in files:
+                with contextlib.suppress(OSError), open(os.path.join(folder, "cgroup.procs")) as f:
+                    found += [int(line) for line in f if line.strip().isdigit()]
+        return found
+
+    def kill(self) -> None:
+        """SIGKILL everything in it and in the cgroups below it (cgroup.kill, Linux 5.14+, else pid by pid)."""
+        try:
+            with open(os.path.join(self.path, "cgroup.kill"), "w") as f:
+                f.write("1")
+            return
+        except OSError:
+            pass
+        for _ in range(20):
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        """Remove it once empty (its dead are reaped by then); cgroups the child made below it go first."""
+        with contextlib.suppress(OSError):
+            os.close(self.procs)
+        for _ in range(100):
+            for folder, _, _ in sorted(os.walk(self.path), key=lambda w: -len(w[0])):
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)
+            if not os.path.exists(self.path):
+                return
+            _reap_orphans(_processes())
+            time.sleep(0.01)
+
+
 class Child:
     """A started child. `poll()` while it runs; `kill()` on timeout; `close()` when done (always).
 
@@ -204,6 +332,11 @@ class Child:
         self.stdout = _Capture(folder / "stdout", stdout_bytes)
         self.stderr = _Capture(folder / "stderr")
         env = {**env, TOKEN_VARIABLE: self.token}
+        self.cgroup: _Cgroup | None = None
+        base = cgroup_base()
+        if base is not None:
+            with contextlib.suppress(OSError):  # none where it cannot be made: tracked without one
+                self.cgroup = _Cgroup(base, self.token)
         out, err = self.stdout.open_for_child(), self.stderr.open_for_child()
         try:
             with _lock:
@@ -218,14 +351,24 @@ class Child:
                     env=env,
                     cwd=cwd if cwd is not None else str(folder),
                     start_new_session=True,
-                    preexec_fn=_in_child if _prctl is not None else None,
+                    preexec_fn=self._in_child if _prctl is not None or self.cgroup is not None else None,
                 )
                 _live[self.popen.pid] = self
+        except BaseException:
+            if self.cgroup is not None:
+                self.cgroup.remove()
+            raise
         finally:
             os.close(out)
             os.close(err)
         self.pid = self.popen.pid
         self.started = time.perf_counter()
+
+    def _in_child(self) -> None:
+        """Runs in the forked child before exec: into its cgroup; die with the parent (Linux); nothing else."""
+        if self.cgroup is not None:
+            self.cgroup.enter()
+        _in_child()
 
     def poll(self) -> int | None:
         """The exit code once the child has exited, else None; trims its output files while it runs."""
@@ -240,6 +383,8 @@ class Child:
     def close(self) -> None:
         """Kill whatever is left (the child, or helpers it left running) and forget it."""
         _kill_tree(self)
+        if self.cgroup is not None:
+            self.cgroup.remove()
         with _lock:
             _live.pop(self.pid, None)
 
@@ -505,6 +650,8 @@ def _kill_orphans(closing: Child | None = None) -> int:
 
 def _kill_leftovers(child: Child) -> None:
     """After the child exited: kill what it left (helpers of an import that succeeded)."""
+    if child.cgroup is not None:
+        child.cgroup.kill()
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child.pid, signal.SIGKILL)
     for _ in range(20):
@@ -526,6 +673,8 @@ def _kill_tree(child: Child) -> None:
         # Its descendants, read while the tree is whole: once a parent dies its children are re-parented (to us as
         # subreaper, or to init) and no longer found under the child.
         victims = _victims(child, _processes())
+        if child.cgroup is not None:
+            child.cgroup.kill()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child.pid, signal.SIGKILL)
         for pid in victims:
@@ -559,6 +708,9 @@ def shutdown() -> int:
                 os.kill(pid, signal.SIGKILL)
     time.sleep(0.01)
     _reap_orphans(_processes())
+    for child in live:
+        if child.cgroup is not None:
+            child.cgroup.remove()
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
     return len(live)

@@ -276,6 +276,9 @@ def test_a_sigkilled_doctors_folders_are_removed_by_the_next_doctor_and_a_live_o
     live = set(doctor.temp_files()) - before
     assert live and not live & dead, "the next doctor removed the dead one's folders, and only those"
     assert childproc.sweep_dead_folders(str(doctor.tmpdir)) == [], "a live doctor's folders are locked"
+    base = childproc.cgroup_base()
+    if base is not None:  # and its empty cgroup (named after its pid) is gone too
+        assert not [name for name in os.listdir(base) if name.startswith(f"mhcdoctor-{first.pid}-")]
     assert set(doctor.temp_files()) == before | live
     assert (outside / ".mhcdoctor-lock").exists()
 
@@ -309,3 +312,18 @@ def test_a_helper_that_sheds_session_and_environment_dies_with_a_normal_check(do
     assert probe["status"] == ("ok" if then == "returns" else "timeout"), probe
     assert left == []
     assert doctor.temp_files() == []
+
+
+@pytest.mark.skipif(childproc.cgroup_base() is None, reason="needs a writable cgroup v2 folder (root, or delegation)")
+def test_in_a_process_hosting_the_doctor_a_helper_that_sheds_everything_dies_with_its_cgroup(tmp_path):
+    """A Ray worker or a test run hosts the doctor among other work, so it cannot take every orphan for its own:
+    there the child's cgroup, which a helper cannot leave by setsid, fork or a new environment, finds it."""
+    tag = f"cgroup-escapee:{tmp_path}"
+    done = childproc.run([sys.executable, "-c", escapee(tag)], {"PATH": os.environ.get("PATH", "")}, 20)
+    left = running(tag)
+    _report("setsid + empty environment helper, doctor hosted in-process, cgroup", left=left)
+    for line in left:
+        os.kill(int(line.split(":")[0]), signal.SIGKILL)
+    assert done.status == "ok" and done.returncode == 0, done
+    assert left == []
+    assert not [p for p in os.listdir(childproc.cgroup_base() or "/") if p.startswith(f"mhcdoctor-{os.getpid()}-")]
