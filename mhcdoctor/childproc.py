@@ -298,8 +298,10 @@ class _Cgroup:
 
     def remove(self) -> None:
         """Remove it once empty (its dead are reaped by then); cgroups the child made below it go first."""
-        with contextlib.suppress(OSError):
-            os.close(self.procs)
+        procs, self.procs = self.procs, -1  # closed once: a second close could hit a descriptor reused since
+        if procs >= 0:
+            with contextlib.suppress(OSError):
+                os.close(procs)
         for _ in range(100):
             for folder, _, _ in sorted(os.walk(self.path), key=lambda w: -len(w[0])):
                 with contextlib.suppress(OSError):
