@@ -53,6 +53,8 @@ def write_file(path: str | Path, data: bytes, what: str, replace: bool) -> None:
         raise InputError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
     try:
         try:
+            with contextlib.suppress(OSError):  # a file replaced keeps its mode (one kept private stays so)
+                os.fchmod(fd, stat.S_IMODE(os.lstat(target).st_mode))
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]

@@ -227,3 +227,13 @@ def test_a_folder_or_a_device_is_never_replaced(tmp_path, kind):
 
     with pytest.raises(InputError, match=f"it is a {kind}; refusing"):
         write_file(target, b"x", "test file", replace=True)
+
+
+def test_a_replaced_file_keeps_its_mode(tmp_path):
+    target = tmp_path / "private.tar.gz"
+    target.write_bytes(b"old")
+    target.chmod(0o600)
+
+    write_file(target, b"new", "test file", replace=True)
+
+    assert target.read_bytes() == b"new" and oct(target.stat().st_mode & 0o777) == "0o600"
