@@ -108,3 +108,11 @@ VLLM_ENV: tuple[str, ...] = (
     "AITER_JIT_DIR",  # aiter/jit/core.py: where module_mhc.so is built and loaded
     "CUDA_HOME",  # DeepGEMM's and tilelang's JIT look for nvcc there first
 )
+
+
+# DeepGEMM's JIT asserts nvcc >= 12.9 (vllm/utils/deep_gemm.py 0.34, is_deep_gemm_supported, which says why it checks).
+DEEPGEMM_NVCC_MIN = (12, 9)
+# vLLM releases whose hc_prenorm_gemm_block_m_tilelang (prenorm GEMM from 1024 tokens without DeepGEMM) sums each
+# token into a T.alloc_var(init=0.0) inside the unrolled token loop: kernels/mhc/tilelang_kernels.py (0.23–0.26) and
+# _tilelang_ops.py (0.22), read from each wheel; 0.27.0 rewrote it with per-token T.alloc_local arrays.
+BLOCK_M_ACCUMULATOR_RELEASES = ">=0.22.0,<0.27.0"

@@ -522,22 +522,55 @@ def _pdl_on_rocm(ctx: FindingContext) -> bool:
     )
 
 
+def _block_m_ops(ctx: FindingContext) -> list[str]:
+    """The pre ops that take 0.22–0.26's block-M tilelang prenorm GEMM from 1024 tokens (kernels/mhc/tilelang.py:
+    `n_splits == 1 and use_default_config and x.shape[0] >= 1024`, taken where DeepGEMM is not used)."""
+    version = known.version_of(ctx.vllm_version)
+    if version is None or not known.within(str(version), known.BLOCK_M_ACCUMULATOR_RELEASES):
+        return []
+    if ctx.facts.platform == "cuda" and deepgemm_used(ctx) in (True, None):
+        return []  # DeepGEMM computes the prenorm GEMM (or it is not known that it does not)
+    return [op for op in ctx.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
+
+
+def deepgemm_used(ctx: FindingContext) -> bool | None:
+    """vllm/utils/deep_gemm.py is_deep_gemm_supported(): a DeepGEMM arch, VLLM_USE_DEEP_GEMM not "0", deep_gemm found
+    (standalone or vendored) and, from 0.34, nvcc 12.9+ found; None where a fact is unknown."""
+    rs = ctx.rules
+    if ctx.facts.platform != "cuda" or rs is None:
+        return False
+    if (ctx.facts.vllm_env or {}).get("VLLM_USE_DEEP_GEMM") == "0" or ctx.facts.deepgemm.present is False:
+        return False
+    arch = _deepgemm_arch(ctx, rs)
+    return None if arch is None or ctx.facts.deepgemm.present is None else arch
+
+
+def _deepgemm_arch(ctx: FindingContext, rs: RuleSet) -> bool | None:
+    """vLLM's CudaPlatform.support_deep_gemm: is_device_capability(90) or family(100) [or family(120), 0.24+]."""
+    capability = cuda_capability(ctx.facts.arch)
+    if capability is None:
+        return None
+    major, minor = capability
+    return (major, minor) == (9, 0) or major == 10 or (rs.deepgemm_sm120 and major == 12)
+
+
 def deepgemm_problem(ctx: FindingContext) -> str | None:
     """Why DeepGEMM's tf32_hc_prenorm_gemm cannot run where this release's CUDA mhc_pre calls it, if it cannot."""
     rs, dg = ctx.rules, ctx.facts.deepgemm
     if rs is None or ctx.facts.platform != "cuda" or not rs.cuda_first_pre_deepgemm or not ctx.ops_on("tilelang"):
         return None
-    capability = cuda_capability(ctx.facts.arch)
-    if capability is not None:
-        major, minor = capability
-        # vLLM's CudaPlatform.support_deep_gemm: is_device_capability(90) or family(100) [or family(120), 0.24+]
-        if not ((major, minor) == (9, 0) or major == 10 or (rs.deepgemm_sm120 and major == 12)):
-            return f"DeepGEMM has no kernel for {ctx.facts.arch} (it supports sm_90, sm_10x and, in vLLM 0.24+, sm_12x)"
+    if _deepgemm_arch(ctx, rs) is False:
+        return f"DeepGEMM has no kernel for {ctx.facts.arch} (it supports sm_90, sm_10x and, in vLLM 0.24+, sm_12x)"
     if dg.present is False:
         return (
             "neither the standalone deep_gemm nor vLLM's vendored vllm.third_party.deep_gemm is installed, so "
             "vllm.utils.deep_gemm raises 'DeepGEMM backend is not available'"
         )
+    nvcc = known.version_of(ctx.facts.nvcc.version)
+    if nvcc is not None and nvcc.release[:2] < known.DEEPGEMM_NVCC_MIN:
+        # vllm/utils/deep_gemm.py 0.34: "DeepGEMM's JIT asserts nvcc >= 12.9 and aborts the engine otherwise"; 0.34
+        # then falls back to tilelang, but not in the first layer's pre (use_tilelang_fallback=False)
+        return f"its JIT needs nvcc 12.9 or newer and finds nvcc {ctx.facts.nvcc.version} (it aborts the engine)"
     if dg.has_prenorm_gemm is False:
         which = "vLLM's vendored copy" if dg.vendored else f"the standalone deep_gemm {dg.version or ''}".rstrip()
         return (
@@ -1027,6 +1060,26 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         "# vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm",
         refs=(PR + "43905", "https://github.com/deepseek-ai/DeepGEMM"),
         ops=lambda c: ["mhc_pre"] if "mhc_pre" in c.ops_on("tilelang") else [],
+    ),
+    FindingSpec(
+        id="tilelang-prenorm-block-m",
+        severity="info",  # read from the code, not measured: it becomes fail where a tilelang is shown to miscompile
+        title="vLLM 0.22–0.26's block-M prenorm GEMM (1024+ tokens) may reuse one accumulator for two tokens",
+        summary="vLLM 0.22–0.26 runs mhc_pre's prenorm GEMM on tilelang (no DeepGEMM: ROCm, or CUDA where "
+        "is_deep_gemm_supported() is False); from 1024 tokens it takes hc_prenorm_gemm_block_m_tilelang, whose "
+        "per-token sums are one T.alloc_var(init=0.0) inside the unrolled token loop. 0.27 rewrote it; awaits "
+        "measurement under each tilelang.",
+        when=lambda c: bool(_block_m_ops(c)),
+        detail=lambda c: (
+            f"vLLM {c.vllm_version}'s {', '.join(_block_m_ops(c))} compute the prenorm GEMM with tilelang; from 1024 "
+            "tokens (prefill) hc_prenorm_gemm_block_m_tilelang sums each token's partial results into one "
+            "T.alloc_var(T.float32, init=0.0) declared inside the unrolled loop over the block's 2 tokens. Whether "
+            "the second token starts from zero depends on how the installed tilelang lowers that init; vLLM 0.27.0 "
+            "replaced it with per-token local arrays cleared once. Read from the code; not yet measured."
+        ),
+        fix="pip install -U 'vllm>=0.27'  # or check it here: mhcdoctor verify --stress (runs 1024+ tokens)",
+        refs=(PR + "43905",),
+        ops=lambda c: _block_m_ops(c),
     ),
     FindingSpec(
         id="tilelang-tvm-ffi-mismatch",

@@ -261,7 +261,7 @@ def test_unknown_arch_fails_the_aiter_gate_without_a_finding():
     facts = machine("rocm", None, "0.1.16")
     decision = decide(facts, ModelConfig("m", PRO), "0.25.0")
     assert decision.ops["mhc_pre"].path == "tilelang"
-    assert decision.findings == []
+    assert [f.id for f in decision.findings] == ["tilelang-prenorm-block-m"]  # info: 0.25's block-M prenorm GEMM
     arch_gate = next(g for g in decision.ops["mhc_pre"].why if g.gate == "on_mi3xx()")
     assert (arch_gate.observed, arch_gate.passed) == (None, False)
 
