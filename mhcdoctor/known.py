@@ -116,3 +116,65 @@ DEEPGEMM_NVCC_MIN = (12, 9)
 # token into a T.alloc_var(init=0.0) inside the unrolled token loop: kernels/mhc/tilelang_kernels.py (0.23–0.26) and
 # _tilelang_ops.py (0.22), read from each wheel; 0.27.0 rewrote it with per-token T.alloc_local arrays.
 BLOCK_M_ACCUMULATOR_RELEASES = ">=0.22.0,<0.27.0"
+
+
+# The audit of vLLM's mHC code between consecutive releases: (pair, lines changed in kernels/mhc/*, layers/mhc.py,
+# _tilelang_ops.py and utils/deep_gemm.py as `diff` counts them between the two wheels, what changed, kind).
+VLLM_AUDIT: tuple[tuple[str, int, str, str], ...] = (
+    ("0.20.0 → 0.20.1", 134, "hc_head moves from torch to a tilelang kernel", "feature"),
+    ("0.20.1 → 0.20.2", 0, "no change to the mHC files", "none"),
+    ("0.20.2 → 0.21.0", 450, "ROCm: mhc_pre/mhc_post/hc_head branch to inline torch; the fused post+pre op stays on "
+     "tilelang with PDL (vLLM #42876: tilelang-pdl-unsupported)", "feature (crash on ROCm remains)"),
+    ("0.21.0 → 0.22.0", 3293, "kernels move to _tilelang_ops.py and kernels/mhc/; CustomOp dispatch; ENABLE_PDL "
+     "only on CUDA (#43679); block-M prenorm GEMM from 1024 tokens (tilelang-prenorm-block-m)", "refactor + fix (PDL)"),
+    ("0.22.0 → 0.22.1", 0, "no change to the mHC files", "none"),
+    ("0.22.1 → 0.23.0", 1773, "_tilelang_ops.py becomes kernels/mhc/tilelang_kernels.py; has_tilelang() imports",
+     "refactor"),
+    ("0.23.0 → 0.24.0", 295, "HAS_TILELANG_MHC: no tilelang mHC on gfx942 (#45931 for #45698, tilelang-wrong-arch)",
+     "fix (wrong results)"),
+    ("0.24.0 → 0.25.0", 56, "aiter mhc_pre/mhc_post on MI3xx (#43950)", "feature"),
+    ("0.25.0 → 0.25.1", 0, "no change to the mHC files", "none"),
+    ("0.25.1 → 0.26.0", 271, "mhc_pre_broadcast_tilelang: the first layer's pre calls DeepGEMM with no tilelang "
+     "fallback (deepgemm-prenorm-broken)", "feature (crash where DeepGEMM cannot run)"),
+    ("0.26.0 → 0.27.0", 39, "block-M prenorm GEMM: per-token T.alloc_local accumulators instead of one "
+     "T.alloc_var(init=0.0) in the unrolled token loop (tilelang-prenorm-block-m)", "fix (awaits "
+     "measurement)"),
+    ("0.27.0 → 0.27.1", 0, "no change to the mHC files", "none"),
+    ("0.27.1 → 0.28.0", 125, "tilelang_jit wrapper (vllm/tilelang_utils.py) replaces the per-kernel tilelang.jit",
+     "refactor"),
+    ("0.28.0 → 0.29.0", 132, "aiter fused post+pre and RMSNorm folded into aiter's mhc_pre, unprobed (#52737, "
+     "aiter-api-too-old)", "feature (crash with aiter < 0.1.16)"),
+    ("0.29.0 → 0.30.0", 2752, "aiter API probed; CPU ops (cpu.py); JIT warm-up (warmup.py); prenorm GEMM chosen "
+     "per call (use_tilelang_fallback)", "feature + fix (aiter API)"),
+    ("0.30.0 → 0.31.0", 342, "aiter and tilelang wrappers, warm-up and the torch reference reworked", "refactor "
+     "(not read line by line)"),
+    ("0.31.0 → 0.32.0", 141, "aiter wrapper and layers/mhc.py", "refactor (not read line by line)"),
+    ("0.32.0 → 0.33.0", 190, "kernels/mhc and utils/deep_gemm.py (vendored DeepGEMM 2.8.1)", "refactor (not read "
+     "line by line)"),
+    ("0.33.0 → 0.34.0", 398, "is_deep_gemm_supported() needs nvcc 12.9+ found, else the tilelang GEMM (the first "
+     "layer's pre still calls DeepGEMM)", "fix (crash with old nvcc)"),
+)  # fmt: skip
+
+# ROCm/aiter's mHC code (csrc/kernels/mhc_kernels.cu, aiter/ops/mhc.py) between consecutive tags, from `git log A..B
+# -- FILES` and the files' hashes at each tag.
+AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
+    ("v0.1.11", "mhc_pre (gemm_sqrsum, big_fuse) arrives (#2136)", "feature; big_fuse barrier outside its loop "
+     "(aiter-big-fuse-sync)"),
+    ("v0.1.11 → v0.1.12", "mhc_post (#2479); opus API (#2533)", "feature; sqrsum race (aiter-sqrsum-race), mhc_post "
+     "LDS race (aiter-mhc-post-race)"),
+    ("v0.1.12 → v0.1.13.post1", "no change (same mhc_kernels.cu and mhc.py)", "none"),
+    ("v0.1.13.post1 → v0.1.14-rc0", "#3033 sqrsum race, #2978 big_fuse sync, #2963 mhc_post accuracy; #2915, #3044, "
+     "#3059", "fixes (wrong results)"),
+    ("v0.1.14-rc0 → v0.1.14.post1", "no change", "none"),
+    ("v0.1.14.post1 → v0.1.15-rc0", "#3396 fused RMSNorm in mhc_pre; #3237 fp32 GEMM pipeline", "feature; RMS guard "
+     "bug (aiter-rocm-compiler)"),
+    ("v0.1.15-rc0 → v0.1.15.post3", "no change", "none"),
+    ("v0.1.15.post3 → v0.1.16", "#3417 RMS guard fix; #3623 mhc_fused_post_pre; #3651 large M", "fix + feature"),
+    ("v0.1.16 → v0.1.16.post6", "no change", "none"),
+    ("v0.1.16.post6 → v0.1.17-rc0", "#3768 wave32, #3796 async waitcnt (gfx12xx), #3648/#3714 async_load offset, "
+     "#3791 fused all-reduce + mhc_post", "feature; #3648's bug fixed by #3714 before any tag"),
+    ("v0.1.17-rc0 → v0.1.17", "no change", "none"),
+    ("v0.1.17 → v0.1.18", "#4115 gfx12xx tuning", "feature; same code as v0.1.19 (aiter-mhc-pre-invalid-config)"),
+    ("v0.1.18 → v0.1.19.post2", "mhc.py: ruff only (#4403)", "none"),
+    ("v0.1.19.post2 → v0.1.20.post1", "#4246 gfx1250 split-k, #4594 rocprim/hipcub clean-up", "refactor"),
+)  # fmt: skip
