@@ -146,8 +146,9 @@ VLLM_AUDIT: tuple[tuple[str, int, str, str], ...] = (
      "aiter-api-too-old)", "feature (crash with aiter < 0.1.16)"),
     ("0.29.0 → 0.30.0", 2752, "aiter API probed; CPU ops (cpu.py); JIT warm-up (warmup.py); prenorm GEMM chosen "
      "per call (use_tilelang_fallback)", "feature + fix (aiter API)"),
-    ("0.30.0 → 0.31.0", 342, "aiter and tilelang wrappers, warm-up and the torch reference reworked", "refactor "
-     "(not read line by line)"),
+    ("0.30.0 → 0.31.0", 342, "ROCm: the folded RMSNorm's reduction moves to threads 0..63 because TileLang's HIP "
+     "AllReduce ignores a group offset (tilelang-hip-allreduce-offset); split modes for the fused pre; docstrings",
+     "fix (wrong results on ROCm)"),
     ("0.31.0 → 0.32.0", 141, "aiter wrapper and layers/mhc.py", "refactor (not read line by line)"),
     ("0.32.0 → 0.33.0", 190, "kernels/mhc and utils/deep_gemm.py (vendored DeepGEMM 2.8.1)", "refactor (not read "
      "line by line)"),
@@ -178,3 +179,8 @@ AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
     ("v0.1.18 → v0.1.19.post2", "mhc.py: ruff only (#4403)", "none"),
     ("v0.1.19.post2 → v0.1.20.post1", "#4246 gfx1250 split-k, #4594 rocprim/hipcub clean-up", "refactor"),
 )  # fmt: skip
+
+# vLLM releases whose tilelang mhc_pre with a folded RMSNorm reduces the norm over threads 32.. of the block: on a
+# 64-wide wavefront TileLang's HIP AllReduce ignores that offset (vLLM 0.31.0 kernels/mhc/tilelang_kernels.py,
+# _MIX_ON_TRAILING_THREADS, moves it to threads 0..63 on ROCm). The AMD model folds the norm into tilelang from 0.29.
+HIP_ALLREDUCE_OFFSET_RELEASES = ">=0.29.0,<0.31.0"

@@ -522,6 +522,17 @@ def _pdl_on_rocm(ctx: FindingContext) -> bool:
     )
 
 
+def _hip_allreduce_ops(ctx: FindingContext) -> list[str]:
+    """0.29–0.30 on a wave64 ROCm GPU (gfx9: CDNA): the AMD model folds the RMSNorm into tilelang's pre when aiter does
+    not serve it (`fuse_mhc_rmsnorm = HAS_TILELANG_MHC and self.use_fused_mhc`), and that kernel's norm reduction runs
+    on threads 32.. of the block."""
+    if ctx.facts.platform != "rocm" or not known.within(ctx.vllm_version, known.HIP_ALLREDUCE_OFFSET_RELEASES):
+        return []
+    if not (ctx.facts.arch or "").startswith("gfx9") or ctx.dispatch is None or not ctx.dispatch.fused_post_pre:
+        return []
+    return [op for op in ctx.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
+
+
 def _block_m_ops(ctx: FindingContext) -> list[str]:
     """The pre ops that take 0.22–0.26's block-M tilelang prenorm GEMM from 1024 tokens (kernels/mhc/tilelang.py:
     `n_splits == 1 and use_default_config and x.shape[0] >= 1024`, taken where DeepGEMM is not used)."""
@@ -561,7 +572,7 @@ def deepgemm_problem(ctx: FindingContext) -> str | None:
         return None
     if _deepgemm_arch(ctx, rs) is False:
         return f"DeepGEMM has no kernel for {ctx.facts.arch} (it supports sm_90, sm_10x and, in vLLM 0.24+, sm_12x)"
-    if dg.present is False:
+    if dg.present is False and ctx.facts.vllm.present is True:  # a vLLM wheel vendors it: no vLLM, nothing to say
         return (
             "neither the standalone deep_gemm nor vLLM's vendored vllm.third_party.deep_gemm is installed, so "
             "vllm.utils.deep_gemm raises 'DeepGEMM backend is not available'"
@@ -1060,6 +1071,26 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         "# vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm",
         refs=(PR + "43905", "https://github.com/deepseek-ai/DeepGEMM"),
         ops=lambda c: ["mhc_pre"] if "mhc_pre" in c.ops_on("tilelang") else [],
+    ),
+    FindingSpec(
+        id="tilelang-hip-allreduce-offset",
+        severity="fail",
+        title="vLLM 0.29–0.30's tilelang mhc_pre with a folded RMSNorm reduces on threads TileLang's HIP AllReduce "
+        "gets wrong",
+        summary="vLLM 0.29–0.30 on a 64-wide-wavefront ROCm GPU (gfx9) folds the RMSNorm into tilelang's mhc_pre where "
+        "aiter does not serve; the norm's sum runs on threads 32.. and TileLang's HIP AllReduce ignores that offset "
+        "(vLLM 0.31.0 moved it to threads 0..63 on ROCm).",
+        when=lambda c: bool(_hip_allreduce_ops(c)),
+        detail=lambda c: (
+            f"vLLM {c.vllm_version} runs {', '.join(_hip_allreduce_ops(c))} on tilelang with the RMSNorm folded in "
+            f"(mhc_pre_big_fuse_with_norm_tilelang); on {c.facts.arch} a wavefront is 64 threads and the norm's sum "
+            "runs on threads 32 and up, an offset TileLang's HIP AllReduce ignores, so the normalised layer input is "
+            "wrong. vLLM 0.31.0 runs that reduction on threads 0..63 on ROCm. Read from the code (vLLM's own comment "
+            "in 0.31.0); depends on the tilelang that compiles it, not measured here."
+        ),
+        fix="pip install -U 'vllm>=0.31'",
+        refs=("https://github.com/vllm-project/vllm/blob/v0.31.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",),
+        ops=_hip_allreduce_ops,
     ),
     FindingSpec(
         id="tilelang-prenorm-block-m",

@@ -55,9 +55,11 @@ CASES = [
     # 0.29: aiter for the fused op too, with no probe of aiter's API.
     ("0.29.0", "rocm", "gfx950", "0.1.16", "0.1.12", PRO, 4, "aiter aiter aiter tl", True, "", "ok"),
     ("0.29.0", "rocm", "gfx950", "0.1.14", "0.1.12", PRO, 4, "aiter aiter aiter tl", True, "aiter-api-too-old", "fail"),
-    ("0.29.0", "rocm", "gfx950", "0.1.16", "0.1.12", PRO, 8, "tl tl tl tl", True, "", "degraded"),
+    ("0.29.0", "rocm", "gfx950", "0.1.16", "0.1.12", PRO, 8, "tl tl tl tl", True, "tilelang-hip-allreduce-offset",
+     "fail"),
     # 0.30+: the probes move single ops off an old aiter (an info finding says why).
-    ("0.30.0", "rocm", "gfx950", "0.1.14", "0.1.12", PRO, 4, "tl aiter tl tl", True, "", "degraded"),
+    ("0.30.0", "rocm", "gfx950", "0.1.14", "0.1.12", PRO, 4, "tl aiter tl tl", True, "tilelang-hip-allreduce-offset",
+     "fail"),
     ("0.32.0", "rocm", "gfx950", "0.1.15", "0.1.12", PRO, 4, "aiter aiter tl tl", True, "aiter-rocm-compiler",
      "fail"),
     ("0.34.0", "rocm", "gfx942", "0.1.14", "none", 5120, 4, "aiter aiter torch triton", True, "torch-fallback",
@@ -95,7 +97,8 @@ def test_dispatch(vllm, platform, arch, aiter, tilelang, hidden, hc_mult, expect
 
 def test_old_aiter_on_030_is_explained_as_an_api_fallback():
     decision = decide(machine("rocm", "gfx950", "0.1.14"), ModelConfig("m", PRO), "0.30.0")
-    assert {f.id: f.severity for f in decision.findings} == {"aiter-api-fallback": "info"}
+    found = {f.id: f.severity for f in decision.findings}
+    assert found == {"aiter-api-fallback": "info", "tilelang-hip-allreduce-offset": "fail"}  # 0.31 fixes the second
 
 
 @pytest.mark.parametrize(
