@@ -110,8 +110,14 @@ VLLM_ENV: tuple[str, ...] = (
 )
 
 
-# DeepGEMM's JIT asserts nvcc >= 12.9 (vllm/utils/deep_gemm.py 0.34, is_deep_gemm_supported, which says why it checks).
-DEEPGEMM_NVCC_MIN = (12, 9)
+# DeepGEMM's JIT asserts nvcc >= 12.3 (csrc/jit/compiler.hpp: "NVCC version should be >= 12.3") and needs 12.9 for
+# the arch-family suffix of sm_10x (its README: CUDA 12.9 or higher for SM100).
+DEEPGEMM_NVCC_MIN = (12, 3)
+DEEPGEMM_NVCC_MIN_SM100 = (12, 9)
+# vLLM 0.34's is_deep_gemm_supported() turns DeepGEMM off below nvcc 12.9 ("DeepGEMM's JIT asserts nvcc >= 12.9 and
+# aborts the engine otherwise", vllm/utils/deep_gemm.py); 0.30–0.33 do not check.
+VLLM_NVCC_GATE = (12, 9)
+VLLM_NVCC_GATE_RELEASES = ">=0.34.0"
 # vLLM releases whose hc_prenorm_gemm_block_m_tilelang (prenorm GEMM from 1024 tokens without DeepGEMM) sums each
 # token into a T.alloc_var(init=0.0) inside the unrolled token loop: kernels/mhc/tilelang_kernels.py (0.23–0.26) and
 # _tilelang_ops.py (0.22), read from each wheel; 0.27.0 rewrote it with per-token T.alloc_local arrays.
@@ -184,3 +190,15 @@ AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
 # 64-wide wavefront TileLang's HIP AllReduce ignores that offset (vLLM 0.31.0 kernels/mhc/tilelang_kernels.py,
 # _MIX_ON_TRAILING_THREADS, moves it to threads 0..63 on ROCm). The AMD model folds the norm into tilelang from 0.29.
 HIP_ALLREDUCE_OFFSET_RELEASES = ">=0.29.0,<0.31.0"
+
+
+# DeepGEMM's tf32_hc_prenorm_gemm arrives in 2.3.0 (deepseek-ai/DeepGEMM #280, 0f5f266: deep_gemm/__init__.py).
+DEEPGEMM_PRENORM_SINCE = Version("2.3.0")
+# The DeepGEMM each vLLM wheel vendors (vllm/third_party/deep_gemm/__init__.py __version__, read from each wheel).
+_VENDORED_DEEPGEMM = ((">=0.20.0,<0.27.0", "2.5.0"), (">=0.27.0,<0.30.0", "2.6.1"), (">=0.30.0,<0.33.0", "2.8.0"),
+                      (">=0.33.0,<0.35.0", "2.8.1"))  # fmt: skip
+
+
+def vendored_deepgemm(vllm: str | None) -> str | None:
+    """The DeepGEMM version vLLM `vllm`'s wheel vendors, where known."""
+    return next((dg for spec, dg in _VENDORED_DEEPGEMM if within(vllm, spec)), None)

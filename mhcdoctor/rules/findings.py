@@ -18,7 +18,14 @@ from mhcdoctor import aiter_releases, known
 from mhcdoctor.decision import Finding, Severity, severity_rank
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
-from mhcdoctor.rules.dispatch import AITER_ARCHS, Dispatch, aiter_feature, arch_has
+from mhcdoctor.rules.dispatch import (
+    AITER_ARCHS,
+    Dispatch,
+    aiter_feature,
+    arch_has,
+    deepgemm_arch,
+    deepgemm_supported,
+)
 from mhcdoctor.rules.releases import ISSUE, NEWEST, PR, RuleSet
 
 AITER = "https://github.com/ROCm/aiter/"
@@ -544,51 +551,62 @@ def _block_m_ops(ctx: FindingContext) -> list[str]:
     return [op for op in ctx.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
 
 
-def deepgemm_used(ctx: FindingContext) -> bool | None:
-    """vllm/utils/deep_gemm.py is_deep_gemm_supported(): a DeepGEMM arch, VLLM_USE_DEEP_GEMM not "0", deep_gemm found
-    (standalone or vendored) and, from 0.34, nvcc 12.9+ found; None where a fact is unknown."""
-    rs = ctx.rules
-    if ctx.facts.platform != "cuda" or rs is None:
-        return False
-    if (ctx.facts.vllm_env or {}).get("VLLM_USE_DEEP_GEMM") == "0" or ctx.facts.deepgemm.present is False:
-        return False
-    arch = _deepgemm_arch(ctx, rs)
-    return None if arch is None or ctx.facts.deepgemm.present is None else arch
-
-
-def _deepgemm_arch(ctx: FindingContext, rs: RuleSet) -> bool | None:
-    """vLLM's CudaPlatform.support_deep_gemm: is_device_capability(90) or family(100) [or family(120), 0.24+]."""
-    capability = cuda_capability(ctx.facts.arch)
-    if capability is None:
-        return None
-    major, minor = capability
-    return (major, minor) == (9, 0) or major == 10 or (rs.deepgemm_sm120 and major == 12)
-
-
 def deepgemm_problem(ctx: FindingContext) -> str | None:
-    """Why DeepGEMM's tf32_hc_prenorm_gemm cannot run where this release's CUDA mhc_pre calls it, if it cannot."""
-    rs, dg = ctx.rules, ctx.facts.deepgemm
-    if rs is None or ctx.facts.platform != "cuda" or not rs.cuda_first_pre_deepgemm or not ctx.ops_on("tilelang"):
+    """Why DeepGEMM's tf32_hc_prenorm_gemm cannot run where this release's CUDA mhc_pre calls it, if it cannot:
+    0.20–0.21 and (first layer) 0.26+ call it with no fallback; 0.22+ wherever is_deep_gemm_supported() holds."""
+    rs, f, dg = ctx.rules, ctx.facts, ctx.facts.deepgemm
+    if rs is None or f.platform != "cuda" or "mhc_pre" not in ctx.ops_on("tilelang"):
         return None
-    if _deepgemm_arch(ctx, rs) is False:
-        return f"DeepGEMM has no kernel for {ctx.facts.arch} (it supports sm_90, sm_10x and, in vLLM 0.24+, sm_12x)"
-    if dg.present is False and ctx.facts.vllm.present is True:  # a vLLM wheel vendors it: no vLLM, nothing to say
+    forced = rs.cuda_first_pre_deepgemm
+    if not forced and deepgemm_supported(rs, f, ctx.vllm_version)[0] is not True:
+        return None  # tilelang's own GEMM computes the prenorm mixes
+    if deepgemm_arch(f, rs) is False:
+        return f"DeepGEMM has no kernel for {f.arch} (it supports sm_90, sm_10x and, in vLLM 0.24+, sm_12x)"
+    if dg.present is False and f.vllm.present is True:  # a vLLM wheel vendors it: without vLLM, nothing to say
         return (
             "neither the standalone deep_gemm nor vLLM's vendored vllm.third_party.deep_gemm is installed, so "
             "vllm.utils.deep_gemm raises 'DeepGEMM backend is not available'"
         )
-    nvcc = known.version_of(ctx.facts.nvcc.version)
-    if nvcc is not None and nvcc.release[:2] < known.DEEPGEMM_NVCC_MIN:
-        # vllm/utils/deep_gemm.py 0.34: "DeepGEMM's JIT asserts nvcc >= 12.9 and aborts the engine otherwise"; 0.34
-        # then falls back to tilelang, but not in the first layer's pre (use_tilelang_fallback=False)
-        return f"its JIT needs nvcc 12.9 or newer and finds nvcc {ctx.facts.nvcc.version} (it aborts the engine)"
+    nvcc = known.version_of(f.nvcc.version)
+    sm100 = (f.arch or "").startswith("sm_10")
+    needed = known.DEEPGEMM_NVCC_MIN_SM100 if sm100 else known.DEEPGEMM_NVCC_MIN
+    if nvcc is not None and nvcc.release[:2] < needed:
+        # DeepGEMM csrc/jit/compiler.hpp asserts nvcc >= 12.3; sm_10x kernels need 12.9's arch-family suffix
+        wanted = ".".join(map(str, needed)) + (" for sm_10x" if sm100 else "")
+        return (
+            f"its JIT needs nvcc {wanted} or newer and finds nvcc {f.nvcc.version} (DG_HOST_ASSERT aborts the engine)"
+        )
     if dg.has_prenorm_gemm is False:
         which = "vLLM's vendored copy" if dg.vendored else f"the standalone deep_gemm {dg.version or ''}".rstrip()
         return (
-            f"{which} has no tf32_hc_prenorm_gemm (vLLM imports the standalone deep_gemm first, so an older one "
-            "shadows the vendored copy that has it)"
+            f"{which} has no tf32_hc_prenorm_gemm (it arrived in DeepGEMM 2.3.0; vLLM imports the standalone "
+            "deep_gemm first, so an older one shadows the vendored copy that has it)"
         )
     return None
+
+
+def _deepgemm_fix(problem: str) -> str:
+    """The fix for the cause deepgemm_problem named."""
+    if problem.startswith("DeepGEMM has no kernel"):
+        return (
+            "Run on sm_90/sm_100 (H100/H200/B200); this release calls DeepGEMM on every CUDA GPU "
+            "(compare: mhcdoctor explain --vllm 0.25.1)"
+        )
+    if problem.startswith("neither"):
+        return (
+            "pip install --force-reinstall --no-deps \"vllm==$(pip show vllm | sed -n 's/^Version: //p')\"  "
+            "# restores its vendored DeepGEMM"
+        )
+    if problem.startswith("its JIT needs nvcc"):
+        return "Install CUDA 12.9 or newer and export CUDA_HOME to it (or: pip install 'nvidia-cuda-nvcc>=13')"
+    return "pip uninstall -y deep_gemm  # vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm"
+
+
+def deepgemm_used(ctx: FindingContext) -> bool | None:
+    """Whether vLLM computes the prenorm GEMM with DeepGEMM here (is_deep_gemm_supported(); None: unknown)."""
+    if ctx.facts.platform != "cuda" or ctx.rules is None:
+        return False
+    return deepgemm_supported(ctx.rules, ctx.facts, ctx.vllm_version)[0]
 
 
 # --- the catalogue -------------------------------------------------------------------------------------------------
@@ -1064,11 +1082,17 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         "0.24), or with no deep_gemm (standalone or vLLM's vendored copy), or one without tf32_hc_prenorm_gemm.",
         when=lambda c: deepgemm_problem(c) is not None,
         detail=lambda c: (
-            f"vLLM {c.vllm_version or ''}'s mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm with no fallback, but "
-            f"{deepgemm_problem(c)}: the model fails at its first forward (the profile run at start-up)."
+            f"vLLM {c.vllm_version or ''}'s mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm ("
+            + (
+                "with no tilelang fallback"
+                if c.rules and c.rules.cuda_first_pre_deepgemm
+                else "is_deep_gemm_supported()"
+            )
+            + f"), but {deepgemm_problem(c)}: the model fails at its first forward (the profile run at start-up)."
         ),
         fix="Run on sm_90/sm_100 (H100/H200/B200); where deep_gemm is the cause: pip uninstall -y deep_gemm  "
         "# vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm",
+        fix_for=lambda c: _deepgemm_fix(deepgemm_problem(c) or ""),
         refs=(PR + "43905", "https://github.com/deepseek-ai/DeepGEMM"),
         ops=lambda c: ["mhc_pre"] if "mhc_pre" in c.ops_on("tilelang") else [],
     ),
