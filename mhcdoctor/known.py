@@ -202,3 +202,12 @@ _VENDORED_DEEPGEMM = ((">=0.20.0,<0.27.0", "2.5.0"), (">=0.27.0,<0.30.0", "2.6.1
 def vendored_deepgemm(vllm: str | None) -> str | None:
     """The DeepGEMM version vLLM `vllm`'s wheel vendors, where known."""
     return next((dg for spec, dg in _VENDORED_DEEPGEMM if within(vllm, spec)), None)
+
+
+# vLLM releases whose NVIDIA DeepSeek-V4 model skips the mHC JIT warm-up: warmup/deepseek_v4_mhc_warmup.py's
+# _find_first_mhc_layer wants hc_pre/hc_post on DeepseekV4DecoderLayer, which models/deepseek_v4/nvidia/model.py
+# no longer defines from 0.23.0 (read from each wheel; vLLM #51790, open). Kernels then compile while serving.
+NVIDIA_WARMUP_SKIPPED_RELEASES = ">=0.23.0"
+# What compiling one of vLLM's mHC tilelang kernels for one token size costs (vLLM #52941: "~6 second latency spikes
+# on every new token count"; #47807: mhc_pre_big_fuse_with_norm_tilelang "about 10s+").
+TILELANG_COMPILE_SECONDS = "6–10 s"
