@@ -134,8 +134,9 @@ VLLM_AUDIT: tuple[tuple[str, int, str, str], ...] = (
     ("0.21.0 → 0.22.0", 3293, "kernels move to _tilelang_ops.py and kernels/mhc/; CustomOp dispatch; ENABLE_PDL "
      "only on CUDA (#43679); block-M prenorm GEMM from 1024 tokens (tilelang-prenorm-block-m)", "refactor + fix (PDL)"),
     ("0.22.0 → 0.22.1", 0, "no change to the mHC files", "none"),
-    ("0.22.1 → 0.23.0", 1773, "_tilelang_ops.py becomes kernels/mhc/tilelang_kernels.py; has_tilelang() imports",
-     "refactor"),
+    ("0.22.1 → 0.23.0", 1773, "_tilelang_ops.py becomes kernels/mhc/tilelang_kernels.py; has_tilelang() imports; the "
+     "NVIDIA decoder layer loses hc_pre/hc_post, so the mHC warm-up skips it (vLLM #51790: tilelang-cache-cold)",
+     "refactor (slow start-up)"),
     ("0.23.0 → 0.24.0", 295, "HAS_TILELANG_MHC: no tilelang mHC on gfx942 (#45931 for #45698, tilelang-wrong-arch)",
      "fix (wrong results)"),
     ("0.24.0 → 0.25.0", 56, "aiter mhc_pre/mhc_post on MI3xx (#43950)", "feature"),
@@ -150,8 +151,9 @@ VLLM_AUDIT: tuple[tuple[str, int, str, str], ...] = (
      "refactor"),
     ("0.28.0 → 0.29.0", 132, "aiter fused post+pre and RMSNorm folded into aiter's mhc_pre, unprobed (#52737, "
      "aiter-api-too-old)", "feature (crash with aiter < 0.1.16)"),
-    ("0.29.0 → 0.30.0", 2752, "aiter API probed; CPU ops (cpu.py); JIT warm-up (warmup.py); prenorm GEMM chosen "
-     "per call (use_tilelang_fallback)", "feature + fix (aiter API)"),
+    ("0.29.0 → 0.30.0", 2752, "aiter API probed; CPU ops (cpu.py); JIT warm-up registry (warmup.py; the NVIDIA "
+     "model registers its kernels); prenorm GEMM chosen per call (use_tilelang_fallback)", "feature + fix (aiter API, "
+     "warm-up)"),
     ("0.30.0 → 0.31.0", 342, "ROCm: the folded RMSNorm's reduction moves to threads 0..63 because TileLang's HIP "
      "AllReduce ignores a group offset (tilelang-hip-allreduce-offset); split modes for the fused pre; docstrings",
      "fix (wrong results on ROCm)"),
@@ -206,8 +208,9 @@ def vendored_deepgemm(vllm: str | None) -> str | None:
 
 # vLLM releases whose NVIDIA DeepSeek-V4 model skips the mHC JIT warm-up: warmup/deepseek_v4_mhc_warmup.py's
 # _find_first_mhc_layer wants hc_pre/hc_post on DeepseekV4DecoderLayer, which models/deepseek_v4/nvidia/model.py
-# no longer defines from 0.23.0 (read from each wheel; vLLM #51790, open). Kernels then compile while serving.
-NVIDIA_WARMUP_SKIPPED_RELEASES = ">=0.23.0"
+# no longer defines from 0.23.0 (vLLM #51790); from 0.30.0 the NVIDIA model registers its tilelang kernels with the
+# JIT warm-up itself (register_warmup, when kernel_config.enable_jit_warmup). Read from each wheel.
+NVIDIA_WARMUP_SKIPPED_RELEASES = ">=0.23.0,<0.30.0"
 # What compiling one of vLLM's mHC tilelang kernels for one token size costs (vLLM #52941: "~6 second latency spikes
 # on every new token count"; #47807: mhc_pre_big_fuse_with_norm_tilelang "about 10s+").
 TILELANG_COMPILE_SECONDS = "6–10 s"

@@ -1167,7 +1167,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         severity=lambda c: "warn" if _warmup_skipped(c) else "info",
         title="tilelang's kernel cache holds none of vLLM's mHC kernels",
         summary="tilelang runs an op and $TILELANG_CACHE_DIR (default ~/.tilelang/cache) holds no mHC kernel for the "
-        "installed tilelang. Warn on CUDA from vLLM 0.23, whose NVIDIA model skips the mHC warm-up (vLLM #51790): "
+        "installed tilelang. Warn on CUDA in vLLM 0.23–0.29, whose NVIDIA model skips the mHC warm-up (vLLM #51790): "
         "the kernels compile while serving.",
         when=_cold_cache,
         detail=lambda c: (
