@@ -214,3 +214,11 @@ NVIDIA_WARMUP_SKIPPED_RELEASES = ">=0.23.0,<0.30.0"
 # What compiling one of vLLM's mHC tilelang kernels for one token size costs (vLLM #52941: "~6 second latency spikes
 # on every new token count"; #47807: mhc_pre_big_fuse_with_norm_tilelang "about 10s+").
 TILELANG_COMPILE_SECONDS = "6–10 s"
+
+# Token counts where a known bug or a kernel variant starts, each with its source: verify's default and --stress sizes
+# cover every one (tests/verify/test_stress_sizes.py holds them together).
+TOKEN_TRIGGERS: tuple[tuple[int, str], ...] = (
+    (17, "aiter's sqrsum race (#3033) corrupts rows past 16"),
+    (128, "tilelang's prenorm GEMM leaves its small-tile variant (vLLM 0.22–0.34: num_tokens < 128)"),
+    (1024, "tilelang's block-M prenorm GEMM, 2 tokens per block (vLLM 0.22–0.34: num_tokens >= 1024)"),
+)
