@@ -81,12 +81,13 @@ class FindingSpec:
     summary: str  # one line for docs/findings.md: when it fires
     ops: Callable[[FindingContext], list[str]] | None = None  # the ops it is about (their rows are marked by it)
     fix_for: Callable[[FindingContext], str] | None = None  # the fix for this case, where `fix` is only the usual one
+    from_tokens: int | None = None  # it shows only in calls of at least this many tokens
 
     def build(self, ctx: FindingContext) -> Finding:
         severity = self.severity(ctx) if callable(self.severity) else self.severity
         ops = self.ops(ctx) if self.ops is not None else []
         fix = self.fix_for(ctx) if self.fix_for is not None else self.fix
-        return Finding(self.id, severity, self.title, self.detail(ctx), fix, list(self.refs), ops)
+        return Finding(self.id, severity, self.title, self.detail(ctx), fix, list(self.refs), ops, self.from_tokens)
 
 
 def evaluate(ctx: FindingContext) -> list[Finding]:
@@ -940,6 +941,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
         refs=(AITER + "pull/3033", AITER + "commit/b639cb63bcac4672dce33a731fad042a65cb3649", PR + "43950"),
         ops=lambda c: c.sqrsum_ops_on_aiter(),
+        from_tokens=17,  # lanes 16–63 store into other rows: one call of more than 16 tokens
     ),
     FindingSpec(
         id="aiter-sqrsum-unknown",
@@ -1161,6 +1163,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         fix="pip install -U 'vllm>=0.27'  # or check it here: mhcdoctor verify --stress (runs 1024+ tokens)",
         refs=(PR + "43905",),
         ops=lambda c: _block_m_ops(c),
+        from_tokens=1024,  # kernels/mhc/tilelang.py: x.shape[0] >= 1024 takes the block-M GEMM
     ),
     FindingSpec(
         id="tilelang-cache-cold",
