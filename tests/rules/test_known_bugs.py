@@ -97,3 +97,14 @@ def test_block_m_prenorm_gemm_only_where_tilelang_computes_it(vllm, platform, ar
     assert (finding is not None) is fires
     if finding:
         assert "1024 tokens" in finding.detail and finding.severity == "info"
+
+
+def test_a_finding_that_shows_only_in_large_calls_says_from_how_many_tokens():
+    facts = machine("rocm", "gfx950", aiter="0.1.13")
+    race = next(f for f in decide(facts, ModelConfig("m", PRO), "0.25.0").findings if f.id == "aiter-sqrsum-race")
+    assert (race.from_tokens, race.scope()) == (17, "from 17 tokens")
+    facts = machine("rocm", "gfx950")
+    block_m = next(
+        f for f in decide(facts, ModelConfig("m", PRO), "0.25.0").findings if f.id == "tilelang-prenorm-block-m"
+    )
+    assert block_m.scope() == "from 1024 tokens: prefill"
