@@ -222,3 +222,9 @@ TOKEN_TRIGGERS: tuple[tuple[int, str], ...] = (
     (128, "tilelang's prenorm GEMM leaves its small-tile variant (vLLM 0.22–0.34: num_tokens < 128)"),
     (1024, "tilelang's block-M prenorm GEMM, 2 tokens per block (vLLM 0.22–0.34: num_tokens >= 1024)"),
 )
+
+# sm_12x: DeepGEMM's tf32_hc_prenorm_gemm dispatches arch 9 and 10 only (csrc/apis/hyperconnection.hpp: "Unsupported
+# architecture" otherwise; DeepGEMM #317, still so on its main branch), while vLLM 0.24+ counts sm_12x as a DeepGEMM
+# arch. vLLM's vendored copy gains sm_12x with #52035 (pin to deepseek-ai/DeepGEMM@8b1392b, vLLM #52732), first
+# released in 0.27.0; a standalone deep_gemm from DeepGEMM's main branch shadows it and has none.
+VENDORED_DEEPGEMM_SM120_RELEASES = ">=0.27.0"

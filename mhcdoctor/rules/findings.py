@@ -589,6 +589,20 @@ def deepgemm_problem(ctx: FindingContext) -> str | None:
         return None  # tilelang's own GEMM computes the prenorm mixes
     if deepgemm_arch(f, rs) is False:
         return f"DeepGEMM has no kernel for {f.arch} (it supports sm_90, sm_10x and, in vLLM 0.24+, sm_12x)"
+    if (f.arch or "").startswith("sm_12") and dg.present is not False:
+        vendored_ok = dg.vendored is not False and known.within(
+            ctx.vllm_version, known.VENDORED_DEEPGEMM_SM120_RELEASES
+        )
+        if not vendored_ok:
+            which = (
+                f"vLLM {ctx.vllm_version}'s vendored DeepGEMM"
+                if dg.vendored is not False
+                else "the standalone deep_gemm"
+            )
+            return (
+                f"{which} has no sm_12x tf32_hc_prenorm_gemm (DeepGEMM's hyperconnection.hpp: 'Unsupported "
+                "architecture', DeepGEMM #317; vLLM vendors one with it from 0.27.0, #52035)"
+            )
     if dg.present is False and f.vllm.present is True:  # a vLLM wheel vendors it: without vLLM, nothing to say
         return (
             "neither the standalone deep_gemm nor vLLM's vendored vllm.third_party.deep_gemm is installed, so "
@@ -624,6 +638,8 @@ def _deepgemm_fix(problem: str) -> str:
             "pip install --force-reinstall --no-deps \"vllm==$(pip show vllm | sed -n 's/^Version: //p')\"  "
             "# restores its vendored DeepGEMM"
         )
+    if "sm_12x" in problem:
+        return "pip install -U 'vllm>=0.27' (and pip uninstall -y deep_gemm)  # vendors a DeepGEMM with sm_12x kernels"
     if problem.startswith("its JIT needs nvcc"):
         return "Install CUDA 12.9 or newer and export CUDA_HOME to it (or: pip install 'nvidia-cuda-nvcc>=13')"
     return "pip uninstall -y deep_gemm  # vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm"
@@ -1121,7 +1137,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         fix="Run on sm_90/sm_100 (H100/H200/B200); where deep_gemm is the cause: pip uninstall -y deep_gemm  "
         "# vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm",
         fix_for=lambda c: _deepgemm_fix(deepgemm_problem(c) or ""),
-        refs=(PR + "43905", "https://github.com/deepseek-ai/DeepGEMM"),
+        refs=(PR + "43905", "https://github.com/deepseek-ai/DeepGEMM/issues/317", ISSUE + "52732"),
         ops=lambda c: ["mhc_pre"] if "mhc_pre" in c.ops_on("tilelang") else [],
     ),
     FindingSpec(
@@ -1143,6 +1159,31 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         fix="pip install -U 'vllm>=0.31'",
         refs=("https://github.com/vllm-project/vllm/blob/v0.31.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",),
         ops=_hip_allreduce_ops,
+    ),
+    FindingSpec(
+        id="deepgemm-prenorm-b300-launch",
+        severity="warn",
+        title="DeepGEMM's sm100 tf32_hc_prenorm_gemm fails to launch on B300 (sm_103)",
+        summary="vLLM 0.23+ on a B300 (sm_103) computes mhc_pre's prenorm GEMM with DeepGEMM, whose "
+        "sm100_tf32_hc_prenorm_gemm launch failed there at start-up (vLLM #46796, open: invalid argument on CUDA 13, "
+        "invalid configuration on 12.9).",
+        when=lambda c: (
+            c.facts.platform == "cuda"
+            and (c.facts.arch or "").startswith("sm_103")
+            and bool(known.within(c.vllm_version, ">=0.23.0"))
+            and "mhc_pre" in c.ops_on("tilelang")
+            and (bool(c.rules and c.rules.cuda_first_pre_deepgemm) or deepgemm_used(c) is not False)
+        ),
+        detail=lambda c: (
+            f"vLLM {c.vllm_version} runs mhc_pre's prenorm GEMM on DeepGEMM here; on an 8x B300 node vLLM 0.23.0 "
+            "crashed in the profile run when sm100_tf32_hc_prenorm_gemm launched (cudaErrorInvalidValue with CUDA 13, "
+            "cudaErrorInvalidConfiguration with 12.9), while 0.20.1 served the same model (vLLM #46796, open; not "
+            "confirmed for later releases)."
+        ),
+        fix="If it fails at start-up: VLLM_USE_DEEP_GEMM=0 on vLLM 0.22–0.25 (tilelang's GEMM; 0.26+ still call "
+        "DeepGEMM in the first layer), or vLLM 0.20.1 as reported in vLLM #46796",
+        refs=(ISSUE + "46796",),
+        ops=lambda c: ["mhc_pre"],
     ),
     FindingSpec(
         id="tilelang-prenorm-block-m",

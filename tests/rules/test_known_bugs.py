@@ -108,3 +108,9 @@ def test_a_finding_that_shows_only_in_large_calls_says_from_how_many_tokens():
         f for f in decide(facts, ModelConfig("m", PRO), "0.25.0").findings if f.id == "tilelang-prenorm-block-m"
     )
     assert block_m.scope() == "from 1024 tokens: prefill"
+
+
+@pytest.mark.parametrize("vllm, arch, fires", [("0.23.0", "sm_103", True), ("0.34.0", "sm_103", True),
+                                               ("0.22.1", "sm_103", False), ("0.23.0", "sm_100", False)])  # fmt: skip
+def test_b300_prenorm_launch_failure_is_a_warning_from_0_23(vllm, arch, fires):
+    assert (found(machine("cuda", arch), vllm).get("deepgemm-prenorm-b300-launch") == "warn") is fires
