@@ -99,11 +99,22 @@ def bad_tvm_ffi_pair(tilelang: str | None, tvm_ffi: str | None) -> BadPair | Non
     return None
 
 
-# The environment variables vLLM's DeepSeek-V4 mHC code, its DeepGEMM wrapper and the two JIT caches read, from each
-# release's vllm/envs.py, vllm/utils/deep_gemm.py, layers/mhc.py; tilelang/env.py; aiter/jit/core.py.
+# The environment variables vLLM's DeepSeek-V4 mHC code reads, found in each release's layers/mhc.py,
+# kernels/mhc/*.py, _tilelang_ops.py and utils/deep_gemm.py (0.20.0–0.34.0 read the same envs.* values; 0.34 adds the
+# nvcc lookup), and those of the two kernel caches (tilelang/env.py, aiter/jit/core.py).
 VLLM_ENV: tuple[str, ...] = (
     "VLLM_USE_DEEP_GEMM",  # vllm/envs.py (default "1"): is_deep_gemm_supported() is False when it is "0"
+    "VLLM_USE_DEEP_GEMM_E8M0",  # utils/deep_gemm.py: DeepGEMM's scale format
+    "VLLM_CACHE_ROOT",  # utils/deep_gemm.py: DeepGEMM's JIT cache is $VLLM_CACHE_ROOT/deep_gemm unless DG_JIT_CACHE_DIR
+    "DG_JIT_CACHE_DIR",
+    "DG_JIT_NVCC_COMPILER",  # 0.34 _deep_gemm_nvcc_path: the nvcc DeepGEMM's JIT runs (and its DJ_ misspelling)
+    "DJ_JIT_NVCC_COMPILER",
+    "CUDA_HOME",  # 0.34 _deep_gemm_nvcc_path, then CUDA_PATH, then `which nvcc`; tilelang's JIT looks there first too
+    "CUDA_PATH",
     "TILELANG_CACHE_DIR",  # tilelang/env.py: the kernel cache (default ~/.tilelang/cache)
+    "TILELANG_AUTO_CLEAR_CACHE",  # tilelang/env.py: clears the cache at start-up
+    "AITER_JIT_DIR",  # aiter/jit/core.py: where module_mhc.so is built and loaded
+)
     "TILELANG_AUTO_CLEAR_CACHE",  # tilelang/env.py: clears the cache at start-up
     "AITER_JIT_DIR",  # aiter/jit/core.py: where module_mhc.so is built and loaded
     "CUDA_HOME",  # DeepGEMM's and tilelang's JIT look for nvcc there first
