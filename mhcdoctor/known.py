@@ -115,10 +115,6 @@ VLLM_ENV: tuple[str, ...] = (
     "TILELANG_AUTO_CLEAR_CACHE",  # tilelang/env.py: clears the cache at start-up
     "AITER_JIT_DIR",  # aiter/jit/core.py: where module_mhc.so is built and loaded
 )
-    "TILELANG_AUTO_CLEAR_CACHE",  # tilelang/env.py: clears the cache at start-up
-    "AITER_JIT_DIR",  # aiter/jit/core.py: where module_mhc.so is built and loaded
-    "CUDA_HOME",  # DeepGEMM's and tilelang's JIT look for nvcc there first
-)
 
 
 # DeepGEMM's JIT asserts nvcc >= 12.3 (csrc/jit/compiler.hpp: "NVCC version should be >= 12.3") and needs 12.9 for
