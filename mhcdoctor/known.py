@@ -235,3 +235,21 @@ TOKEN_TRIGGERS: tuple[tuple[int, str], ...] = (
 # arch. vLLM's vendored copy gains sm_12x with #52035 (pin to deepseek-ai/DeepGEMM@8b1392b, vLLM #52732), first
 # released in 0.27.0; a standalone deep_gemm from DeepGEMM's main branch shadows it and has none.
 VENDORED_DEEPGEMM_SM120_RELEASES = ">=0.27.0"
+
+# Bugs read from the code whose effect depends on the compiler that builds the kernel: what the GPU machine should
+# run to decide them (release, kernel from that release's wheel, token counts, compilers), and the finding each settles.
+AWAITING_MEASUREMENT: tuple[tuple[str, str], ...] = (
+    (
+        "tilelang-prenorm-block-m",
+        "vLLM 0.26.0's kernels/mhc/tilelang_kernels.py hc_prenorm_gemm_block_m_tilelang (block_m=2, n_thr 512, "
+        "tile_n 12, n_splits 1) against a float64 x @ fn.T and sum(x^2), hidden 4096 and 7168, hc_mult 4, at 1024, "
+        "1025, 2048 and 4097 tokens, built by tilelang 0.1.9 (0.26's pin), 0.1.12 and 0.1.15; the same shapes with "
+        "0.27.0's rewritten kernel as the control. Odd tokens of each 2-token block wrong: fail from 1024 tokens.",
+    ),
+    (
+        "tilelang-hip-allreduce-offset",
+        "vLLM 0.30.0's mhc_pre_big_fuse_with_norm_tilelang on a wave64 ROCm GPU (gfx950 or gfx90a), hidden 4096 and "
+        "7168, 1, 80 and 1024 tokens, under each tilelang that vLLM 0.29–0.30 accept, against 0.31.0's kernel; needs an "
+        "AMD GPU (the H200 cannot show it: a CUDA warp is 32 threads).",
+    ),
+)

@@ -270,6 +270,8 @@ def known_bugs_page() -> str:
         "| --- | --- | --- |",
     ]
     out += [f"| {tags} | {_cell(what)} | {kind} |" for tags, what, kind in known.AITER_AUDIT]
+    out += ["", "## Awaiting measurement", "", "| finding | what to run on the GPU machine |", "| --- | --- |"]
+    out += [f"| `{name}` | {_cell(what)} |" for name, what in known.AWAITING_MEASUREMENT]
     return "\n".join(out) + "\n"
 
 
