@@ -249,7 +249,7 @@ AWAITING_MEASUREMENT: tuple[tuple[str, str], ...] = (
     (
         "tilelang-hip-allreduce-offset",
         "vLLM 0.30.0's mhc_pre_big_fuse_with_norm_tilelang on a wave64 ROCm GPU (gfx950 or gfx90a), hidden 4096 and "
-        "7168, 1, 80 and 1024 tokens, under each tilelang that vLLM 0.29–0.30 accept, against 0.31.0's kernel; needs an "
-        "AMD GPU (the H200 cannot show it: a CUDA warp is 32 threads).",
+        "7168, 1, 80 and 1024 tokens, under each tilelang that vLLM 0.29–0.30 accept, against 0.31.0's kernel; needs "
+        "an AMD GPU (the H200 cannot show it: a CUDA warp is 32 threads).",
     ),
 )
