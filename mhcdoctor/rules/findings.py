@@ -1303,9 +1303,9 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         "error: invalid configuration argument' in aiter/ops/mhc.py mhc_pre (aiter #4633, reported on v0.1.19 and "
         "main, ROCm 7.1.1; v0.1.18 ships the same mHC code). Not fixed in any release yet.",
         fix="Workaround from aiter #4633: set HAS_AITER_MHC = False in vllm/model_executor/layers/mhc.py (vLLM then "
-        "runs mhc_pre on torch on gfx942), or build aiter v0.1.17: pip uninstall -y aiter amd-aiter && "
-        "git clone --recursive -b v0.1.17 https://github.com/ROCm/aiter && cd aiter && "
-        "pip install --no-build-isolation .",
+        "runs mhc_pre on torch on gfx942); or try aiter v0.1.17, the last mHC code before #4115 (not confirmed to "
+        "avoid it): pip uninstall -y aiter amd-aiter && git clone --recursive -b v0.1.17 "
+        "https://github.com/ROCm/aiter && cd aiter && pip install --no-build-isolation .",
         refs=(AITER_ISSUES + "4633", AITER + "pull/4115"),
     ),
     _aiter_bug_spec(
