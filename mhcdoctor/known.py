@@ -241,7 +241,7 @@ VENDORED_DEEPGEMM_SM120_RELEASES = ">=0.27.0"
 AWAITING_MEASUREMENT: tuple[tuple[str, str], ...] = (
     (
         "tilelang-prenorm-block-m",
-        "vLLM 0.26.0's kernels/mhc/tilelang_kernels.py hc_prenorm_gemm_block_m_tilelang (block_m=2, n_thr 512, "
+        "vLLM 0.26.0's kernels/mhc/tilelang_kernels.py hc_prenorm_gemm_block_m_tilelang (block_m=2, 512 threads, "
         "tile_n 12, n_splits 1) against a float64 x @ fn.T and sum(x^2), hidden 4096 and 7168, hc_mult 4, at 1024, "
         "1025, 2048 and 4097 tokens, built by tilelang 0.1.9 (0.26's pin), 0.1.12 and 0.1.15; the same shapes with "
         "0.27.0's rewritten kernel as the control. Odd tokens of each 2-token block wrong: fail from 1024 tokens.",

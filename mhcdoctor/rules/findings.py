@@ -1272,7 +1272,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
             TILELANG + "pull/2795",
             TILELANG_ISSUES + "2040",
             "https://github.com/kvcache-ai/ktransformers/issues/2045",
-            ISSUE + "45169",
+            PR + "45169",
         ),  # fmt: skip
         ops=lambda c: c.ops_on("tilelang"),
     ),
