@@ -14,14 +14,22 @@ from dataclasses import dataclass
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from mhcdoctor import aiter_releases
+from mhcdoctor import aiter_releases, known
 from mhcdoctor.decision import Finding, Severity, severity_rank
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
-from mhcdoctor.rules.dispatch import AITER_ARCHS, Dispatch, aiter_feature, aiter_version, arch_has
-from mhcdoctor.rules.releases import NEWEST, PR, RuleSet
+from mhcdoctor.rules.dispatch import (
+    AITER_ARCHS,
+    Dispatch,
+    aiter_feature,
+    arch_has,
+    deepgemm_arch,
+    deepgemm_supported,
+)
+from mhcdoctor.rules.releases import ISSUE, NEWEST, PR, RuleSet
 
 AITER = "https://github.com/ROCm/aiter/"
+TILELANG = "https://github.com/tile-ai/tilelang/"
 V41_SINCE = Version("0.30.0")  # models/deepseek_v41 and DeepseekV41ForCausalLM first ship in vLLM 0.30.0
 AITER_BUILD = (
     "pip uninstall -y aiter amd-aiter && git clone --recursive https://github.com/ROCm/aiter && "
@@ -73,12 +81,13 @@ class FindingSpec:
     summary: str  # one line for docs/findings.md: when it fires
     ops: Callable[[FindingContext], list[str]] | None = None  # the ops it is about (their rows are marked by it)
     fix_for: Callable[[FindingContext], str] | None = None  # the fix for this case, where `fix` is only the usual one
+    from_tokens: int | None = None  # it shows only in calls of at least this many tokens
 
     def build(self, ctx: FindingContext) -> Finding:
         severity = self.severity(ctx) if callable(self.severity) else self.severity
         ops = self.ops(ctx) if self.ops is not None else []
         fix = self.fix_for(ctx) if self.fix_for is not None else self.fix
-        return Finding(self.id, severity, self.title, self.detail(ctx), fix, list(self.refs), ops)
+        return Finding(self.id, severity, self.title, self.detail(ctx), fix, list(self.refs), ops, self.from_tokens)
 
 
 def evaluate(ctx: FindingContext) -> list[Finding]:
@@ -116,15 +125,6 @@ def _genuine_on_aiter(ctx: FindingContext) -> bool:
         and ctx.facts.aiter.genuine is not False
         and ctx.facts.aiter.has_mhc_ops is not False
     )
-
-
-def _aiter_in_15x(ctx: FindingContext) -> bool:
-    version = aiter_version(ctx.facts)
-    return version is not None and version.release[:3] == (0, 1, 15)
-
-
-def _rocm_723(ctx: FindingContext) -> bool:
-    return (ctx.facts.rocm_version or "").startswith("7.2.3")
 
 
 def _aiter_shape_problem(ctx: FindingContext) -> str | None:
@@ -351,17 +351,6 @@ def _compiler_missing(ctx: FindingContext) -> bool:
     return compiler.found is False
 
 
-def _deepgemm_arch(ctx: FindingContext) -> bool:
-    """CUDA archs outside DeepGEMM's support (vLLM CudaPlatform.support_deep_gemm) where vLLM calls it anyway."""
-    rs, capability = ctx.rules, cuda_capability(ctx.facts.arch)
-    if rs is None or ctx.facts.platform != "cuda" or not rs.cuda_first_pre_deepgemm or capability is None:
-        return False
-    major, minor = capability
-    # is_device_capability(90) or is_device_capability_family(100) [or family(120), 0.24+]
-    supported = (major, minor) == (9, 0) or major == 10 or (rs.deepgemm_sm120 and major == 12)
-    return not supported
-
-
 def cuda_capability(arch: str | None) -> tuple[int, int] | None:
     """ "sm_90" → (9, 0), "sm_100a" → (10, 0), "sm_86" → (8, 6); None for anything else."""
     digits = re.match(r"^sm_?(\d{2,3})a?$", (arch or "").lower())
@@ -459,6 +448,208 @@ def _build_mismatch(ctx: FindingContext) -> str | None:
         f"vLLM {ctx.vllm_version} is the {names[build]} build ({ctx.facts.vllm.build_evidence}), but vLLM detects "
         f"{names[platform]} here: its compiled ops are for the other platform and the model fails to load"
     )
+
+
+# --- the known-bugs catalogue: libraries inside the paths (docs/known-bugs.md) -------------------------------------
+
+TILELANG_ISSUES = "https://github.com/tile-ai/tilelang/issues/"
+AITER_ISSUES = AITER + "issues/"
+
+
+def _tvm_ffi_pair(ctx: FindingContext) -> known.BadPair | None:
+    tl, ffi = ctx.facts.tilelang, ctx.facts.tvm_ffi
+    if tl.present is False or ffi.present is False:
+        return None
+    return known.bad_tvm_ffi_pair(tl.version, ffi.version)
+
+
+def _tilelang_loaded(ctx: FindingContext) -> bool:
+    """vLLM imports tilelang here: an op runs on it, CUDA (every release imports it), or a trial-import release."""
+    rs = ctx.rules
+    return (
+        bool(ctx.ops_on("tilelang"))
+        or ctx.facts.platform == "cuda"
+        or (rs is not None and rs.has_tilelang == "import" and ctx.facts.platform == "rocm")
+    )
+
+
+def _tvm_ffi_text(ctx: FindingContext) -> str:
+    pair = _tvm_ffi_pair(ctx) or known.TVM_FFI_BAD_PAIRS[0]  # the docs page shows the text without a machine
+    tl, ffi = ctx.facts.tilelang.version, ctx.facts.tvm_ffi.version
+    requires = known.TILELANG_TVM_FFI_REQUIRES.get(str(known.version_of(tl)))
+    text = f"tilelang {tl} with apache-tvm-ffi {ffi}: {pair.effect}"
+    if requires is not None:
+        text += f" (tilelang {tl} requires apache-tvm-ffi{requires}, which lets pip pick {ffi})"
+    where = ctx.ops_text("tilelang") if ctx.ops_on("tilelang") else "vLLM's tilelang import"
+    return text + f". Hit by {where}."
+
+
+def _aiter_bug(ctx: FindingContext, bug: aiter_releases.AiterBug) -> list[str]:
+    """The ops on AMD's aiter that run a kernel with `bug` (by the installed aiter's version and the GPU arch)."""
+    if ctx.facts.aiter.genuine is False or ctx.facts.aiter.has_mhc_ops is False:
+        return []
+    if aiter_releases.has_bug(ctx.facts.aiter.version, bug) is not True:
+        return []
+    if bug.archs and arch_has(ctx.facts, *bug.archs) is not True:
+        return []
+    kernels = set(bug.ops) | ({"mhc_fused_post_pre"} if "mhc_pre" in bug.ops else set())
+    return [op for op in ctx.ops_on("aiter") if op in kernels]
+
+
+def _aiter_bug_spec(
+    bug: aiter_releases.AiterBug,
+    severity: Severity,
+    id: str,
+    title: str,
+    summary: str,
+    effect: str,
+    fix: str,
+    refs: tuple[str, ...],
+) -> FindingSpec:
+    return FindingSpec(
+        id=id,
+        severity=severity,
+        title=title,
+        summary=summary,
+        when=lambda c: bool(_aiter_bug(c, bug)),
+        detail=lambda c: f"aiter {c.facts.aiter.version} runs {', '.join(_aiter_bug(c, bug))} here: {effect}",
+        fix=fix,
+        refs=refs,
+        ops=lambda c: _aiter_bug(c, bug),
+    )
+
+
+def _pdl_on_rocm(ctx: FindingContext) -> bool:
+    """vLLM 0.20–0.21 on ROCm: the tilelang mHC kernels call T.pdl_sync/T.pdl_trigger unconditionally."""
+    rs = ctx.rules
+    return (
+        ctx.facts.platform == "rocm"
+        and rs is not None
+        and rs.rocm_style != "custom-op"
+        and bool(ctx.ops_on("tilelang"))
+    )
+
+
+def _hip_allreduce_ops(ctx: FindingContext) -> list[str]:
+    """0.29–0.30 on a wave64 ROCm GPU (gfx9: CDNA): the AMD model folds the RMSNorm into tilelang's pre when aiter does
+    not serve it (`fuse_mhc_rmsnorm = HAS_TILELANG_MHC and self.use_fused_mhc`), and that kernel's norm reduction runs
+    on threads 32.. of the block."""
+    if ctx.facts.platform != "rocm" or not known.within(ctx.vllm_version, known.HIP_ALLREDUCE_OFFSET_RELEASES):
+        return []
+    if not (ctx.facts.arch or "").startswith("gfx9") or ctx.dispatch is None or not ctx.dispatch.fused_post_pre:
+        return []
+    return [op for op in ctx.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
+
+
+def _cold_cache(ctx: FindingContext) -> bool:
+    cache = ctx.facts.tilelang_cache
+    return bool(ctx.ops_on("tilelang")) and cache is not None and cache.mhc_entries == 0
+
+
+def _warmup_skipped(ctx: FindingContext) -> bool:
+    return ctx.facts.platform == "cuda" and bool(known.within(ctx.vllm_version, known.NVIDIA_WARMUP_SKIPPED_RELEASES))
+
+
+def aiter_jit_stale(ctx: FindingContext) -> str | None:
+    """Why aiter's module_mhc.so does not fit the installed aiter, torch or GPU, if it does not."""
+    jit = ctx.facts.aiter_jit
+    if jit is None or not ctx.ops_on("aiter"):
+        return None
+    arch = (ctx.facts.arch or "").split(":", 1)[0]
+    if jit.targets and arch.startswith("gfx") and arch not in jit.targets:
+        return f"it holds code for {', '.join(jit.targets)}, not for this {arch}: the first mHC call fails"
+    for name, installed in (("aiter", jit.aiter_mtime), ("torch", jit.torch_mtime)):
+        if jit.mtime is not None and installed is not None and jit.mtime < installed:
+            return (
+                f"it was built before the installed {name} was installed, so it carries the older {name}'s kernels "
+                "or ABI, and aiter loads it by name without rebuilding"
+            )
+    return None
+
+
+def _block_m_ops(ctx: FindingContext) -> list[str]:
+    """The pre ops that take 0.22–0.26's block-M tilelang prenorm GEMM from 1024 tokens (kernels/mhc/tilelang.py:
+    `n_splits == 1 and use_default_config and x.shape[0] >= 1024`, taken where DeepGEMM is not used)."""
+    version = known.version_of(ctx.vllm_version)
+    if version is None or not known.within(str(version), known.BLOCK_M_ACCUMULATOR_RELEASES):
+        return []
+    if ctx.facts.platform == "cuda" and deepgemm_used(ctx) in (True, None):
+        return []  # DeepGEMM computes the prenorm GEMM (or it is not known that it does not)
+    return [op for op in ctx.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
+
+
+def deepgemm_problem(ctx: FindingContext) -> str | None:
+    """Why DeepGEMM's tf32_hc_prenorm_gemm cannot run where this release's CUDA mhc_pre calls it, if it cannot:
+    0.20–0.21 and (first layer) 0.26+ call it with no fallback; 0.22+ wherever is_deep_gemm_supported() holds."""
+    rs, f, dg = ctx.rules, ctx.facts, ctx.facts.deepgemm
+    if rs is None or f.platform != "cuda" or "mhc_pre" not in ctx.ops_on("tilelang"):
+        return None
+    forced = rs.cuda_first_pre_deepgemm
+    if not forced and deepgemm_supported(rs, f, ctx.vllm_version)[0] is not True:
+        return None  # tilelang's own GEMM computes the prenorm mixes
+    if deepgemm_arch(f, rs) is False:
+        return f"DeepGEMM has no kernel for {f.arch} (it supports sm_90, sm_10x and, in vLLM 0.24+, sm_12x)"
+    if (f.arch or "").startswith("sm_12") and dg.present is not False:
+        vendored_ok = dg.vendored is not False and known.within(
+            ctx.vllm_version, known.VENDORED_DEEPGEMM_SM120_RELEASES
+        )
+        if not vendored_ok:
+            which = (
+                f"vLLM {ctx.vllm_version}'s vendored DeepGEMM"
+                if dg.vendored is not False
+                else "the standalone deep_gemm"
+            )
+            return (
+                f"{which} has no sm_12x tf32_hc_prenorm_gemm (DeepGEMM's hyperconnection.hpp: 'Unsupported "
+                "architecture', DeepGEMM #317; vLLM vendors one with it from 0.27.0, #52035)"
+            )
+    if dg.present is False and f.vllm.present is True:  # a vLLM wheel vendors it: without vLLM, nothing to say
+        return (
+            "neither the standalone deep_gemm nor vLLM's vendored vllm.third_party.deep_gemm is installed, so "
+            "vllm.utils.deep_gemm raises 'DeepGEMM backend is not available'"
+        )
+    nvcc = known.version_of(f.nvcc.version)
+    sm100 = (f.arch or "").startswith("sm_10")
+    needed = known.DEEPGEMM_NVCC_MIN_SM100 if sm100 else known.DEEPGEMM_NVCC_MIN
+    if nvcc is not None and nvcc.release[:2] < needed:
+        # DeepGEMM csrc/jit/compiler.hpp asserts nvcc >= 12.3; sm_10x kernels need 12.9's arch-family suffix
+        wanted = ".".join(map(str, needed)) + (" for sm_10x" if sm100 else "")
+        return (
+            f"its JIT needs nvcc {wanted} or newer and finds nvcc {f.nvcc.version} (DG_HOST_ASSERT aborts the engine)"
+        )
+    if dg.has_prenorm_gemm is False:
+        which = "vLLM's vendored copy" if dg.vendored else f"the standalone deep_gemm {dg.version or ''}".rstrip()
+        return (
+            f"{which} has no tf32_hc_prenorm_gemm (it arrived in DeepGEMM 2.3.0; vLLM imports the standalone "
+            "deep_gemm first, so an older one shadows the vendored copy that has it)"
+        )
+    return None
+
+
+def _deepgemm_fix(problem: str) -> str:
+    """The fix for the cause deepgemm_problem named."""
+    if problem.startswith("DeepGEMM has no kernel"):
+        return (
+            "Run on sm_90/sm_100 (H100/H200/B200); this release calls DeepGEMM on every CUDA GPU "
+            "(compare: mhcdoctor explain --vllm 0.25.1)"
+        )
+    if problem.startswith("neither"):
+        return (
+            "pip install --force-reinstall --no-deps \"vllm==$(pip show vllm | sed -n 's/^Version: //p')\"  "
+            "# restores its vendored DeepGEMM"
+        )
+    if "sm_12x" in problem:
+        return "pip install -U 'vllm>=0.27' (and pip uninstall -y deep_gemm)  # vendors a DeepGEMM with sm_12x kernels"
+    if problem.startswith("its JIT needs nvcc"):
+        return "Install CUDA 12.9 or newer and export CUDA_HOME to it (or: pip install 'nvidia-cuda-nvcc>=13')"
+    return "pip uninstall -y deep_gemm  # vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm"
+
+
+def deepgemm_used(ctx: FindingContext) -> bool | None:
+    """Whether vLLM computes the prenorm GEMM with DeepGEMM here (is_deep_gemm_supported(); None: unknown)."""
+    if ctx.facts.platform != "cuda" or ctx.rules is None:
+        return False
+    return deepgemm_supported(ctx.rules, ctx.facts, ctx.vllm_version)[0]
 
 
 # --- the catalogue -------------------------------------------------------------------------------------------------
@@ -766,6 +957,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
         refs=(AITER + "pull/3033", AITER + "commit/b639cb63bcac4672dce33a731fad042a65cb3649", PR + "43950"),
         ops=lambda c: c.sqrsum_ops_on_aiter(),
+        from_tokens=17,  # lanes 16–63 store into other rows: one call of more than 16 tokens
     ),
     FindingSpec(
         id="aiter-sqrsum-unknown",
@@ -847,20 +1039,6 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         refs=(AITER + "blob/main/aiter/jit/core.py",),
     ),
     FindingSpec(
-        id="aiter-rocm-compiler",
-        severity="warn",
-        title="aiter 0.1.15.x built with ROCm 7.2.3: mhc_pre_big_fuse accuracy bug",
-        summary="The aiter path runs mhc_pre, aiter is 0.1.15.x and ROCm is 7.2.3 (aiter #3417).",
-        when=lambda c: _genuine_on_aiter(c) and _aiter_in_15x(c) and _rocm_723(c),
-        detail=lambda c: (
-            f"aiter {c.facts.aiter.version} compiled by ROCm {c.facts.rocm_version}'s compiler "
-            "miscomputes mhc_pre_big_fuse (aiter #3417, fixed in 0.1.16)."
-        ),
-        fix="Build aiter 0.1.16 or later, or build 0.1.15 with another ROCm: " + AITER_BUILD,
-        refs=(AITER + "issues/3417",),
-        ops=lambda c: c.sqrsum_ops_on_aiter(),
-    ),
-    FindingSpec(
         id="tilelang-missing",
         severity="fail",
         title="tilelang is required and cannot be imported",
@@ -940,18 +1118,230 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         ops=lambda c: c.ops_on("tilelang"),
     ),
     FindingSpec(
-        id="deepgemm-arch",
-        severity="warn",
-        title="vLLM calls DeepGEMM on a GPU it does not support",
-        summary="CUDA archs outside DeepGEMM's (sm_90, sm_10x, sm_12x from 0.24) where the first-layer mhc_pre "
-        "calls it with no tilelang fallback (0.20–0.21, 0.26+). Inferred from the code.",
-        when=_deepgemm_arch,
+        id="deepgemm-prenorm-broken",
+        severity="fail",
+        title="DeepGEMM's tf32_hc_prenorm_gemm cannot run where vLLM calls it",
+        summary="CUDA releases whose mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm with no tilelang fallback "
+        "(0.20–0.21 always, 0.26+ the first layer's pre), on an arch DeepGEMM lacks (sm_90, sm_10x, sm_12x from "
+        "0.24), or with no deep_gemm (standalone or vLLM's vendored copy), or one without tf32_hc_prenorm_gemm.",
+        when=lambda c: deepgemm_problem(c) is not None,
         detail=lambda c: (
-            f"On {c.facts.arch} the first-layer mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm with no "
-            "tilelang fallback; DeepGEMM supports Hopper and Blackwell only. Inferred from the code, not run."
+            f"vLLM {c.vllm_version or ''}'s mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm ("
+            + (
+                "with no tilelang fallback"
+                if c.rules and c.rules.cuda_first_pre_deepgemm
+                else "is_deep_gemm_supported()"
+            )
+            + f"), but {deepgemm_problem(c)}: the model fails at its first forward (the profile run at start-up)."
         ),
-        fix="Run on sm_90/sm_100 (H100/H200/B200), or: mhcdoctor explain --vllm 0.25.1 to compare",
+        fix="Run on sm_90/sm_100 (H100/H200/B200); where deep_gemm is the cause: pip uninstall -y deep_gemm  "
+        "# vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm",
+        fix_for=lambda c: _deepgemm_fix(deepgemm_problem(c) or ""),
+        refs=(PR + "43905", "https://github.com/deepseek-ai/DeepGEMM/issues/317", ISSUE + "52732"),
+        ops=lambda c: ["mhc_pre"] if "mhc_pre" in c.ops_on("tilelang") else [],
+    ),
+    FindingSpec(
+        id="tilelang-hip-allreduce-offset",
+        severity="fail",
+        title="vLLM 0.29–0.30's tilelang mhc_pre with a folded RMSNorm reduces on threads TileLang's HIP AllReduce "
+        "gets wrong",
+        summary="vLLM 0.29–0.30 on a 64-wide-wavefront ROCm GPU (gfx9) folds the RMSNorm into tilelang's mhc_pre where "
+        "aiter does not serve; the norm's sum runs on threads 32.. and TileLang's HIP AllReduce ignores that offset "
+        "(vLLM 0.31.0 moved it to threads 0..63 on ROCm).",
+        when=lambda c: bool(_hip_allreduce_ops(c)),
+        detail=lambda c: (
+            f"vLLM {c.vllm_version} runs {', '.join(_hip_allreduce_ops(c))} on tilelang with the RMSNorm folded in "
+            f"(mhc_pre_big_fuse_with_norm_tilelang); on {c.facts.arch} a wavefront is 64 threads and the norm's sum "
+            "runs on threads 32 and up, an offset TileLang's HIP AllReduce ignores, so the normalised layer input is "
+            "wrong. vLLM 0.31.0 runs that reduction on threads 0..63 on ROCm. Read from the code (vLLM's own comment "
+            "in 0.31.0); depends on the tilelang that compiles it, not measured here."
+        ),
+        fix="pip install -U 'vllm>=0.31'",
+        refs=("https://github.com/vllm-project/vllm/blob/v0.31.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",),
+        ops=_hip_allreduce_ops,
+    ),
+    FindingSpec(
+        id="deepgemm-prenorm-b300-launch",
+        severity="warn",
+        title="DeepGEMM's sm100 tf32_hc_prenorm_gemm fails to launch on B300 (sm_103)",
+        summary="vLLM 0.23+ on a B300 (sm_103) computes mhc_pre's prenorm GEMM with DeepGEMM, whose "
+        "sm100_tf32_hc_prenorm_gemm launch failed there at start-up (vLLM #46796, open: invalid argument on CUDA 13, "
+        "invalid configuration on 12.9).",
+        when=lambda c: (
+            c.facts.platform == "cuda"
+            and (c.facts.arch or "").startswith("sm_103")
+            and bool(known.within(c.vllm_version, ">=0.23.0"))
+            and "mhc_pre" in c.ops_on("tilelang")
+            and (bool(c.rules and c.rules.cuda_first_pre_deepgemm) or deepgemm_used(c) is not False)
+        ),
+        detail=lambda c: (
+            f"vLLM {c.vllm_version} runs mhc_pre's prenorm GEMM on DeepGEMM here; on an 8x B300 node vLLM 0.23.0 "
+            "crashed in the profile run when sm100_tf32_hc_prenorm_gemm launched (cudaErrorInvalidValue with CUDA 13, "
+            "cudaErrorInvalidConfiguration with 12.9), while 0.20.1 served the same model (vLLM #46796, open; not "
+            "confirmed for later releases)."
+        ),
+        fix="If it fails at start-up: VLLM_USE_DEEP_GEMM=0 on vLLM 0.22–0.25 (tilelang's GEMM; 0.26+ still call "
+        "DeepGEMM in the first layer), or vLLM 0.20.1 as reported in vLLM #46796",
+        refs=(ISSUE + "46796",),
+        ops=lambda c: ["mhc_pre"],
+    ),
+    FindingSpec(
+        id="tilelang-prenorm-block-m",
+        severity="info",  # read from the code, not measured: it becomes fail where a tilelang is shown to miscompile
+        title="vLLM 0.22–0.26's block-M prenorm GEMM (1024+ tokens) may reuse one accumulator for two tokens",
+        summary="vLLM 0.22–0.26 runs mhc_pre's prenorm GEMM on tilelang (no DeepGEMM: ROCm, or CUDA where "
+        "is_deep_gemm_supported() is False); from 1024 tokens it takes hc_prenorm_gemm_block_m_tilelang, whose "
+        "per-token sums are one T.alloc_var(init=0.0) inside the unrolled token loop. 0.27 rewrote it; awaits "
+        "measurement under each tilelang.",
+        when=lambda c: bool(_block_m_ops(c)),
+        detail=lambda c: (
+            f"vLLM {c.vllm_version}'s {', '.join(_block_m_ops(c))} compute the prenorm GEMM with tilelang; from 1024 "
+            "tokens (prefill) hc_prenorm_gemm_block_m_tilelang sums each token's partial results into one "
+            "T.alloc_var(T.float32, init=0.0) declared inside the unrolled loop over the block's 2 tokens. Whether "
+            "the second token starts from zero depends on how the installed tilelang lowers that init; vLLM 0.27.0 "
+            "replaced it with per-token local arrays cleared once. Read from the code; not yet measured."
+        ),
+        fix="pip install -U 'vllm>=0.27'  # or check it here: mhcdoctor verify --stress (runs 1024+ tokens)",
         refs=(PR + "43905",),
+        ops=lambda c: _block_m_ops(c),
+        from_tokens=1024,  # kernels/mhc/tilelang.py: x.shape[0] >= 1024 takes the block-M GEMM
+    ),
+    FindingSpec(
+        id="tilelang-cache-cold",
+        severity=lambda c: "warn" if _warmup_skipped(c) else "info",
+        title="tilelang's kernel cache holds none of vLLM's mHC kernels",
+        summary="tilelang runs an op and $TILELANG_CACHE_DIR (default ~/.tilelang/cache) holds no mHC kernel for the "
+        "installed tilelang. Warn on CUDA in vLLM 0.23–0.29, whose NVIDIA model skips the mHC warm-up (vLLM #51790): "
+        "the kernels compile while serving.",
+        when=_cold_cache,
+        detail=lambda c: (
+            f"{c.facts.tilelang_cache.path if c.facts.tilelang_cache else 'The cache'} holds "
+            f"{c.facts.tilelang_cache.entries if c.facts.tilelang_cache else 0} tilelang kernels and none of vLLM's "
+            f"mHC kernels, so {c.ops_text('tilelang')} compile on first use, {known.TILELANG_COMPILE_SECONDS} per "
+            "kernel and token size (nvcc per rank; on GB10 its memory spike killed a worker). "
+            + (
+                f"vLLM {c.vllm_version}'s NVIDIA model skips the mHC warm-up (_find_first_mhc_layer wants hc_pre/"
+                "hc_post, which its decoder layer lacks: vLLM #51790), so this happens while serving requests."
+                if _warmup_skipped(c)
+                else "vLLM's warm-up compiles them at start-up."
+            )
+        ),
+        fix="Warm the cache once before serving, with the same tilelang and TILELANG_CACHE_DIR (e.g. a short "
+        "vllm serve run with prompts of the lengths you serve), and keep the cache folder on persistent storage",
+        refs=(ISSUE + "51790", PR + "52941", PR + "47807"),
+        ops=lambda c: c.ops_on("tilelang") if _warmup_skipped(c) else [],
+    ),
+    FindingSpec(
+        id="aiter-jit-stale",
+        severity="fail",
+        title="aiter's JIT-built module_mhc.so does not fit this aiter, torch or GPU",
+        summary="aiter runs an op and the module_mhc.so it will load was built for other gfx targets, or before the "
+        "installed aiter or torch: aiter keys it by module name only and loads it anyway.",
+        when=lambda c: aiter_jit_stale(c) is not None,
+        detail=lambda c: (
+            f"{c.facts.aiter_jit.path if c.facts.aiter_jit else 'module_mhc.so'}: {aiter_jit_stale(c)}. aiter "
+            "(aiter/jit/core.py) finds module_mhc.so by name in $AITER_JIT_DIR, aiter/jit/ or ~/.aiter/jit and never "
+            "checks what built it."
+        ),
+        fix="rm -f \"$(python -c 'import aiter, os; print(os.path.dirname(aiter.__file__))')/jit/module_mhc.so\" "
+        "~/.aiter/jit/module_mhc.so  # aiter rebuilds it at the next mHC call",
+        fix_for=lambda c: (
+            f"rm -f {c.facts.aiter_jit.path}  # aiter rebuilds it at the next mHC call"
+            if c.facts.aiter_jit
+            else "rm -f ~/.aiter/jit/module_mhc.so  # aiter rebuilds it at the next mHC call"
+        ),
+        refs=(AITER + "blob/main/aiter/jit/core.py",),
+        ops=lambda c: c.ops_on("aiter"),
+    ),
+    FindingSpec(
+        id="tilelang-tvm-ffi-mismatch",
+        severity=lambda c: "fail" if _tilelang_loaded(c) else "warn",
+        title="tilelang and apache-tvm-ffi are a known-bad pair",
+        summary="The installed tilelang and apache-tvm-ffi (read from their metadata, also with --fast) form a "
+        "pair known to break: tilelang 0.1.10–0.1.11 with apache-tvm-ffi 0.1.12+ aborts at import; tilelang "
+        "0.1.8–0.1.9 with 0.1.10+ fails to compile kernels. Fail where vLLM imports tilelang.",
+        when=lambda c: _tvm_ffi_pair(c) is not None,
+        detail=_tvm_ffi_text,
+        fix="pip install 'apache-tvm-ffi<0.1.12'",
+        fix_for=lambda c: (
+            (p.pin if (p := _tvm_ffi_pair(c)) else "")
+            + "  # or a tilelang whose own pin excludes it: pip install -U tilelang"
+        ),
+        refs=(
+            TILELANG_ISSUES + "2367",
+            TILELANG + "pull/2795",
+            TILELANG_ISSUES + "2040",
+            "https://github.com/kvcache-ai/ktransformers/issues/2045",
+            PR + "45169",
+        ),  # fmt: skip
+        ops=lambda c: c.ops_on("tilelang"),
+    ),
+    FindingSpec(
+        id="tilelang-pdl-unsupported",
+        severity="fail",
+        title="vLLM's tilelang mHC kernels ask for PDL, which ROCm lacks",
+        summary="vLLM 0.20–0.21 on ROCm sends an op to its tilelang kernels, which call T.pdl_sync/T.pdl_trigger "
+        "unconditionally: tilelang raises 'PDL is not supported' when it compiles them (vLLM #42876).",
+        when=_pdl_on_rocm,
+        detail=lambda c: (
+            f"vLLM {c.vllm_version or ''} runs {c.ops_text('tilelang')} on its tilelang kernels, which use "
+            "programmatic dependent launch (a CUDA sm_90 feature); on ROCm tilelang refuses to compile them "
+            "('PDL is not supported') and the server fails at start-up. vLLM #43679 (0.22) made PDL CUDA-only."
+        ),
+        fix="pip install -U 'vllm>=0.25'  # ROCm runs aiter or tilelang without PDL from 0.22",
+        refs=(ISSUE + "42876", PR + "43679"),
+        ops=lambda c: c.ops_on("tilelang"),
+    ),
+    _aiter_bug_spec(
+        aiter_releases.INVALID_CONFIG,
+        "warn",
+        id="aiter-mhc-pre-invalid-config",
+        title="aiter's mhc_pre fails with 'invalid configuration argument' on MI300X",
+        summary="aiter 0.1.18+ (the mhc code of v0.1.19, where it was reported, and later) runs mhc_pre on gfx942: "
+        "the profile run dies with 'CUDA error: invalid configuration argument' (aiter #4633, open).",
+        effect="on MI300X (gfx942) every tensor-parallel worker crashed in the profile run at start-up with 'CUDA "
+        "error: invalid configuration argument' in aiter/ops/mhc.py mhc_pre (aiter #4633, reported on v0.1.19 and "
+        "main, ROCm 7.1.1; v0.1.18 ships the same mHC code). Not fixed in any release yet.",
+        fix="Workaround from aiter #4633: set HAS_AITER_MHC = False in vllm/model_executor/layers/mhc.py (vLLM then "
+        "runs mhc_pre on torch on gfx942); or try aiter v0.1.17, the last mHC code before #4115 (not confirmed to "
+        "avoid it): pip uninstall -y aiter amd-aiter && git clone --recursive -b v0.1.17 "
+        "https://github.com/ROCm/aiter && cd aiter && pip install --no-build-isolation .",
+        refs=(AITER_ISSUES + "4633", AITER + "pull/4115"),
+    ),
+    _aiter_bug_spec(
+        aiter_releases.BIG_FUSE_RMS,
+        "fail",
+        id="aiter-rocm-compiler",  # the contract's id; issue 23: wrong results are fail, on any ROCm
+        title="aiter 0.1.15.x: mhc_pre's RMS reduction reads unset lanes (wrong results; aiter #3417)",
+        summary="aiter 0.1.15rc0–0.1.15.post3 runs mhc_pre (aiter #3396 without the fix #3417, first in 0.1.16).",
+        effect="mhc_pre_big_fuse (and its fused-RMSNorm twin) reduce the RMS partial sums across lanes that the "
+        "guard added by aiter #3396 left unset, so the RMS factor is wrong at every token count (GSM8K 1.29% measured "
+        "with ROCm 7.2.3's compiler; the code is wrong under any compiler). Fixed by #3417 (1be6aee) in 0.1.16.",
+        fix="Build aiter 0.1.16 or later: " + AITER_BUILD,
+        refs=(AITER + "pull/3417", AITER + "commit/1be6aee67b7cf9e0e90daccc700f763043a99f5d", AITER + "pull/3396"),
+    ),
+    _aiter_bug_spec(
+        aiter_releases.BIG_FUSE_SYNC,
+        "fail",
+        id="aiter-big-fuse-sync",
+        title="aiter before 0.1.14: mhc_pre_big_fuse reads an LDS tile before every wave finished writing it",
+        summary="aiter 0.1.11–0.1.13.post1 runs mhc_pre (aiter #2978, fixed in 0.1.14-rc0).",
+        effect="mhc_pre_big_fuse's double-buffered residual loop has its barrier before the loop instead of in it, "
+        "so a wave can read a tile another wave is still loading: wrong layer inputs where the loop runs more than "
+        "once (hidden sizes above one residual block). Fixed by aiter #2978 (a858741) in 0.1.14-rc0.",
+        fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
+        refs=(AITER + "pull/2978", AITER + "commit/a85874151dc9a9e607598b8b73f83c6fab954a6b"),
+    ),
+    _aiter_bug_spec(
+        aiter_releases.POST_RACE,
+        "fail",
+        id="aiter-mhc-post-race",
+        title="aiter before 0.1.14: mhc_post prefetches into LDS without a barrier (wrong results)",
+        summary="aiter 0.1.12–0.1.13.post1 runs mhc_post (aiter #2963, fixed in 0.1.14-rc0).",
+        effect="mhc_post loads the next residual tile into the LDS buffer other waves may still read, with no barrier "
+        "between (aiter #2963: 'Fix mhc_post accuracy'); its outputs are wrong. Fixed in 0.1.14-rc0 (9141aa9).",
+        fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
+        refs=(AITER + "pull/2963", AITER + "commit/9141aa9301b960daea99fa9303f39aa28b426284"),
     ),
     FindingSpec(
         id="torch-fallback",

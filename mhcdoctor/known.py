@@ -1,0 +1,255 @@
+"""Known-bad versions of the libraries inside the mHC paths, as data: probes, what-ifs and rules read them from here.
+
+Each range was decided by the code or the metadata at each release, not by sorting version strings; each entry
+names the source that proves it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+
+def version_of(text: str | None) -> Version | None:
+    """A version without its local label (`0.1.15.post2+g1234` → 0.1.15.post2); None when it is not one."""
+    if not text:
+        return None
+    try:
+        return Version(Version(text.strip().lstrip("v")).public)
+    except InvalidVersion:
+        return None
+
+
+def within(text: str | None, spec: str) -> bool | None:
+    """Whether version `text` is in `spec` (pre-releases included); None when either is not readable."""
+    version = version_of(text)
+    if version is None:
+        return None
+    try:
+        return SpecifierSet(spec).contains(version, prereleases=True)
+    except InvalidSpecifier:
+        return None
+
+
+@dataclass(frozen=True)
+class BadPair:
+    """A tilelang release range that fails with an apache-tvm-ffi range."""
+
+    tilelang: str  # specifier of the tilelang releases
+    tvm_ffi: str  # specifier of the apache-tvm-ffi releases
+    effect: str
+    pin: str  # the pip line that fixes it
+    refs: tuple[str, ...]
+
+
+TILELANG = "https://github.com/tile-ai/tilelang/"
+# tilelang's Requires-Dist on apache-tvm-ffi, read from each release's wheel METADATA (pip install --dry-run --report):
+# 0.1.7.post3 `>=0.1.6,~=0.1.0`; 0.1.8, 0.1.9 `>=0.1.2,~=0.1.0`; 0.1.10, 0.1.11 `>=0.1.10,~=0.1.0` (no upper bound);
+# 0.1.12 `>=0.1.10,<=0.1.11`; 0.1.13–0.1.15 `>=0.1.11,<0.1.13`.
+TILELANG_TVM_FFI_REQUIRES: dict[str, str] = {
+    "0.1.7.post3": ">=0.1.6,~=0.1.0",
+    "0.1.8": ">=0.1.2,~=0.1.0",
+    "0.1.9": ">=0.1.2,~=0.1.0",
+    "0.1.10": ">=0.1.10,~=0.1.0",
+    "0.1.11": ">=0.1.10,~=0.1.0",
+    "0.1.12": ">=0.1.10,<=0.1.11",
+    "0.1.13": ">=0.1.11,<0.1.13",
+    "0.1.14": ">=0.1.11,<0.1.13",
+    "0.1.15": ">=0.1.11,<0.1.13",
+}
+TVM_FFI_BAD_PAIRS: tuple[BadPair, ...] = (
+    # apache-tvm-ffi 0.1.12 registers AccessPath's __ffi_repr__ itself; the tvm inside tilelang 0.1.10–0.1.11
+    # registers it again and the C++ error aborts the interpreter at `import tilelang` (SIGABRT). tile-ai/tvm #60,
+    # shipped by tilelang #2795 in 0.1.13, stops the second registration; 0.1.12 pins apache-tvm-ffi<=0.1.11.
+    BadPair(
+        tilelang=">=0.1.10,<0.1.12",
+        tvm_ffi=">=0.1.12",
+        effect="`import tilelang` aborts (SIGABRT): TypeAttr `__ffi_repr__` is already registered",
+        pin="pip install 'apache-tvm-ffi<0.1.12'",
+        refs=(
+            TILELANG + "issues/2367",
+            TILELANG + "pull/2795",
+            "https://github.com/kvcache-ai/ktransformers/issues/2045",
+        ),
+    ),
+    # tilelang 0.1.8–0.1.9's derived_object (TVMDerivedObject without __slots__) breaks on apache-tvm-ffi 0.1.10's
+    # CObject: AttributeError '_inst' when a kernel compiles (tile-ai/tvm #32); tilelang 0.1.10 requires >=0.1.10.
+    BadPair(
+        tilelang=">=0.1.8,<0.1.10",
+        tvm_ffi=">=0.1.10",
+        effect="tilelang's kernels fail to compile: AttributeError: '_NestedLoopCheckVisitor' object has no "
+        "attribute '_inst'",
+        pin="pip install 'apache-tvm-ffi<0.1.10'",
+        refs=(
+            TILELANG + "issues/2040",
+            "https://github.com/tile-ai/tvm/pull/32",
+            "https://github.com/state-spaces/mamba/pull/995",
+        ),
+    ),
+)
+
+
+def bad_tvm_ffi_pair(tilelang: str | None, tvm_ffi: str | None) -> BadPair | None:
+    """The known-bad pair the installed tilelang and apache-tvm-ffi form, if any."""
+    for pair in TVM_FFI_BAD_PAIRS:
+        if within(tilelang, pair.tilelang) and within(tvm_ffi, pair.tvm_ffi):
+            return pair
+    return None
+
+
+# The environment variables vLLM's DeepSeek-V4 mHC code reads, found in each release's layers/mhc.py,
+# kernels/mhc/*.py, _tilelang_ops.py and utils/deep_gemm.py (0.20.0–0.34.0 read the same envs.* values; 0.34 adds the
+# nvcc lookup), and those of the two kernel caches (tilelang/env.py, aiter/jit/core.py).
+VLLM_ENV: tuple[str, ...] = (
+    "VLLM_USE_DEEP_GEMM",  # vllm/envs.py (default "1"): is_deep_gemm_supported() is False when it is "0"
+    "VLLM_USE_DEEP_GEMM_E8M0",  # utils/deep_gemm.py: DeepGEMM's scale format
+    "VLLM_CACHE_ROOT",  # utils/deep_gemm.py: DeepGEMM's JIT cache is $VLLM_CACHE_ROOT/deep_gemm unless DG_JIT_CACHE_DIR
+    "DG_JIT_CACHE_DIR",
+    "DG_JIT_NVCC_COMPILER",  # 0.34 _deep_gemm_nvcc_path: the nvcc DeepGEMM's JIT runs (and its DJ_ misspelling)
+    "DJ_JIT_NVCC_COMPILER",
+    "CUDA_HOME",  # 0.34 _deep_gemm_nvcc_path, then CUDA_PATH, then `which nvcc`; tilelang's JIT looks there first too
+    "CUDA_PATH",
+    "TILELANG_CACHE_DIR",  # tilelang/env.py: the kernel cache (default ~/.tilelang/cache)
+    "TILELANG_AUTO_CLEAR_CACHE",  # tilelang/env.py: clears the cache at start-up
+    "AITER_JIT_DIR",  # aiter/jit/core.py: where module_mhc.so is built and loaded
+)
+
+
+# DeepGEMM's JIT asserts nvcc >= 12.3 (csrc/jit/compiler.hpp: "NVCC version should be >= 12.3") and needs 12.9 for
+# the arch-family suffix of sm_10x (its README: CUDA 12.9 or higher for SM100).
+DEEPGEMM_NVCC_MIN = (12, 3)
+DEEPGEMM_NVCC_MIN_SM100 = (12, 9)
+# vLLM 0.34's is_deep_gemm_supported() turns DeepGEMM off below nvcc 12.9 ("DeepGEMM's JIT asserts nvcc >= 12.9 and
+# aborts the engine otherwise", vllm/utils/deep_gemm.py); 0.30–0.33 do not check.
+VLLM_NVCC_GATE = (12, 9)
+VLLM_NVCC_GATE_RELEASES = ">=0.34.0"
+# vLLM releases whose hc_prenorm_gemm_block_m_tilelang (prenorm GEMM from 1024 tokens without DeepGEMM) sums each
+# token into a T.alloc_var(init=0.0) inside the unrolled token loop: kernels/mhc/tilelang_kernels.py (0.23–0.26) and
+# _tilelang_ops.py (0.22), read from each wheel; 0.27.0 rewrote it with per-token T.alloc_local arrays.
+BLOCK_M_ACCUMULATOR_RELEASES = ">=0.22.0,<0.27.0"
+
+
+# The audit of vLLM's mHC code between consecutive releases: (pair, lines changed in kernels/mhc/*, layers/mhc.py,
+# _tilelang_ops.py and utils/deep_gemm.py as `diff` counts them between the two wheels, what changed, kind).
+VLLM_AUDIT: tuple[tuple[str, int, str, str], ...] = (
+    ("0.20.0 → 0.20.1", 134, "hc_head moves from torch to a tilelang kernel", "feature"),
+    ("0.20.1 → 0.20.2", 0, "no change to the mHC files", "none"),
+    ("0.20.2 → 0.21.0", 450, "ROCm: mhc_pre/mhc_post/hc_head branch to inline torch; the fused post+pre op stays on "
+     "tilelang with PDL (vLLM #42876: tilelang-pdl-unsupported)", "feature (crash on ROCm remains)"),
+    ("0.21.0 → 0.22.0", 3293, "kernels move to _tilelang_ops.py and kernels/mhc/; CustomOp dispatch; ENABLE_PDL "
+     "only on CUDA (#43679); block-M prenorm GEMM from 1024 tokens (tilelang-prenorm-block-m)", "refactor + fix (PDL)"),
+    ("0.22.0 → 0.22.1", 0, "no change to the mHC files", "none"),
+    ("0.22.1 → 0.23.0", 1773, "_tilelang_ops.py becomes kernels/mhc/tilelang_kernels.py; has_tilelang() imports; the "
+     "NVIDIA decoder layer loses hc_pre/hc_post, so the mHC warm-up skips it (vLLM #51790: tilelang-cache-cold)",
+     "refactor (slow start-up)"),
+    ("0.23.0 → 0.24.0", 295, "HAS_TILELANG_MHC: no tilelang mHC on gfx942 (#45931 for #45698, tilelang-wrong-arch)",
+     "fix (wrong results)"),
+    ("0.24.0 → 0.25.0", 56, "aiter mhc_pre/mhc_post on MI3xx (#43950)", "feature"),
+    ("0.25.0 → 0.25.1", 0, "no change to the mHC files", "none"),
+    ("0.25.1 → 0.26.0", 271, "mhc_pre_broadcast_tilelang: the first layer's pre calls DeepGEMM with no tilelang "
+     "fallback (deepgemm-prenorm-broken)", "feature (crash where DeepGEMM cannot run)"),
+    ("0.26.0 → 0.27.0", 39, "block-M prenorm GEMM: per-token T.alloc_local accumulators instead of one "
+     "T.alloc_var(init=0.0) in the unrolled token loop (tilelang-prenorm-block-m)", "fix (awaits "
+     "measurement)"),
+    ("0.27.0 → 0.27.1", 0, "no change to the mHC files", "none"),
+    ("0.27.1 → 0.28.0", 125, "tilelang_jit wrapper (vllm/tilelang_utils.py) replaces the per-kernel tilelang.jit",
+     "refactor"),
+    ("0.28.0 → 0.29.0", 132, "aiter fused post+pre and RMSNorm folded into aiter's mhc_pre, unprobed (#52737, "
+     "aiter-api-too-old)", "feature (crash with aiter < 0.1.16)"),
+    ("0.29.0 → 0.30.0", 2752, "aiter API probed; CPU ops (cpu.py); JIT warm-up registry (warmup.py; the NVIDIA "
+     "model registers its kernels); prenorm GEMM chosen per call (use_tilelang_fallback)", "feature + fix (aiter API, "
+     "warm-up)"),
+    ("0.30.0 → 0.31.0", 342, "ROCm: the folded RMSNorm's reduction moves to threads 0..63 because TileLang's HIP "
+     "AllReduce ignores a group offset (tilelang-hip-allreduce-offset); split modes for the fused pre; docstrings",
+     "fix (wrong results on ROCm)"),
+    ("0.31.0 → 0.32.0", 141, "aiter wrapper and layers/mhc.py", "refactor (not read line by line)"),
+    ("0.32.0 → 0.33.0", 190, "kernels/mhc and utils/deep_gemm.py (vendored DeepGEMM 2.8.1)", "refactor (not read "
+     "line by line)"),
+    ("0.33.0 → 0.34.0", 398, "is_deep_gemm_supported() needs nvcc 12.9+ found, else the tilelang GEMM (the first "
+     "layer's pre still calls DeepGEMM)", "fix (crash with old nvcc)"),
+)  # fmt: skip
+
+# ROCm/aiter's mHC code (csrc/kernels/mhc_kernels.cu, aiter/ops/mhc.py) between consecutive tags, from `git log A..B
+# -- FILES` and the files' hashes at each tag.
+AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
+    ("v0.1.11", "mhc_pre (gemm_sqrsum, big_fuse) arrives (#2136)", "feature; big_fuse barrier outside its loop "
+     "(aiter-big-fuse-sync)"),
+    ("v0.1.11 → v0.1.12", "mhc_post (#2479); opus API (#2533)", "feature; sqrsum race (aiter-sqrsum-race), mhc_post "
+     "LDS race (aiter-mhc-post-race)"),
+    ("v0.1.12 → v0.1.13.post1", "no change (same mhc_kernels.cu and mhc.py)", "none"),
+    ("v0.1.13.post1 → v0.1.14-rc0", "#3033 sqrsum race, #2978 big_fuse sync, #2963 mhc_post accuracy; #2915, #3044, "
+     "#3059", "fixes (wrong results)"),
+    ("v0.1.14-rc0 → v0.1.14.post1", "no change", "none"),
+    ("v0.1.14.post1 → v0.1.15-rc0", "#3396 fused RMSNorm in mhc_pre; #3237 fp32 GEMM pipeline", "feature; RMS guard "
+     "bug (aiter-rocm-compiler)"),
+    ("v0.1.15-rc0 → v0.1.15.post3", "no change", "none"),
+    ("v0.1.15.post3 → v0.1.16", "#3417 RMS guard fix; #3623 mhc_fused_post_pre; #3651 large M", "fix + feature"),
+    ("v0.1.16 → v0.1.16.post6", "no change", "none"),
+    ("v0.1.16.post6 → v0.1.17-rc0", "#3768 wave32, #3796 async waitcnt (gfx12xx), #3648/#3714 async_load offset, "
+     "#3791 fused all-reduce + mhc_post", "feature; #3648's bug fixed by #3714 before any tag"),
+    ("v0.1.17-rc0 → v0.1.17", "no change", "none"),
+    ("v0.1.17 → v0.1.18", "#4115 gfx12xx tuning", "feature; same code as v0.1.19 (aiter-mhc-pre-invalid-config)"),
+    ("v0.1.18 → v0.1.19.post2", "mhc.py: ruff only (#4403)", "none"),
+    ("v0.1.19.post2 → v0.1.20.post1", "#4246 gfx1250 split-k, #4594 rocprim/hipcub clean-up", "refactor"),
+)  # fmt: skip
+
+# vLLM releases whose tilelang mhc_pre with a folded RMSNorm reduces the norm over threads 32.. of the block: on a
+# 64-wide wavefront TileLang's HIP AllReduce ignores that offset (vLLM 0.31.0 kernels/mhc/tilelang_kernels.py,
+# _MIX_ON_TRAILING_THREADS, moves it to threads 0..63 on ROCm). The AMD model folds the norm into tilelang from 0.29.
+HIP_ALLREDUCE_OFFSET_RELEASES = ">=0.29.0,<0.31.0"
+
+
+# DeepGEMM's tf32_hc_prenorm_gemm arrives in 2.3.0 (deepseek-ai/DeepGEMM #280, 0f5f266: deep_gemm/__init__.py).
+DEEPGEMM_PRENORM_SINCE = Version("2.3.0")
+# The DeepGEMM each vLLM wheel vendors (vllm/third_party/deep_gemm/__init__.py __version__, read from each wheel).
+_VENDORED_DEEPGEMM = ((">=0.20.0,<0.27.0", "2.5.0"), (">=0.27.0,<0.30.0", "2.6.1"), (">=0.30.0,<0.33.0", "2.8.0"),
+                      (">=0.33.0,<0.35.0", "2.8.1"))  # fmt: skip
+
+
+def vendored_deepgemm(vllm: str | None) -> str | None:
+    """The DeepGEMM version vLLM `vllm`'s wheel vendors, where known."""
+    return next((dg for spec, dg in _VENDORED_DEEPGEMM if within(vllm, spec)), None)
+
+
+# vLLM releases whose NVIDIA DeepSeek-V4 model skips the mHC JIT warm-up: warmup/deepseek_v4_mhc_warmup.py's
+# _find_first_mhc_layer wants hc_pre/hc_post on DeepseekV4DecoderLayer, which models/deepseek_v4/nvidia/model.py
+# no longer defines from 0.23.0 (vLLM #51790); from 0.30.0 the NVIDIA model registers its tilelang kernels with the
+# JIT warm-up itself (register_warmup, when kernel_config.enable_jit_warmup). Read from each wheel.
+NVIDIA_WARMUP_SKIPPED_RELEASES = ">=0.23.0,<0.30.0"
+# What compiling one of vLLM's mHC tilelang kernels for one token size costs (vLLM #52941: "~6 second latency spikes
+# on every new token count"; #47807: mhc_pre_big_fuse_with_norm_tilelang "about 10s+").
+TILELANG_COMPILE_SECONDS = "6–10 s"
+
+# Token counts where a known bug or a kernel variant starts, each with its source: verify's default and --stress sizes
+# cover every one (tests/verify/test_stress_sizes.py holds them together).
+TOKEN_TRIGGERS: tuple[tuple[int, str], ...] = (
+    (17, "aiter's sqrsum race (#3033) corrupts rows past 16"),
+    (128, "tilelang's prenorm GEMM leaves its small-tile variant (vLLM 0.22–0.34: num_tokens < 128)"),
+    (1024, "tilelang's block-M prenorm GEMM, 2 tokens per block (vLLM 0.22–0.34: num_tokens >= 1024)"),
+)
+
+# sm_12x: DeepGEMM's tf32_hc_prenorm_gemm dispatches arch 9 and 10 only (csrc/apis/hyperconnection.hpp: "Unsupported
+# architecture" otherwise; DeepGEMM #317, still so on its main branch), while vLLM 0.24+ counts sm_12x as a DeepGEMM
+# arch. vLLM's vendored copy gains sm_12x with #52035 (pin to deepseek-ai/DeepGEMM@8b1392b, vLLM #52732), first
+# released in 0.27.0; a standalone deep_gemm from DeepGEMM's main branch shadows it and has none.
+VENDORED_DEEPGEMM_SM120_RELEASES = ">=0.27.0"
+
+# Bugs read from the code whose effect depends on the compiler that builds the kernel: what the GPU machine should
+# run to decide them (release, kernel from that release's wheel, token counts, compilers), and the finding each settles.
+AWAITING_MEASUREMENT: tuple[tuple[str, str], ...] = (
+    (
+        "tilelang-prenorm-block-m",
+        "vLLM 0.26.0's kernels/mhc/tilelang_kernels.py hc_prenorm_gemm_block_m_tilelang (block_m=2, 512 threads, "
+        "tile_n 12, n_splits 1) against a float64 x @ fn.T and sum(x^2), hidden 4096 and 7168, hc_mult 4, at 1024, "
+        "1025, 2048 and 4097 tokens, built by tilelang 0.1.9 (0.26's pin), 0.1.12 and 0.1.15; the same shapes with "
+        "0.27.0's rewritten kernel as the control. Odd tokens of each 2-token block wrong: fail from 1024 tokens.",
+    ),
+    (
+        "tilelang-hip-allreduce-offset",
+        "vLLM 0.30.0's mhc_pre_big_fuse_with_norm_tilelang on a wave64 ROCm GPU (gfx950 or gfx90a), hidden 4096 and "
+        "7168, 1, 80 and 1024 tokens, under each tilelang that vLLM 0.29–0.30 accept, against 0.31.0's kernel; needs "
+        "an AMD GPU (the H200 cannot show it: a CUDA warp is 32 threads).",
+    ),
+)

@@ -1,0 +1,35 @@
+"""The issue's two examples, as a user runs them: each gives `fail` with the fix that names the cause."""
+
+from __future__ import annotations
+
+import json
+
+import fakes
+from test_check_cli import Machine
+
+
+def test_aiter_0_1_15_without_3417_is_fail_with_the_016_fix(tmp_path):
+    machine = Machine(tmp_path)
+    proc = machine.run(
+        "explain", "--json", "--platform", "rocm", "--arch", "gfx942", "--aiter", "0.1.15", "--aiter-fix", "present",
+        "--rocm", "7.2.3", "--vllm", "0.25.0",
+    )  # fmt: skip
+    doc = json.loads(proc.stdout)
+    found = {f["id"]: f for f in doc["findings"]}
+    assert (proc.returncode, doc["verdict"], found["aiter-rocm-compiler"]["severity"]) == (3, "fail", "fail")
+    assert (
+        "aiter 0.1.16 or later" in found["aiter-rocm-compiler"]["fix"]
+        and "#3417" in found["aiter-rocm-compiler"]["detail"]
+    )
+
+
+def test_tilelang_0_1_11_with_apache_tvm_ffi_0_1_15_is_fail_from_metadata_alone(tmp_path):
+    machine = Machine(tmp_path)
+    fakes.nvidia_proc(machine.root, gpus=[("0000:18:00.0", "NVIDIA H200")])
+    fakes.library(machine.site, "tilelang", "0.1.11")
+    fakes.library(machine.site, "tvm_ffi", "0.1.15.post2", dist="apache-tvm-ffi")
+    doc, proc = machine.check_json("--fast")
+    mismatch = next(f for f in doc["findings"] if f["id"] == "tilelang-tvm-ffi-mismatch")
+    assert (proc.returncode, mismatch["severity"]) == (3, "fail")
+    assert mismatch["fix"].startswith("pip install 'apache-tvm-ffi<0.1.12'")
+    assert "tilelang 0.1.11 with apache-tvm-ffi 0.1.15.post2" in mismatch["detail"]
