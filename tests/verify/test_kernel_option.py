@@ -8,6 +8,7 @@ from pathlib import Path
 
 import doctor
 import needs
+import pytest
 
 KERNELS = Path(__file__).parents[1] / "bench"  # userkernels.py: a correct mhc_post and a transposed one
 SMALL = ["--hidden", "256", "--device", "cpu", "--json"]
@@ -21,6 +22,7 @@ def verify(*args: str) -> tuple[int, dict]:
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.startswith("{") else {"stderr": proc.stderr}
 
 
+@pytest.mark.slow
 def test_a_correct_kernel_passes_every_case_including_stress() -> None:
     code, doc = verify("--kernel", "mhc_post=userkernels:good_post", "--stress")
     got = {(r["path"], r["op"], r["tokens"]): r["status"] for r in doc["results"]}
