@@ -84,6 +84,7 @@ def test_fast_mode_starts_no_child_and_skips_the_child_probes(tmp_path, monkeypa
     assert (facts.arch, facts.aiter.sqrsum_fix, facts.hipcc.found) == ("gfx942", "absent", True)
 
 
+@pytest.mark.slow
 def test_the_doctor_process_never_imports_what_it_diagnoses_and_stays_small():
     """Full probes on this machine's real environment (torch, tilelang and triton are installed here)."""
     code = textwrap.dedent(

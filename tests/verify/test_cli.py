@@ -93,6 +93,7 @@ def test_text_table_and_progress_on_stderr(aiter_site: Path) -> None:
     assert "aiter on cpu: importing aiter.ops.mhc" in proc.stderr
 
 
+@pytest.mark.slow
 def test_without_a_gpu_nothing_is_verified_and_the_verdict_is_fail() -> None:
     proc = verify("--hidden", "256", "--path", "torch", "--tokens", "1", "--json", CUDA_VISIBLE_DEVICES="")
     doc = json.loads(proc.stdout)
@@ -100,12 +101,14 @@ def test_without_a_gpu_nothing_is_verified_and_the_verdict_is_fail() -> None:
     assert "no GPU visible" in doc["results"][0]["reason"]
 
 
+@pytest.mark.slow
 def test_without_a_gpu_the_text_says_nothing_ran_and_counts_paths_not_rows() -> None:
     proc = verify("--hidden", "256", "--tokens", "1,7", CUDA_VISIBLE_DEVICES="")
     assert "on no device: nothing ran" in proc.stdout and "cuda:0" not in proc.stdout
     assert f"verdict: fail ({len(REGISTRY.default())} paths not run;" in proc.stdout
 
 
+@pytest.mark.slow
 def test_a_gpu_torch_does_not_see_is_a_usage_error() -> None:
     """Torch itself is asked, in a child; how each spelling of a GPU reads is in the next test."""
     proc = verify("--hidden", "256", "--device", "cuda:9", CUDA_VISIBLE_DEVICES="")

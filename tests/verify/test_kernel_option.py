@@ -29,6 +29,7 @@ def test_a_correct_kernel_passes_every_case_including_stress() -> None:
     assert (code, got) == (0, {("user", "mhc_post", t): "pass" for t in (1, 7, 80, 4096, 16384)})
 
 
+@pytest.mark.slow
 def test_a_planted_bug_fails_verify() -> None:
     code, doc = verify("--kernel", "mhc_post=userkernels:transposed_post", "--tokens", "7")
     row = doc["results"][0]
@@ -36,6 +37,7 @@ def test_a_planted_bug_fails_verify() -> None:
     assert "residual_out" in row["reason"]
 
 
+@pytest.mark.slow
 def test_a_function_that_does_not_exist_is_a_reason_not_a_crash() -> None:
     code, doc = verify("--kernel", "mhc_post=userkernels:missing", "--tokens", "7")
     assert code == 3

@@ -17,7 +17,7 @@ from mhcdoctor.models import ModelConfig
 from mhcdoctor.verify import cases, worker
 from mhcdoctor.verify.rows import CaseRow, is_case_row
 
-pytestmark = pytest.mark.xdist_group("torch-in-process")  # conftest.py
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("torch-in-process")]  # conftest.py
 
 PARAMS = cases.Params.from_model(ModelConfig(None, 256))
 
