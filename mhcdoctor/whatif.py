@@ -72,9 +72,6 @@ class WhatIf:
     vllm: str | None = None  # a version, or "none"
     rocm: str | None = None
 
-    def any(self) -> bool:
-        return any(v is not None for v in vars(self).values())
-
     def probes_here(self, package: str, from_report: bool) -> bool:
         """Whether `package`'s facts are this machine's probes: not read from a report, not replaced by a what-if
         (`package` is one of tilelang, aiter, vllm)."""

@@ -48,7 +48,6 @@ def decide(facts: Facts, model: ModelConfig, vllm_version: str | None = None) ->
         findings=findings,
         verdict=verdict,
         sources=dict(facts.sources),
-        rule_set=rule_set,
     )
 
 
