@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TypeGuard
 
 from mhcdoctor.bundle import is_bundle_data, read_bundle_data
+from mhcdoctor.checkreport import SCHEMA as CHECK_SCHEMA
 from mhcdoctor.checkreport import CheckDocument
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import FactsError, JsonValue, normalise_facts
@@ -22,7 +23,6 @@ from mhcdoctor.text import visible_strings
 from mhcdoctor.userfiles import mismatch, parse_json, read_user_bytes
 from mhcdoctor.verify import VerifyDocument
 
-CHECK_SCHEMA = "mhcdoctor.check/1"
 REPLAY_NAME = "report.json"
 # The title of the Markdown report's folded replay block (render.markdown writes it; report_from_markdown finds it).
 REPLAY_TITLE = f"{REPLAY_NAME} (save this block as report.json, then: mhcdoctor explain --from report.json)"

@@ -13,7 +13,6 @@ checked where the runner read them back.
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import json
 import os
 import sys
@@ -23,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypedDict
 
 from mhcdoctor import __version__
+from mhcdoctor.clock import created_now
 from mhcdoctor.decision import OPS, ModelDocument
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH
@@ -210,7 +210,7 @@ def run_verify(
     return {
         "schema": SCHEMA,
         "mhcdoctor_version": __version__,
-        "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": created_now(),
         "model": {"name": model.name, "hidden_size": model.hidden_size, "hc_mult": model.hc_mult},
         "params": params.to_dict(),
         "tokens": counts,
