@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, TypedDict
 from mhcdoctor import __version__
 from mhcdoctor.clock import created_now
 from mhcdoctor.decision import DecisionDocument, FindingDocument, severity_rank, worst_verdict
+from mhcdoctor.environment import relevant_env
 from mhcdoctor.facts import FactsDocument
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes, vllm_selfcheck
 from mhcdoctor.probes.base import ProbeContext, ProbeDocument, guarded
-from mhcdoctor.redact import relevant_env
 from mhcdoctor.rules import decide
 
 SCHEMA = "mhcdoctor.check/1"

@@ -9,19 +9,30 @@ turns on importing tilelang (so explain can import it here first, then decide on
 
 from __future__ import annotations
 
+import functools
+import re
+
 from packaging.version import InvalidVersion
 
 from mhcdoctor.decision import EXPLAIN_SCHEMA, OPS, Decision, Finding, Gate, OpDecision, Verdict, VllmView
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.dispatch import Dispatch, dispatch, preferred_path
-from mhcdoctor.rules.findings import FindingContext, evaluate
+from mhcdoctor.rules.findings import CATALOGUE, FindingContext, evaluate
 from mhcdoctor.rules.releases import NEWEST, RULE_SETS, RuleSet, is_newer_than_known, rules_for_vllm
 from mhcdoctor.vllm_builds import build_from_version
 
 SCHEMA = EXPLAIN_SCHEMA
 
-__all__ = ["RULE_SETS", "SCHEMA", "decide", "preferred_path", "rules_for_vllm", "tilelang_trial_import"]
+__all__ = [
+    "RULE_SETS",
+    "SCHEMA",
+    "decide",
+    "preferred_path",
+    "rules_for_vllm",
+    "tilelang_trial_import",
+    "vocabulary",
+]
 
 
 def decide(facts: Facts, model: ModelConfig, vllm_version: str | None = None) -> Decision:
@@ -120,3 +131,12 @@ def _vllm_view(facts: Facts, version: str | None, result: Dispatch | None, findi
     platform = result.platform if result is not None else None
     blocked = [f.id for f in findings if f.id in VLLM_CANNOT_RUN]
     return VllmView(version, build, platform, not blocked, blocked)
+
+
+@functools.cache
+def vocabulary() -> frozenset[str]:
+    """Every word of the doctor's own text (finding ids, titles, fixes; rule-set ids and summaries), lower case:
+    redaction replaces a user or host name among them only where it stands as an identity, never inside this text."""
+    text = " ".join(f"{spec.id} {spec.title} {spec.fix}" for spec in CATALOGUE)
+    text += " " + " ".join(f"{rule_set.id} {rule_set.summary}" for rule_set in RULE_SETS)
+    return frozenset(word.lower() for word in re.findall(r"[A-Za-z][A-Za-z0-9]*", text))
