@@ -30,7 +30,8 @@ from mhcdoctor.environment import relevant_env
 from mhcdoctor.facts import FactsDocument
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes, vllm_selfcheck
-from mhcdoctor.probes.base import ProbeContext, ProbeDocument, guarded
+from mhcdoctor.probes.base import ProbeDocument, guarded
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.rules import decide
 
 SCHEMA = "mhcdoctor.check/1"

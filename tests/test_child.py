@@ -4,7 +4,9 @@ import time
 
 import pytest
 
-from mhcdoctor.probes.base import ProbeContext, guarded, run_child
+from mhcdoctor.probes.base import guarded
+from mhcdoctor.probes.context import ProbeContext
+from mhcdoctor.probes.python_child import run_child
 
 CTX = ProbeContext(timeout=5)
 

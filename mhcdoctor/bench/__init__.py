@@ -22,7 +22,7 @@ from mhcdoctor.decision import OPS
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import USER_PATH
 from mhcdoctor.models import ModelConfig, ModelConfigDocument
-from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.verify import resolve_devices, resolve_paths, user_kernels_context
 from mhcdoctor.verify.cases import Params, ParamsDocument
 from mhcdoctor.verify.rows import PathOutcome

@@ -20,7 +20,7 @@ from mhcdoctor.commands.options import (
 )
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes
-from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.verify_text import render_text
 from mhcdoctor.rules import decide

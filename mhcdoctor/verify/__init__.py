@@ -27,7 +27,7 @@ from mhcdoctor.decision import OPS, ModelDocument
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH
 from mhcdoctor.models import ModelConfig
-from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params, ParamsDocument
 from mhcdoctor.verify.rows import CaseRow, PathOutcome
 from mhcdoctor.verify.runner import CHECK, Progress, Ran, count_gpus, run_jobs, unavailable, unavailable_outcome

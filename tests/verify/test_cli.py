@@ -134,7 +134,7 @@ def test_each_spelling_of_a_gpu_is_checked_against_what_torch_sees(
 ) -> None:
     from mhcdoctor import verify as verify_module
     from mhcdoctor.errors import InputError
-    from mhcdoctor.probes.base import ProbeContext
+    from mhcdoctor.probes.context import ProbeContext
 
     asked: list[float] = []
 
@@ -173,7 +173,7 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None
 @pytest.mark.slow
 def test_a_failing_path_the_rules_do_not_select_is_degraded_not_fail(aiter_site: Path) -> None:
     from mhcdoctor.models import ModelConfig
-    from mhcdoctor.probes.base import ProbeContext
+    from mhcdoctor.probes.context import ProbeContext
     from mhcdoctor.verify import run_verify
 
     ctx = ProbeContext(search_path=[str(aiter_site), *sys.path], env=dict(os.environ, AITER_STANDIN_RACE="1"))
