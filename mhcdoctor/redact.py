@@ -148,8 +148,8 @@ def pseudonym(kind: str, value: str, salt: bytes) -> str:
     return f"{kind}-{digest}"
 
 
-# Evidence is shown cut to this many characters (its tail), after redaction: probes keep much more (PROBE_KEEP_CHARS
-# in probes/base.py) so that a secret is masked whole before any cut.
+# Evidence is shown cut to this many characters (its tail), after redaction: probes keep much more
+# (childproc.EVIDENCE_CHARS) so that a secret is masked whole before any cut.
 DISPLAY_CHARS = 4000
 
 # GPU UUIDs are permanent hardware ids: always pseudonymised, even with --no-redact.
