@@ -3,14 +3,16 @@
 `decide(facts, model, vllm_version=None)` picks the rule set for the vLLM release (the installed one unless
 given), runs the dispatch interpreter, evaluates the findings catalogue and sets the verdict.
 `decision.to_explain_document()` (mhcdoctor.decision) is the explain/1 document; check embeds
-`decision.to_json_dict()` per model. `tilelang_trial_import(facts)` says, before deciding, whether the decision
-turns on importing tilelang (so explain can import it here first, then decide once).
+`decision.to_json_dict()` per model. `pick_rules(facts)` picks the rule set alone, and
+`tilelang_trial_import(facts, picked)` says from it whether the decision turns on importing tilelang (so explain
+picks once, imports tilelang here first where it must, then decides with that pick).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 
 from packaging.version import InvalidVersion
 
@@ -27,7 +29,9 @@ SCHEMA = EXPLAIN_SCHEMA
 __all__ = [
     "RULE_SETS",
     "SCHEMA",
+    "RulesPick",
     "decide",
+    "pick_rules",
     "preferred_path",
     "rules_for_vllm",
     "tilelang_trial_import",
@@ -35,10 +39,30 @@ __all__ = [
 ]
 
 
-def decide(facts: Facts, model: ModelConfig, vllm_version: str | None = None) -> Decision:
-    """The decision for one model on the machine the facts describe (vllm_version overrides facts.vllm.version)."""
+@dataclass(frozen=True)
+class RulesPick:
+    """The rule set for the vLLM release decided for, why it applies and a note for the user."""
+
+    rule_set: RuleSet | None  # None: the release predates DeepSeek-V4
+    version: str | None  # the vLLM version decided for (None: not known)
+    reason: str  # installed | no-vllm | unknown | newer | too-old
+    note: str | None
+
+
+def pick_rules(facts: Facts, vllm_version: str | None = None) -> RulesPick:
+    """The rule set for the installed vLLM (the facts') or for `vllm_version`, where given."""
     version = vllm_version if vllm_version is not None else facts.vllm.version
     rule_set, reason, note = _pick_rules(version, facts.vllm.present if vllm_version is None else True)
+    return RulesPick(rule_set, version, reason, note)
+
+
+def decide(
+    facts: Facts, model: ModelConfig, vllm_version: str | None = None, *, rules: RulesPick | None = None
+) -> Decision:
+    """The decision for one model on the machine the facts describe (vllm_version overrides facts.vllm.version;
+    `rules`, a pick already made for these facts, is used as it is)."""
+    pick = rules if rules is not None else pick_rules(facts, vllm_version)
+    rule_set, reason, note, version = pick.rule_set, pick.reason, pick.note, pick.version
     result = dispatch(rule_set, facts, model, version) if rule_set is not None else None
     ctx = FindingContext(facts, model, rule_set, result, version, reason)
     findings = evaluate(ctx)
@@ -62,14 +86,12 @@ def decide(facts: Facts, model: ModelConfig, vllm_version: str | None = None) ->
     )
 
 
-def tilelang_trial_import(facts: Facts, vllm_version: str | None = None) -> bool:
-    """Whether the decision for these facts turns on importing tilelang: the release's has_tilelang() is a trial
-    import (0.23–0.27), the machine is ROCm, and tilelang is installed but its import was not tried."""
-    version = vllm_version if vllm_version is not None else facts.vllm.version
-    rule_set = _pick_rules(version, facts.vllm.present if vllm_version is None else True)[0]
+def tilelang_trial_import(facts: Facts, rules: RulesPick) -> bool:
+    """Whether the decision for these facts under `rules` turns on importing tilelang: the release's has_tilelang()
+    is a trial import (0.23–0.27), the machine is ROCm, and tilelang is installed but its import was not tried."""
     return (
-        rule_set is not None
-        and rule_set.has_tilelang == "import"
+        rules.rule_set is not None
+        and rules.rule_set.has_tilelang == "import"
         and facts.platform == "rocm"
         and facts.tilelang.present is True
         and facts.tilelang.imports is None
