@@ -37,7 +37,7 @@ def pytest_configure(config: pytest.Config) -> None:
     mhcdoctor's own modules are compiled first, into mhcdoctor/**/__pycache__ (ignored by git), as `pip install .`
     compiles them in a user's install. Where Python writes no bytecode (PYTHONDONTWRITEBYTECODE=1, as on CI's
     image), each of the few hundred `python -m mhcdoctor` processes the tests start would otherwise compile every
-    module it imports from source: about 0.06 s of CPU each, on a fresh clone.
+    module it imports from source.
     """
     if not os.environ.get("PYTEST_XDIST_WORKER"):  # once, before the workers start
         compileall.compile_dir(Path(__file__).parent / "mhcdoctor", quiet=1)

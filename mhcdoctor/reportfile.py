@@ -170,7 +170,7 @@ _FENCE_OPEN = re.compile(r"\s*(`{3,})json\r?\n")
 
 def report_from_markdown(text: str) -> dict[str, object] | None:
     """The compact report.json folded into a `report` Markdown (an issue body saved to a file), or None."""
-    # str.find and anchored matches only, each start looked at once: linear time (a regex search was quadratic).
+    # str.find and anchored matches only, each start looked at once: linear in the text, whatever a paste holds.
     pos = 0
     while (start := text.find("<summary>" + REPLAY_NAME, pos)) >= 0:
         pos = start + 1
