@@ -13,7 +13,8 @@ import statistics
 import time
 
 from mhcdoctor.probes import PROBES, run_probes
-from mhcdoctor.probes.base import ProbeContext, guarded
+from mhcdoctor.probes.base import guarded
+from mhcdoctor.probes.context import ProbeContext
 
 
 def main() -> None:

@@ -33,6 +33,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, TypedDict
 
 from mhcdoctor import __version__
+from mhcdoctor.clock import created_now
 from mhcdoctor.errors import InputError
 from mhcdoctor.outfiles import write_file
 from mhcdoctor.userfiles import parse_json, read_user_bytes
@@ -121,7 +122,7 @@ def build_files(
     manifest: BundleManifest = {
         "schema": SCHEMA,
         "mhcdoctor_version": __version__,
-        "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": created_now(),
         "redacted": bool(redactions.get("redacted")),
         "limit_bytes": limit,
         "files": [

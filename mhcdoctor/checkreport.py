@@ -12,7 +12,6 @@ normalised to the same types by reportfile, so the views read them as typed.
 
 from __future__ import annotations
 
-import datetime as _dt
 import getpass
 import os
 import platform
@@ -25,12 +24,14 @@ from functools import partial
 from typing import TYPE_CHECKING, TypedDict
 
 from mhcdoctor import __version__
+from mhcdoctor.clock import created_now
 from mhcdoctor.decision import DecisionDocument, FindingDocument, severity_rank, worst_verdict
+from mhcdoctor.environment import relevant_env
 from mhcdoctor.facts import FactsDocument
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes, vllm_selfcheck
-from mhcdoctor.probes.base import ProbeContext, ProbeDocument, guarded
-from mhcdoctor.redact import relevant_env
+from mhcdoctor.probes.base import ProbeDocument, guarded
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.rules import decide
 
 SCHEMA = "mhcdoctor.check/1"
@@ -89,7 +90,7 @@ def build_check(
     return {
         "schema": SCHEMA,
         "mhcdoctor_version": __version__,
-        "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": created_now(),
         "mode": "fast" if ctx.fast else "full",
         "seconds": round(time.perf_counter() - start, 3),
         "host": _host(),

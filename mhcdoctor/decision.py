@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypedDict
+from typing import Literal, TypedDict
 
 from mhcdoctor.facts import Facts, JsonValue, rules_view
 from mhcdoctor.models import ModelConfig
@@ -139,13 +139,6 @@ class VllmView:
         }
 
 
-class RuleSetRef(Protocol):
-    """What a decision needs of its rule set (rules.releases.RuleSet, a layer above): its id."""
-
-    @property
-    def id(self) -> str: ...
-
-
 @dataclass
 class Decision:
     model: ModelConfig
@@ -158,11 +151,6 @@ class Decision:
     findings: list[Finding]
     verdict: Verdict
     sources: dict[str, str] = field(default_factory=dict)  # fact -> where it came from ("user:--arch")
-    rule_set: RuleSetRef | None = field(default=None, repr=False, compare=False)  # not serialised
-
-    @property
-    def exit_code(self) -> int:
-        return VERDICT_EXIT[self.verdict]
 
     def to_json_dict(self) -> DecisionDocument:
         """One model's decision as check/1 carries it in `models` (explain/1 adds its schema in front)."""

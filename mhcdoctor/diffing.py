@@ -6,9 +6,9 @@ findings, the verify results, then the facts that drive the rules (platform and 
 before compilers and install locations), the devices one by one, probe outcomes and the environment.
 Things that differ between any two runs (creation time, timings, the host's name) are never differences.
 
-A report read from a file is checked only in parts (mhcdoctor.reportfile: its facts and probes, the JSON types of
-its other members), so the rest is read here as untyped JSON (`Mapping[str, object]`), each member checked where it
-is read; a difference's two values are what the reports held (`object`: any JSON value).
+Both reports come through mhcdoctor.reportfile, checked to their check/1 types all the way down; a member an older
+release did not write may be absent, so members are looked up with `.get` on the JSON (`Mapping[str, object]`), and
+a difference's two values are what the reports held (`object`: any JSON value).
 """
 
 from __future__ import annotations

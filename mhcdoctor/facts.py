@@ -247,8 +247,8 @@ class Facts:
 
 
 # The JSON form of the facts (Facts.to_dict(), check/1's `facts` part), one TypedDict per dataclass above, with the
-# same fields in the same order. A report read back is checked with Facts.from_dict and normalised by
-# normalise_facts, so a FactsDocument always has every member.
+# same fields in the same order. A report read back is checked and written out in full by read_report_facts, so
+# a FactsDocument always has every member.
 
 
 class DeviceDocument(TypedDict):
@@ -374,21 +374,22 @@ DOCUMENTS: Mapping[str, type] = {
 }
 
 
-# The source of a fact that a saved report did not hold (an older mhcdoctor never recorded it): normalise_facts
-# fills the member with its unknown value and says so here, so `explain --from` can still tell.
-NOT_IN_REPORT = "unknown: not in report"
+@dataclass
+class ReportFacts:
+    """A saved report's facts, read once, and the top-level members it did not hold (an older mhcdoctor never
+    recorded them): those stand at their unknown values and say nothing of the machine that wrote the report."""
+
+    facts: Facts
+    absent: frozenset[str]
 
 
-def normalise_facts(data: object) -> FactsDocument:
-    """A facts document read from a user's file, checked (FactsError when malformed) and written back in full:
-    every member present, unknown ones left out, so that code after this boundary can trust FactsDocument. A
-    top-level member the file lacked gets the source NOT_IN_REPORT."""
+def read_report_facts(data: object) -> ReportFacts:
+    """The facts of a user's file, checked (FactsError when malformed); members it lacks are unknown and named in
+    `absent`, members this release does not know are left out."""
     facts = Facts.from_dict(data)
     recorded = data if isinstance(data, dict) else {}
-    for f in dataclasses.fields(Facts):
-        if f.name != "sources" and f.name not in recorded:
-            facts.sources[f.name] = NOT_IN_REPORT
-    return facts.to_dict()
+    absent = frozenset(f.name for f in dataclasses.fields(Facts) if f.name != "sources" and f.name not in recorded)
+    return ReportFacts(facts, absent)
 
 
 def _as_json(obj: DataclassInstance) -> Any:  # dataclasses.asdict: the TypedDict of `obj`'s class (DOCUMENTS)

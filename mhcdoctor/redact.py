@@ -4,7 +4,7 @@ Design constraints:
 - Pure: `redact(document, identity)` walks every string of a check/1 document (probe evidence, stderr tails,
   paths, keys that are not plain identifiers), not only known fields, and returns a new document plus a record of
   what it replaced. `Identity.of_this_machine()` is the only part that looks at the machine.
-- Environment variables: only an allowlist of relevant names is kept (`relevant_env`, also used by `check`);
+- Environment variables: only the allowlist of mhcdoctor.environment is kept (`check` collects by it too);
   within it, any name that looks like a secret has its value masked.
 - Identity: the home folder becomes `~`; user and host names become salted hashes (`user-1a2b3c4d5e6f`). The salt
   is random per report and never stored, so a pseudonym cannot be reversed by hashing guessed names; within one
@@ -27,32 +27,13 @@ import os
 import re
 import secrets as _secrets
 import socket
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, TypeVar
 
-MASK = "[masked]"
+from mhcdoctor.environment import ENV_NAMES, ENV_PREFIXES, ENV_SUFFIXES, is_relevant_env
 
-# Environment variables worth reporting: they change what ROCm/CUDA, torch, aiter, tilelang, triton and vLLM do.
-ENV_PREFIXES: tuple[str, ...] = (
-    "ROCM_",
-    "ROCR_",
-    "HIP_",
-    "HSA_",
-    "HCC_",
-    "AMD_",
-    "CUDA_",
-    "NVIDIA_",
-    "AITER_",
-    "TILELANG_",
-    "TRITON_",
-    "VLLM_",
-    "TORCH_",
-    "PYTORCH_",
-)
-ENV_SUFFIXES: tuple[str, ...] = ("_VISIBLE_DEVICES",)  # ROCR_, HIP_, CUDA_, GPU_ ... which devices a process sees
-# Where compilers (nvcc, hipcc) and shared libraries are found, and which Python packages shadow which.
-ENV_NAMES: frozenset[str] = frozenset({"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "GPU_DEVICE_ORDINAL"})
+MASK = "[masked]"
 
 # A variable whose name holds one of these words (case-insensitive) has its value masked.
 SECRET_NAME_WORDS: tuple[str, ...] = (
@@ -151,16 +132,6 @@ def _is_personal_home(path: str) -> bool:
     return len(path) > 1 and path.rstrip("/") not in _SYSTEM_FOLDERS
 
 
-def relevant_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The environment variables a report keeps (names on the allowlist), sorted by name, values unchanged."""
-    return {name: environ[name] for name in sorted(environ) if is_relevant_env(name)}
-
-
-def is_relevant_env(name: str) -> bool:
-    upper = name.upper()
-    return upper in ENV_NAMES or upper.startswith(ENV_PREFIXES) or upper.endswith(ENV_SUFFIXES)
-
-
 def is_secret_name(name: str) -> bool:
     return _SECRET_NAME.search(name) is not None
 
@@ -177,8 +148,8 @@ def pseudonym(kind: str, value: str, salt: bytes) -> str:
     return f"{kind}-{digest}"
 
 
-# Evidence is shown cut to this many characters (its tail), after redaction: probes keep much more (PROBE_KEEP_CHARS
-# in probes/base.py) so that a secret is masked whole before any cut.
+# Evidence is shown cut to this many characters (its tail), after redaction: probes keep much more
+# (childproc.EVIDENCE_CHARS) so that a secret is masked whole before any cut.
 DISPLAY_CHARS = 4000
 
 # GPU UUIDs are permanent hardware ids: always pseudonymised, even with --no-redact.
@@ -191,27 +162,10 @@ _PRODUCT_WORDS = frozenset(
 )
 
 
-def _doctor_words() -> frozenset[str]:
-    """Every word of the doctor's own text (finding ids, titles, fixes, rule-set ids): a user or host name among them
-    is replaced only where it stands as an identity, never inside that text."""
-    global _WORDS
-    if _WORDS is None:
-        from mhcdoctor.rules.findings import CATALOGUE  # late: findings imports the rules, which need nothing from here
-        from mhcdoctor.rules.releases import RULE_SETS
-
-        text = " ".join(f"{spec.id} {spec.title} {spec.fix}" for spec in CATALOGUE)
-        text += " " + " ".join(f"{rule_set.id} {rule_set.summary}" for rule_set in RULE_SETS)
-        _WORDS = frozenset(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", text)) | PROTECTED_WORDS
-        _WORDS |= _PRODUCT_WORDS
-    return _WORDS
-
-
-_WORDS: frozenset[str] | None = None
-
-
-def is_doctor_word(name: str) -> bool:
-    """The name is one of the doctor's words, alone or numbered the way pods are (`vllm-0`, `aiter_2`)."""
-    words = _doctor_words()
+def is_doctor_word(name: str, vocabulary: Iterable[str] = ()) -> bool:
+    """The name is one of the doctor's words (the document's own, product names, and `vocabulary`: the text of the
+    findings and rule sets, which the caller passes in), alone or numbered the way pods are (`vllm-0`, `aiter_2`)."""
+    words = PROTECTED_WORDS | _PRODUCT_WORDS | frozenset(vocabulary)
     return name.lower() in words or re.sub(r"[-_.]?\d+$", "", name.lower()) in words
 
 
@@ -328,20 +282,27 @@ class RedactionsDocument(TypedDict):
 
 
 def redact(
-    document: _Doc, identity: Identity, *, identities: bool = True, salt: bytes | None = None
+    document: _Doc,
+    identity: Identity,
+    *,
+    identities: bool = True,
+    salt: bytes | None = None,
+    vocabulary: Iterable[str] = (),
 ) -> tuple[_Doc, Redactions]:
     """A redacted copy of a check/1 document and the record of what changed.
 
     The document's own host names and secret-looking env values are added to `identity`, so a report saved
     unredacted on another machine is redacted as well as one made here. `identities=False` (--no-redact) keeps
     home, user and host names; secrets and GPU UUIDs are masked either way. Strings are cut to DISPLAY_CHARS last.
+    A user or host name among the `vocabulary` words (the doctor's own text: rules.vocabulary()) is replaced only
+    where it stands as an identity.
     """
     record = Redactions()
     salt = new_salt() if salt is None else salt
     full = _with_document(identity, document)
     if not identities:
         full = Identity(secret_values=full.secret_values)
-    scrubber = _Scrubber(full, record, salt)
+    scrubber = _Scrubber(full, record, salt, frozenset(vocabulary))
     out = scrubber.walk({key: value for key, value in document.items() if key != "env"})
     env = document.get("env")
     if isinstance(env, Mapping):
@@ -410,7 +371,7 @@ def _redact_env(env: Mapping[str, Any], scrubber: _Scrubber, record: Redactions)
 
 
 class _Scrubber:
-    def __init__(self, identity: Identity, record: Redactions, salt: bytes) -> None:
+    def __init__(self, identity: Identity, record: Redactions, salt: bytes, vocabulary: frozenset[str]) -> None:
         self.record, self.salt = record, salt
         # Longest first, so "/home/alice/x" is taken by the home rule before the user rule sees "alice"; a home
         # is a path's start, never a folder inside another path (/srv/root/x is not /root).
@@ -427,7 +388,7 @@ class _Scrubber:
                 # A host name takes its domain with it: node17.corp.example.com names the organisation too.
                 domain = r"(?:\.[A-Za-z0-9-]+)*" if kind == "host" else ""
                 name = re.escape(value) + domain
-                if is_doctor_word(value):
+                if is_doctor_word(value, vocabulary):
                     # Only where it stands as an identity (its home is taken by the home rule above): a host after
                     # // or @ or in a host=/hostname: field; a user before @ or in a user= field.
                     if kind == "host":

@@ -9,20 +9,21 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
 from mhcdoctor.bundle import is_bundle_data, read_bundle_data
+from mhcdoctor.checkreport import SCHEMA as CHECK_SCHEMA
 from mhcdoctor.checkreport import CheckDocument
 from mhcdoctor.errors import InputError
-from mhcdoctor.facts import FactsError, JsonValue, normalise_facts
+from mhcdoctor.facts import FactsError, JsonValue, ReportFacts, read_report_facts
 from mhcdoctor.probes.base import ProbeDocument
 from mhcdoctor.redact import cut_for_display
 from mhcdoctor.text import visible_strings
 from mhcdoctor.userfiles import mismatch, parse_json, read_user_bytes
 from mhcdoctor.verify import VerifyDocument
 
-CHECK_SCHEMA = "mhcdoctor.check/1"
 REPLAY_NAME = "report.json"
 # The title of the Markdown report's folded replay block (render.markdown writes it; report_from_markdown finds it).
 REPLAY_TITLE = f"{REPLAY_NAME} (save this block as report.json, then: mhcdoctor explain --from report.json)"
@@ -42,15 +43,28 @@ _TOP_LEVEL: dict[str, type | tuple[type, ...]] = {
 }
 
 
+@dataclass(frozen=True)
+class SavedReport:
+    """A saved check/1 report read back: the document, and its facts as read (once) from it."""
+
+    document: CheckDocument
+    facts: ReportFacts
+
+
 def load_report(path: str | Path) -> CheckDocument:
     """The check/1 document saved at `path` ("-" for stdin); InputError (exit 2, one line) when it is anything else.
 
     `path` may also be a `report --bundle` tar.gz (its report.json), or a saved `report` Markdown (its replay block).
     """
+    return read_saved_report(path).document
+
+
+def read_saved_report(path: str | Path) -> SavedReport:
+    """As load_report, with the facts read from the report (for `explain --from`, which decides on them)."""
     label = "stdin" if str(path) == "-" else str(path)
     data = read_user_bytes(path, "report", InputError)
     if is_bundle_data(data):
-        return validate_report(read_bundle_data(data, label).report, label)
+        return _validated(read_bundle_data(data, label).report, label)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -61,7 +75,7 @@ def load_report(path: str | Path) -> CheckDocument:
         document = report_from_markdown(text)
         if document is None:
             raise InputError(f"report {label} is not valid JSON: {str(exc)[:200]}") from None
-    return validate_report(document, label)
+    return _validated(document, label)
 
 
 def validate_report(document: object, label: str) -> CheckDocument:
@@ -69,6 +83,10 @@ def validate_report(document: object, label: str) -> CheckDocument:
 
     Its facts and probes are normalised on the way (every member present, of its type), so what reads them after
     this boundary can trust FactsDocument and ProbeDocument; the other members are checked for their JSON type."""
+    return _validated(document, label).document
+
+
+def _validated(document: object, label: str) -> SavedReport:
     if not isinstance(document, dict):
         raise InputError(f"report {label} must hold a JSON object")
     schema = document.get("schema")
@@ -86,9 +104,10 @@ def validate_report(document: object, label: str) -> CheckDocument:
     _check_versions(document["facts"], "facts", label)
     document = cut_for_display(visible_strings(document))
     try:
-        document["facts"] = normalise_facts(document["facts"])
+        facts = read_report_facts(document["facts"])
     except FactsError as exc:
         raise InputError(f"report {label}: {str(exc)[:300]}") from None
+    document["facts"] = facts.facts.to_dict()
     if document.get("probes") is not None:
         document["probes"] = [_probe(item, f"probes[{i}]", label) for i, item in enumerate(document["probes"])]
     # The rest, all the way down (models, findings, verify). A member an older release did not write may be absent:
@@ -96,7 +115,7 @@ def validate_report(document: object, label: str) -> CheckDocument:
     wrong = mismatch(document, CheckDocument, "report", {"VerifyDocument": VerifyDocument})
     if not _fits(document, wrong):
         raise InputError(f"report {label}: {str(wrong).removeprefix('report.')[:300]}")
-    return document
+    return SavedReport(document, facts)
 
 
 def _fits(document: dict[str, object], wrong: str | None) -> TypeGuard[CheckDocument]:
@@ -151,7 +170,7 @@ _FENCE_OPEN = re.compile(r"\s*(`{3,})json\r?\n")
 
 def report_from_markdown(text: str) -> dict[str, object] | None:
     """The compact report.json folded into a `report` Markdown (an issue body saved to a file), or None."""
-    # str.find and anchored matches only, each start looked at once: linear time (a regex search was quadratic).
+    # str.find and anchored matches only, each start looked at once: linear in the text, whatever a paste holds.
     pos = 0
     while (start := text.find("<summary>" + REPLAY_NAME, pos)) >= 0:
         pos = start + 1

@@ -23,14 +23,13 @@ from mhcdoctor import aiter_releases, known
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import (
     FIX_STATES,
-    NOT_IN_REPORT,
     PLATFORMS,
     AiterFacts,
     CompilerFacts,
     DeepGemmFacts,
     Facts,
-    FactsError,
     PackageFacts,
+    ReportFacts,
     VllmFacts,
 )
 from mhcdoctor.vllm_builds import build_from_version
@@ -73,9 +72,6 @@ class WhatIf:
     vllm: str | None = None  # a version, or "none"
     rocm: str | None = None
     deepgemm: str | None = None  # a standalone deep_gemm version, or "none" (no DeepGEMM at all)
-
-    def any(self) -> bool:
-        return any(v is not None for v in vars(self).values())
 
     def probes_here(self, package: str, from_report: bool) -> bool:
         """Whether `package`'s facts are this machine's probes: not read from a report, not replaced by a what-if
@@ -140,30 +136,23 @@ def _set_deepgemm(facts: Facts, value: str) -> None:
         facts.sources[f"deepgemm.{key}"] = "user:--deepgemm"
 
 
-def report_facts(document: Mapping[str, object], label: str) -> Facts:
-    """A saved report's facts, each source re-labelled "report:<label>". Facts the report lacks (an older
-    mhcdoctor never recorded them; reportfile marks them NOT_IN_REPORT) stay unknown, with the source
-    "unknown: not in report <label>": this machine is never probed to fill them, since its facts say nothing
-    about the machine that wrote the report."""
-    data = document.get("facts")
-    try:
-        facts = Facts.from_dict(data)
-    except FactsError as exc:
-        raise InputError(f"report {label}: {exc}") from None
-    absent = {key for key, source in facts.sources.items() if source == NOT_IN_REPORT}
-    recorded = {k: v for k, v in data.items() if k not in absent} if isinstance(data, dict) else {}
-    held = [*facts.sources, *_keys(recorded)]
-    facts.sources = {key: f"report:{label}" for key in held if key.split(".")[0] not in absent}
-    for name in (f.name for f in fields(Facts) if f.name != "sources" and f.name not in recorded):
+def report_facts(read: ReportFacts, label: str) -> Facts:
+    """A saved report's facts, each source re-labelled "report:<label>". The members the report lacks (an older
+    mhcdoctor never recorded them) stay unknown, with the source "unknown: not in report <label>": this machine is
+    never probed to fill them, since its facts say nothing about the machine that wrote the report."""
+    facts = read.facts
+    held = [*facts.sources, *_keys(facts.to_dict(), read.absent)]
+    facts.sources = {key: f"report:{label}" for key in held if key.split(".")[0] not in read.absent}
+    for name in (f.name for f in fields(Facts) if f.name in read.absent):
         facts.sources[name] = f"unknown: not in report {label}"
     return facts
 
 
-def _keys(recorded: dict[str, Any]) -> list[str]:
+def _keys(recorded: Mapping[str, Any], absent: frozenset[str]) -> list[str]:
     """The dotted names of the facts a report holds ("arch", "aiter.version"), its own `sources` aside."""
     keys = []
     for key, value in recorded.items():
-        if key == "sources":
+        if key == "sources" or key in absent:
             continue
         keys += [f"{key}.{sub}" for sub in value] if isinstance(value, dict) else [key]
     return keys

@@ -21,7 +21,7 @@ import stat
 import sys
 from pathlib import Path
 
-from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.probes.context import ProbeContext
 
 # Bodies for a fake package's __init__.py that fail the way broken installs do when imported.
 HANG = "import time\ntime.sleep(600)\n"

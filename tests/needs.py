@@ -34,5 +34,6 @@ def library(module: str, why: str = "") -> pytest.MarkDecorator:
 
 
 def gpu(reason: str = "needs a CUDA or ROCm GPU") -> list[pytest.MarkDecorator]:
-    """The marks of a GPU test: `-m gpu` selects it, and it is skipped where torch sees no GPU (CI)."""
-    return [pytest.mark.gpu, library("torch"), pytest.mark.skipif(not gpu_visible(), reason=reason)]
+    """The marks of a GPU test: `-m gpu` selects it, `-m "not slow"` leaves it out, and it is skipped where torch
+    sees no GPU (CI)."""
+    return [pytest.mark.gpu, pytest.mark.slow, library("torch"), pytest.mark.skipif(not gpu_visible(), reason=reason)]

@@ -13,7 +13,8 @@ from pathlib import Path
 import users
 
 from mhcdoctor import bytecode
-from mhcdoctor.probes.base import ProbeContext, run_child
+from mhcdoctor.probes.context import ProbeContext
+from mhcdoctor.probes.python_child import run_child
 
 
 def _fake_install(tmp_path: Path, torch_bytecode: bool = False) -> Path:

@@ -6,61 +6,15 @@ The environment under test is a wrapper interpreter (`python -S` with only the f
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import doctor
 import fakes
-import jsonschema
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-CHECK_SCHEMA = json.loads((REPO / "mhcdoctor/schemas/check.schema.json").read_text())
-
-
-class Machine:
-    def __init__(self, tmp_path: Path) -> None:
-        self.tmp = tmp_path
-        self.root = tmp_path / "root"
-        self.root.mkdir()
-        self.site = fakes.site(tmp_path)
-        self.python = fakes.write(
-            tmp_path / "bin" / "python",
-            f'#!/bin/sh\nPYTHONPATH="{self.site}" exec "{sys.executable}" -S "$@"\n',
-        )
-        self.python.chmod(0o755)
-
-    def env(self) -> dict[str, str]:
-        """The environment the doctor runs with on this machine: its sysroot, no tools on PATH, mhcdoctor from REPO."""
-        env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "PYTHONPATH")}
-        env.update({"MHCDOCTOR_SYSROOT": str(self.root), "PATH": str(self.tmp / "no-bin"), "HOME": str(self.tmp)})
-        env["PYTHONPATH"] = str(REPO)
-        return env
-
-    def run(self, command: str, *args: str) -> subprocess.CompletedProcess[str]:
-        """`mhcdoctor COMMAND --python <this machine's python> ARGS`."""
-        return doctor.run(command, "--python", str(self.python), *args, env=self.env(), cwd=self.tmp)
-
-    def check(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return self.run("check", *args)
-
-    def check_json(self, *args: str) -> tuple[dict, subprocess.CompletedProcess[str]]:
-        proc = self.check("--json", *args)
-        doc = json.loads(proc.stdout)  # the whole stdout is one JSON document
-        jsonschema.validate(doc, CHECK_SCHEMA)
-        return doc, proc
-
-
-def model(doc: dict, name: str) -> dict:
-    return next(m for m in doc["models"] if m["model"]["name"] == name)
-
-
-def finding_ids(doc: dict) -> set[str]:
-    return {f["id"] for f in doc["findings"]}
+from fakemachine import REPO, Machine, finding_ids, model
 
 
 @pytest.fixture
@@ -113,6 +67,7 @@ def test_cuda_without_tilelang_is_a_fail_with_the_fix(machine):
     assert "tilelang-missing" in text and "fix:" in text
 
 
+@pytest.mark.slow
 def test_hanging_and_crashing_imports_still_give_a_complete_report(machine):
     fakes.nvidia_proc(machine.root)
     fakes.library(machine.site, "tilelang", "0.1.12", init=fakes.HANG)

@@ -8,7 +8,7 @@ import subprocess
 import doctor
 import fakes
 import pytest
-from test_check_cli import Machine, finding_ids
+from fakemachine import Machine, finding_ids
 
 NO_TORCH = fakes.raises("ModuleNotFoundError(\"No module named 'torch'\")")
 PINS_034 = ["torch==2.14.0", "tilelang==0.1.12", "zentorch==2.14.0.2; extra == 'zen'", "numpy"]

@@ -2,7 +2,11 @@
 
 import time
 
-from mhcdoctor.probes.base import ProbeContext, guarded, run_child
+import pytest
+
+from mhcdoctor.probes.base import guarded
+from mhcdoctor.probes.context import ProbeContext
+from mhcdoctor.probes.python_child import run_child
 
 CTX = ProbeContext(timeout=5)
 
@@ -13,6 +17,7 @@ def test_result_comes_back_even_when_the_child_prints_on_stdout():
     assert "banner on stdout" in out.stdout
 
 
+@pytest.mark.slow
 def test_a_hang_is_a_timeout_and_the_whole_process_group_dies():
     start = time.perf_counter()
     code = "import subprocess, time\nsubprocess.Popen(['sleep', '60'])\ntime.sleep(60)"
@@ -22,6 +27,7 @@ def test_a_hang_is_a_timeout_and_the_whole_process_group_dies():
     assert time.perf_counter() - start < 5
 
 
+@pytest.mark.slow
 def test_a_segfault_is_a_crash_with_the_signal_named():
     out = run_child("import ctypes; ctypes.string_at(0)", CTX)
     assert out.status == "crash"

@@ -94,9 +94,11 @@ def test_each_facts_document_has_its_dataclass_fields_in_order():
 
 
 def test_normalising_facts_fills_every_member_and_drops_unknown_ones():
-    from mhcdoctor.facts import normalise_facts
+    from mhcdoctor.facts import read_report_facts
 
-    doc = normalise_facts({"platform": "rocm", "aiter": {"version": "0.1.13", "later": 1}, "future": True})
+    read = read_report_facts({"platform": "rocm", "aiter": {"version": "0.1.13", "later": 1}, "future": True})
+    doc = read.facts.to_dict()
     assert doc == Facts.from_dict(doc).to_dict()
     assert "future" not in doc and "later" not in doc["aiter"]
     assert doc["aiter"]["sqrsum_fix"] == "unknown" and doc["torch"]["version"] is None
+    assert "torch" in read.absent and not {"platform", "aiter"} & read.absent  # unknown because never recorded

@@ -13,7 +13,7 @@ from pathlib import Path
 import doctor
 import fakes
 import pytest
-from test_check_cli import REPO, Machine, finding_ids, model
+from fakemachine import REPO, Machine, finding_ids, model
 
 
 @pytest.fixture

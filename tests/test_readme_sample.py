@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import fakes
-from test_check_cli import REPO, Machine
+from fakemachine import REPO, Machine
 
 
 def test_the_readme_sample_table_is_what_check_prints(tmp_path):

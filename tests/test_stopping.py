@@ -23,7 +23,7 @@ import pytest
 from mhcdoctor import childproc
 from mhcdoctor.childproc import EVIDENCE_CHARS
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")]
 
 REPO = Path(__file__).resolve().parents[1]
 

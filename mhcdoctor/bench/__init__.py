@@ -8,7 +8,6 @@ bandwidth, the fraction of peak and the cost per decode step.
 
 from __future__ import annotations
 
-import datetime as _dt
 import sys
 import time
 from collections.abc import Mapping
@@ -18,11 +17,12 @@ from mhcdoctor import __version__
 from mhcdoctor.bench.bytemodel import total_bytes
 from mhcdoctor.bench.devices import known_peak
 from mhcdoctor.bench.rows import TimedRow, is_timed_row
+from mhcdoctor.clock import created_now
 from mhcdoctor.decision import OPS
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import USER_PATH
 from mhcdoctor.models import ModelConfig, ModelConfigDocument
-from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.verify import resolve_devices, resolve_paths, user_kernels_context
 from mhcdoctor.verify.cases import Params, ParamsDocument
 from mhcdoctor.verify.rows import PathOutcome
@@ -195,7 +195,7 @@ def run_bench(
     doc: BenchDocument = {
         "schema": SCHEMA,
         "mhcdoctor_version": __version__,
-        "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": created_now(),
         "model": {**model_doc, "sublayers_per_layer": SUBLAYERS},
         "params": params.to_dict(),
         "tokens": counts,

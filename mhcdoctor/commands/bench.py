@@ -20,22 +20,11 @@ from mhcdoctor.commands.options import (
     tokens_from_option,
     tokens_option,
 )
+from mhcdoctor.commands.selection import selected_here
 from mhcdoctor.errors import InputError
-from mhcdoctor.models import ModelConfig
 from mhcdoctor.outfiles import check_target
-from mhcdoctor.probes import facts_from_probes, run_probes
-from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.render.bench_text import render_text
 from mhcdoctor.render.json_view import render_json
-from mhcdoctor.rules import decide
-
-
-def _rules(model: ModelConfig) -> tuple[dict[str, str] | None, bool]:
-    """The path the rules pick for each op here (fast probes) and whether the model runs the fused op."""
-    decision = decide(facts_from_probes(run_probes(ProbeContext(fast=True))), model)
-    picked = {op: str(d.path) for op, d in decision.ops.items()}
-    runnable = any(path != "unavailable" for path in picked.values())
-    return (picked if runnable else None), decision.fused_post_pre
 
 
 @click.command("bench")
@@ -73,15 +62,15 @@ def command(
     if plot_file is not None:
         require_matplotlib()
         check_target(plot_file, "--plot", replace=True)  # before anything is timed
-    selected, fused = _rules(cfg)
+    selection = selected_here(cfg)
     doc = run_bench(
         cfg,
         paths=list(paths) or None,
         tokens=counts,
         device=device,
         timeout=timeout,
-        selected=selected,
-        fused=fused,
+        selected=selection.paths,
+        fused=selection.fused_post_pre,
         kernels=user,
         options={"repeats": repeats},
     )

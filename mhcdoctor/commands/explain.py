@@ -3,8 +3,8 @@
 Probing is fast by default (package metadata, files, sysfs: no import, no GPU initialisation), which is all the
 rules need but one thing: where the release's has_tilelang() is a trial import (0.23–0.27), a tilelang installed
 here is imported in a child process, as vLLM would, so a broken one counts as absent. `--deep` runs every probe
-in full (tilelang, aiter, torch imports; GPU initialisation). Whether the import is needed is known before
-deciding (rules.tilelang_trial_import), so the rules run once.
+in full (tilelang, aiter, torch imports; GPU initialisation). The rule set is picked once (rules.pick_rules), which
+says whether the import is needed (rules.tilelang_trial_import) before deciding, so the rules run once.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from mhcdoctor.probes.target import probe_context
 from mhcdoctor.render.decision_text import render_decision
 from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.term import Style
-from mhcdoctor.reportfile import load_report
-from mhcdoctor.rules import decide, tilelang_trial_import
+from mhcdoctor.reportfile import read_saved_report
+from mhcdoctor.rules import decide, pick_rules, tilelang_trial_import
 from mhcdoctor.whatif import WhatIf, build_facts, report_facts
 
 
@@ -125,14 +125,15 @@ def command(
     whatif = WhatIf(platform, arch, aiter, aiter_fix, tilelang, vllm, rocm, deepgemm)
     probe = probe_facts(deep, timeout, python)
     if from_path is not None:
-        document = load_report(from_path)
-        facts = build_facts(whatif, lambda: report_facts(document, from_path))
+        saved = read_saved_report(from_path)
+        facts = build_facts(whatif, lambda: report_facts(saved.facts, from_path))
     else:
         facts = build_facts(whatif, probe)
+    rules = pick_rules(facts)  # importing tilelang below changes no fact the pick reads
     # 0.23–0.27 import tilelang to test for it; only this machine's tilelang can be imported to see.
-    if whatif.probes_here("tilelang", from_path is not None) and tilelang_trial_import(facts):
+    if whatif.probes_here("tilelang", from_path is not None) and tilelang_trial_import(facts, rules):
         _import_tilelang_here(facts, timeout, python)
-    decision = decide(facts, config)
+    decision = decide(facts, config, rules=rules)
     doc = decision.to_explain_document()
     if as_json:
         if decision.rules_note:  # the text view shows it in its header; scripts reading JSON see it on stderr

@@ -21,6 +21,7 @@ from mhcdoctor.render.decision_text import render_decision
 from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.markdown import render_markdown
 from mhcdoctor.render.term import Style
+from mhcdoctor.rules import vocabulary
 
 
 @click.command("report")
@@ -64,7 +65,7 @@ def command(
         raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
     ctx = probe_context(fast=fast, timeout=timeout, python=python)
     doc = build_check(ctx, models, verify=run_verify)
-    shared, record = redact(doc, Identity.of_this_machine(), identities=not no_redact)
+    shared, record = redact(doc, Identity.of_this_machine(), identities=not no_redact, vocabulary=vocabulary())
     if no_redact:  # names kept; secrets and GPU UUIDs are masked all the same (no flag shares them)
         redactions, summary = not_redacted(), "names NOT redacted (--no-redact); secrets still masked"
     else:

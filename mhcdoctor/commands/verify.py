@@ -18,23 +18,10 @@ from mhcdoctor.commands.options import (
     tokens_from_option,
     tokens_option,
 )
-from mhcdoctor.models import ModelConfig
-from mhcdoctor.probes import facts_from_probes, run_probes
-from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.commands.selection import selected_here
 from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.verify_text import render_text
-from mhcdoctor.rules import decide
 from mhcdoctor.verify import DEFAULT_TIMEOUT, run_verify
-
-
-def _selected_paths(model: ModelConfig) -> dict[str, str] | None:
-    """The path the rules pick for each op on this machine (fast probes: no imports, no GPU initialisation).
-
-    None when the rules pick no runnable path for any op: then every failing path counts as a fail.
-    """
-    facts = facts_from_probes(run_probes(ProbeContext(fast=True)))
-    picked: dict[str, str] = {op: str(d.path) for op, d in decide(facts, model).ops.items()}
-    return picked if any(path != "unavailable" for path in picked.values()) else None
 
 
 @click.command("verify")
@@ -76,7 +63,7 @@ def command(
         stress=stress,
         device=device,
         timeout=timeout,
-        selected=lambda: _selected_paths(cfg),
+        selected=lambda: selected_here(cfg).paths,  # None: no runnable path, so every failing path is a fail
         kernels=user,
     )
     click.echo(render_json(doc) if as_json else render_text(doc))

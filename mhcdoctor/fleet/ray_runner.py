@@ -27,10 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from mhcdoctor import childproc
+from mhcdoctor.checkreport import SCHEMA as CHECK_SCHEMA
 from mhcdoctor.decision import VERDICTS
 from mhcdoctor.errors import InputError
 from mhcdoctor.fleet import node_task
 from mhcdoctor.fleet.summary import NodeResult, VerifyRun, natural_key
+from mhcdoctor.verify import SCHEMA as VERIFY_SCHEMA
 
 _LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # read once, when ray is imported
 CONNECT_SECONDS = 5.0  # to reach the cluster's GCS before handing it to Ray
@@ -248,7 +250,7 @@ def _record_check(run: NodeRun, outcome: Mapping[str, object]) -> None:
             f"mhcdoctor is not installed in this node's Python ({outcome['python']})",
         )
         return
-    report = _parse(str(outcome.get("stdout") or ""), "mhcdoctor.check/1")
+    report = _parse(str(outcome.get("stdout") or ""), CHECK_SCHEMA)
     if report is None:
         node.status, node.error = "error", f"exit {outcome['code']}: {_last_line(stderr)}"
         return
@@ -265,7 +267,7 @@ def _verify_row(outcome: Mapping[str, object]) -> VerifyRun:
         return {"gpu": gpu, "verdict": "fail", "status": "lost", "error": str(outcome["lost"])}
     if outcome["timed_out"]:
         return {"gpu": gpu, "verdict": "fail", "status": "timeout", "error": "verify did not finish and was killed"}
-    doc = _parse(str(outcome.get("stdout") or ""), "mhcdoctor.verify/1")
+    doc = _parse(str(outcome.get("stdout") or ""), VERIFY_SCHEMA)
     if doc is None:
         error = f"exit {outcome['code']}: {_last_line(str(outcome.get('stderr') or ''))}"
         return {"gpu": gpu, "verdict": "fail", "status": "error", "error": error}

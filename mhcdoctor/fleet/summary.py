@@ -10,7 +10,6 @@ full per-node detail stays in each node's report, and `mhcdoctor diff` compares 
 
 from __future__ import annotations
 
-import datetime as _dt
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TypedDict
 
 from mhcdoctor import __version__
+from mhcdoctor.clock import created_now
 from mhcdoctor.decision import OP_SHORT, OPS, SEVERITY_RANK, VERDICTS, worst_verdict
 
 SCHEMA = "mhcdoctor.fleet/1"
@@ -292,7 +292,7 @@ def summarize(nodes: Iterable[NodeResult], source: str, created: str | None = No
     return {
         "schema": SCHEMA,
         "mhcdoctor_version": __version__,
-        "created": created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": created or created_now(),
         "source": source,
         "verdict": worst_verdict(n.verdict for n in nodes) if nodes else "fail",
         "counts": {

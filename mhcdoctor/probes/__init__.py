@@ -30,7 +30,8 @@ from mhcdoctor.probes import (
     vllm_build,
 )
 from mhcdoctor.probes.assemble import facts_from_probes
-from mhcdoctor.probes.base import ProbeContext, ProbeResult, guarded
+from mhcdoctor.probes.base import ProbeResult, guarded
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.libraries import TILELANG, TRITON, TVM_FFI, VLLM, XPU_KERNELS, probe_import, probe_metadata
 
 __all__ = ["PROBES", "ProbeContext", "ProbeResult", "facts_from_probes", "run_probes"]

@@ -16,10 +16,11 @@ from typing import Any
 
 from mhcdoctor.aiter_releases import sqrsum_fix_from_version
 from mhcdoctor.facts import FixState
-from mhcdoctor.probes.base import ProbeContext, ProbeResult, read_text
-from mhcdoctor.probes.children import run_probe_child, skipped
+from mhcdoctor.probes.base import ProbeResult, read_text
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.libraries import version_from_files
 from mhcdoctor.probes.packages import find_package, normalize, owners
+from mhcdoctor.probes.probe_child import run_probe_child, skipped
 
 NAME = "aiter"
 IMPORT_NAME = "aiter.import"

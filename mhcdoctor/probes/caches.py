@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from mhcdoctor.probes.aiter import module_mhc_candidates
-from mhcdoctor.probes.base import ProbeContext, ProbeResult, read_text
+from mhcdoctor.probes.base import ProbeResult, read_text
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.packages import distribution, find_package
 
 TILELANG_NAME = "tilelang.cache"

@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mhcdoctor.probes.base import ProbeContext, ProbeResult, read_text
+from mhcdoctor.probes.base import ProbeResult, read_text
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.libraries import version_from_files
 from mhcdoctor.probes.packages import distribution, find_package
 from mhcdoctor.probes.torch_build import parse_assignments

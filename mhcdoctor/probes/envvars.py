@@ -4,7 +4,8 @@ as set for this doctor: the values are what `vllm serve` started from this shell
 from __future__ import annotations
 
 from mhcdoctor import known
-from mhcdoctor.probes.base import ProbeContext, ProbeResult
+from mhcdoctor.probes.base import ProbeResult
+from mhcdoctor.probes.context import ProbeContext
 
 NAME = "vllm.env"
 

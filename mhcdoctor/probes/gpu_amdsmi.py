@@ -7,9 +7,10 @@ Not run with --fast; reported `missing` without a child when the amdsmi package 
 
 from __future__ import annotations
 
-from mhcdoctor.probes.base import ProbeContext, ProbeResult
-from mhcdoctor.probes.children import run_probe_child, skipped
+from mhcdoctor.probes.base import ProbeResult
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.packages import find_package
+from mhcdoctor.probes.probe_child import run_probe_child, skipped
 
 NAME = "gpu.amdsmi"
 SOURCE = "child: amdsmi"

@@ -10,7 +10,8 @@ import re
 from pathlib import Path
 
 from mhcdoctor.facts import JsonValue
-from mhcdoctor.probes.base import ProbeContext, ProbeResult, read_text
+from mhcdoctor.probes.base import ProbeResult, read_text
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.devices import DeviceRecord, gfx_from_target_version
 
 NAME = "gpu.kfd"

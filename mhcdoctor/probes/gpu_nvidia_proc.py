@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 
-from mhcdoctor.probes.base import ProbeContext, ProbeResult, read_text
+from mhcdoctor.probes.base import ProbeResult, read_text
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.devices import DeviceRecord, normalize_bdf, nvidia_arch_from_name
 
 NAME = "gpu.nvidia-proc"

@@ -6,9 +6,10 @@ every GPU on the host. Not run with --fast; reported `missing` without a child w
 
 from __future__ import annotations
 
-from mhcdoctor.probes.base import ProbeContext, ProbeResult
-from mhcdoctor.probes.children import run_probe_child, skipped
+from mhcdoctor.probes.base import ProbeResult
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.packages import find_package
+from mhcdoctor.probes.probe_child import run_probe_child, skipped
 
 NAME = "gpu.nvml"
 SOURCE = "child: pynvml (NVML)"

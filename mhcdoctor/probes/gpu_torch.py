@@ -10,9 +10,10 @@ arch comes from major/minor. Intel GPUs come from torch.xpu (an XPU build of tor
 
 from __future__ import annotations
 
-from mhcdoctor.probes.base import ProbeContext, ProbeResult
-from mhcdoctor.probes.children import run_probe_child, skipped
+from mhcdoctor.probes.base import ProbeResult
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.packages import find_package
+from mhcdoctor.probes.probe_child import run_probe_child, skipped
 
 NAME = "gpu.torch"
 SOURCE = "child: torch.cuda device properties"

@@ -15,9 +15,10 @@ from typing import Any
 from packaging.markers import InvalidMarker, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 
-from mhcdoctor.probes.base import ProbeContext, ProbeResult, read_text
-from mhcdoctor.probes.children import run_probe_child, skipped
+from mhcdoctor.probes.base import ProbeResult, read_text
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.packages import Distribution, distribution, find_package, normalize
+from mhcdoctor.probes.probe_child import run_probe_child, skipped
 from mhcdoctor.probes.torch_build import parse_assignments
 
 

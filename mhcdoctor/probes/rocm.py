@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mhcdoctor.probes.base import ProbeContext, ProbeResult, read_text
+from mhcdoctor.probes.base import ProbeResult, read_text
+from mhcdoctor.probes.context import ProbeContext
 
 NAME = "rocm"
 SOURCE = "file: <ROCM_PATH>/.info/version"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mhcdoctor import childproc
 from mhcdoctor.errors import InputError
-from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.probes.context import ProbeContext
 
 SYSROOT_ENV = "MHCDOCTOR_SYSROOT"
 _ASK_PATH = "import json, sys; print(json.dumps(sys.path))"

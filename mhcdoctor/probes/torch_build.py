@@ -10,7 +10,8 @@ import ast
 from typing import Any
 
 from mhcdoctor.facts import torch_build_of
-from mhcdoctor.probes.base import ProbeContext, ProbeResult, read_text
+from mhcdoctor.probes.base import ProbeResult, read_text
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.packages import distribution, find_package
 
 NAME = "torch"

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mhcdoctor.probes.base import ProbeContext, ProbeResult
+from mhcdoctor.probes.base import ProbeResult
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.libraries import VLLM, probe_metadata
 from mhcdoctor.vllm_builds import build_from_version
 

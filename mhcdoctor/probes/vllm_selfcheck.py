@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from mhcdoctor.probes.base import ProbeContext, ProbeResult
-from mhcdoctor.probes.children import run_probe_child, skipped
+from mhcdoctor.probes.base import ProbeResult
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.packages import find_package
+from mhcdoctor.probes.probe_child import run_probe_child, skipped
 
 NAME = "vllm.selfcheck"
 SOURCE = "child: import vllm; its dispatch values"

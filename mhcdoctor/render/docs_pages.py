@@ -9,7 +9,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from mhcdoctor import known
+from packaging.version import Version
+
+from mhcdoctor import aiter_releases, known
 from mhcdoctor.decision import OPS
 from mhcdoctor.facts import AiterFacts, Facts, PackageFacts, TorchFacts
 from mhcdoctor.models import BUILTIN_MODELS
@@ -42,10 +44,10 @@ def scenario_facts(platform: str, arch: str | None, aiter: str | None, tilelang:
     if aiter is None:
         facts.aiter = AiterFacts(present=False)
     else:
-        older = aiter < "0.1.15"
+        known = aiter_releases.release_of(Version(aiter))  # what that aiter's tag carries, compared as versions
         facts.aiter = AiterFacts(
             present=True, version=aiter, genuine=True, imports=True, sqrsum_fix="present",
-            mhc_pre_norm_args=not older, has_fused_post_pre=aiter >= "0.1.16",
+            mhc_pre_norm_args=known.mhc_pre_norm_args, has_fused_post_pre=known.has_fused_post_pre,
         )  # fmt: skip
     facts.tilelang = PackageFacts(present=tilelang, imports=tilelang, version="0.1.12" if tilelang else None)
     return facts

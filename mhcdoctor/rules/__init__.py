@@ -3,11 +3,16 @@
 `decide(facts, model, vllm_version=None)` picks the rule set for the vLLM release (the installed one unless
 given), runs the dispatch interpreter, evaluates the findings catalogue and sets the verdict.
 `decision.to_explain_document()` (mhcdoctor.decision) is the explain/1 document; check embeds
-`decision.to_json_dict()` per model. `tilelang_trial_import(facts)` says, before deciding, whether the decision
-turns on importing tilelang (so explain can import it here first, then decide once).
+`decision.to_json_dict()` per model. `pick_rules(facts)` picks the rule set alone, and
+`tilelang_trial_import(facts, picked)` says from it whether the decision turns on importing tilelang (so explain
+picks once, imports tilelang here first where it must, then decides with that pick).
 """
 
 from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
 
 from packaging.version import InvalidVersion
 
@@ -15,19 +20,49 @@ from mhcdoctor.decision import EXPLAIN_SCHEMA, OPS, Decision, Finding, Gate, OpD
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.dispatch import Dispatch, dispatch, preferred_path
-from mhcdoctor.rules.findings import FindingContext, evaluate
+from mhcdoctor.rules.findings import CATALOGUE, FindingContext, evaluate
 from mhcdoctor.rules.releases import NEWEST, RULE_SETS, RuleSet, is_newer_than_known, rules_for_vllm
 from mhcdoctor.vllm_builds import build_from_version
 
 SCHEMA = EXPLAIN_SCHEMA
 
-__all__ = ["RULE_SETS", "SCHEMA", "decide", "preferred_path", "rules_for_vllm", "tilelang_trial_import"]
+__all__ = [
+    "RULE_SETS",
+    "SCHEMA",
+    "RulesPick",
+    "decide",
+    "pick_rules",
+    "preferred_path",
+    "rules_for_vllm",
+    "tilelang_trial_import",
+    "vocabulary",
+]
 
 
-def decide(facts: Facts, model: ModelConfig, vllm_version: str | None = None) -> Decision:
-    """The decision for one model on the machine the facts describe (vllm_version overrides facts.vllm.version)."""
+@dataclass(frozen=True)
+class RulesPick:
+    """The rule set for the vLLM release decided for, why it applies and a note for the user."""
+
+    rule_set: RuleSet | None  # None: the release predates DeepSeek-V4
+    version: str | None  # the vLLM version decided for (None: not known)
+    reason: str  # installed | no-vllm | unknown | newer | too-old
+    note: str | None
+
+
+def pick_rules(facts: Facts, vllm_version: str | None = None) -> RulesPick:
+    """The rule set for the installed vLLM (the facts') or for `vllm_version`, where given."""
     version = vllm_version if vllm_version is not None else facts.vllm.version
     rule_set, reason, note = _pick_rules(version, facts.vllm.present if vllm_version is None else True)
+    return RulesPick(rule_set, version, reason, note)
+
+
+def decide(
+    facts: Facts, model: ModelConfig, vllm_version: str | None = None, *, rules: RulesPick | None = None
+) -> Decision:
+    """The decision for one model on the machine the facts describe (vllm_version overrides facts.vllm.version;
+    `rules`, a pick already made for these facts, is used as it is)."""
+    pick = rules if rules is not None else pick_rules(facts, vllm_version)
+    rule_set, reason, note, version = pick.rule_set, pick.reason, pick.note, pick.version
     result = dispatch(rule_set, facts, model, version) if rule_set is not None else None
     ctx = FindingContext(facts, model, rule_set, result, version, reason)
     findings = evaluate(ctx)
@@ -48,18 +83,15 @@ def decide(facts: Facts, model: ModelConfig, vllm_version: str | None = None) ->
         findings=findings,
         verdict=verdict,
         sources=dict(facts.sources),
-        rule_set=rule_set,
     )
 
 
-def tilelang_trial_import(facts: Facts, vllm_version: str | None = None) -> bool:
-    """Whether the decision for these facts turns on importing tilelang: the release's has_tilelang() is a trial
-    import (0.23–0.27), the machine is ROCm, and tilelang is installed but its import was not tried."""
-    version = vllm_version if vllm_version is not None else facts.vllm.version
-    rule_set = _pick_rules(version, facts.vllm.present if vllm_version is None else True)[0]
+def tilelang_trial_import(facts: Facts, rules: RulesPick) -> bool:
+    """Whether the decision for these facts under `rules` turns on importing tilelang: the release's has_tilelang()
+    is a trial import (0.23–0.27), the machine is ROCm, and tilelang is installed but its import was not tried."""
     return (
-        rule_set is not None
-        and rule_set.has_tilelang == "import"
+        rules.rule_set is not None
+        and rules.rule_set.has_tilelang == "import"
         and facts.platform == "rocm"
         and facts.tilelang.present is True
         and facts.tilelang.imports is None
@@ -121,3 +153,12 @@ def _vllm_view(facts: Facts, version: str | None, result: Dispatch | None, findi
     platform = result.platform if result is not None else None
     blocked = [f.id for f in findings if f.id in VLLM_CANNOT_RUN]
     return VllmView(version, build, platform, not blocked, blocked)
+
+
+@functools.cache
+def vocabulary() -> frozenset[str]:
+    """Every word of the doctor's own text (finding ids, titles, fixes; rule-set ids and summaries), lower case:
+    redaction replaces a user or host name among them only where it stands as an identity, never inside this text."""
+    text = " ".join(f"{spec.id} {spec.title} {spec.fix}" for spec in CATALOGUE)
+    text += " " + " ".join(f"{rule_set.id} {rule_set.summary}" for rule_set in RULE_SETS)
+    return frozenset(word.lower() for word in re.findall(r"[A-Za-z][A-Za-z0-9]*", text))

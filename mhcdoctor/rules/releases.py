@@ -9,13 +9,15 @@ wheel for it, `vllm-0.21.0-1-…`): `vllm/model_executor/layers/mhc.py`, `vllm/m
 (which model module each platform imports), `vllm/models/deepseek_v4/{xpu,cpu}/model.py`, the `forward_xpu` and
 `forward_cpu` methods in `layers/mhc.py`, `vllm/model_executor/kernels/mhc/cpu.py`, `vllm/model_executor/custom_op.py`
 (dispatch_forward) and `vllm/platforms/__init__.py` (platform detection). An entry's `notes` say what is subtle
-or only inferred. `python -m mhcdoctor.render.docs_pages` writes docs/rules.md from this table.
+or only inferred. Each set is written as its predecessor with what changed (`RuleSet.changed`).
+`python -m mhcdoctor.render.docs_pages` writes docs/rules.md from them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from packaging.version import Version
 
@@ -63,323 +65,207 @@ class RuleSet:
     cpu_model: bool  # models/deepseek_v4/cpu/ with forward_cpu on every mHC op (0.30+)
     notes: tuple[str, ...] = ()
 
+    def changed(
+        self, *, id: str, first: str, last: str, summary: str, refs: tuple[str, ...], notes: tuple[str, ...] = (),
+        **changes: Any,
+    ) -> RuleSet:  # fmt: skip
+        """The rule set of the next range of releases: this one with `changes`; id, range, summary, refs and notes
+        are the new set's own."""
+        return dataclasses.replace(
+            self, id=id, first=first, last=last, summary=summary, refs=refs, notes=notes, **changes
+        )
+
+
+# Each range of releases is its predecessor with what changed.
+VLLM_0_20_0 = RuleSet(
+    id="vllm-0.20.0",
+    first="0.20.0",
+    last="0.20.0",
+    summary="DeepSeek-V4 arrives: tilelang mhc_pre/mhc_post on every CUDA-alike platform, hc_head in torch.",
+    refs=(PR + "40760",),
+    has_tilelang="find_spec",
+    tilelang_skips_gfx1250=False,
+    tilelang_mhc_skips_gfx942=False,
+    rocm_style="tilelang-module",
+    aiter_arch="none",
+    aiter_hc4=False,
+    aiter_fused="none",
+    aiter_probes_norm=False,
+    fused_op="none",
+    rocm_fused="never",
+    hc_head="torch",
+    cuda_first_pre_deepgemm=True,
+    deepgemm_sm120=False,
+    xpu="none",
+    xpu_fused=False,
+    cpu_model=False,
+    notes=(
+        "layers/mhc.py raises ImportError on CUDA and ROCm alike when find_spec('tilelang') is None.",
+        "mhc_pre always calls DeepGEMM's tf32_hc_prenorm_gemm, which has no ROCm build: ROCm cannot run it "
+        "(DeepGEMM is CUDA-only; inferred from the code, not run).",
+    ),
+)
+
+VLLM_0_20_1_0_20_2 = VLLM_0_20_0.changed(
+    id="vllm-0.20.1-0.20.2",
+    first="0.20.1",
+    last="0.20.2",
+    summary="As 0.20.0, and hc_head becomes the tilelang hc_head_fuse kernel.",
+    refs=(PR + "40760",),
+    hc_head="tilelang",
+    notes=("DeepGEMM is still called by mhc_pre on every platform: ROCm cannot run it (inferred).",),
+)
+
+VLLM_0_21 = VLLM_0_20_1_0_20_2.changed(
+    id="vllm-0.21",
+    first="0.21.0",
+    last="0.21.0",
+    summary="The fused post+pre op appears and always runs; on ROCm mhc_pre, mhc_post and hc_head "
+    "switch to inline torch while the fused op stays tilelang.",
+    refs=(PR + "40760", ISSUE + "42876"),
+    rocm_style="torch-inline",
+    fused_op="tilelang",
+    rocm_fused="always",
+    notes=(
+        "Read from the 0.21.0 sdist: ROCm branches "
+        "to torch inside mhc_pre, mhc_post and hc_head, but the fused post+pre op (tilelang, DeepGEMM past 16 "
+        "tokens) runs between every pair of sublayers.",
+        "vLLM #42876: the v0.21.0 ROCm image fails on MI350X in mhc_post_tilelang ('PDL is not supported').",
+    ),
+)
+
+VLLM_0_22 = VLLM_0_21.changed(
+    id="vllm-0.22",
+    first="0.22.0",
+    last="0.22.1",
+    summary="mHC ops become CustomOps: ROCm takes tilelang if has_tilelang() (find_spec) else torch; the "
+    "aiter branch is commented out (sqrsum race).",
+    refs=(PR + "41946", PR + "43679", PR + "43905"),
+    rocm_style="custom-op",
+    rocm_fused="has_tilelang",
+    cuda_first_pre_deepgemm=False,
+    notes=("gfx942 is not excluded: tilelang mHC runs there and computes wrong results (vLLM #45698).",),
+)
+
+VLLM_0_23 = VLLM_0_22.changed(
+    id="vllm-0.23",
+    first="0.23.0",
+    last="0.23.0",
+    summary="As 0.22, but has_tilelang() is a trial import: a tilelang that fails to import counts as absent.",
+    refs=(PR + "44035",),
+    has_tilelang="import",
+    xpu="torch",
+)
+
+VLLM_0_24 = VLLM_0_23.changed(
+    id="vllm-0.24",
+    first="0.24.0",
+    last="0.24.0",
+    summary="HAS_TILELANG_MHC: no tilelang mHC on gfx942; the fused op gains a torch fallback.",
+    refs=(PR + "45931", ISSUE + "45698"),
+    tilelang_mhc_skips_gfx942=True,
+    fused_op="tilelang-or-torch",
+    rocm_fused="tilelang_mhc",
+    deepgemm_sm120=True,
+    xpu_fused=True,
+    notes=(
+        "has_tilelang() is still a trial import here (0.24.0's vllm/utils/import_utils.py), as in 0.23 and 0.25–0.27.",
+    ),
+)
+
+VLLM_0_25 = VLLM_0_24.changed(
+    id="vllm-0.25",
+    first="0.25.0",
+    last="0.25.1",
+    summary="aiter mhc_pre/mhc_post become the ROCm default where HAS_AITER_MHC (find_spec + MI3xx) and "
+    "hidden_size % 256 == 0; the model then runs post and pre separately.",
+    refs=(PR + "43950",),
+    aiter_arch="mi3xx",
+    rocm_fused="tilelang_not_aiter",
+    notes=(
+        "vLLM never checks aiter's version: an aiter without the sqrsum fix (aiter #3033) is selected.",
+        "hc_mult is not tested: a model with hc_mult != 4 reaches aiter's C++ check and fails.",
+    ),
+)
+
+VLLM_0_26 = VLLM_0_25.changed(
+    id="vllm-0.26",
+    first="0.26.0",
+    last="0.26.0",
+    summary="As 0.25; on CUDA the first layer's broadcast pre calls DeepGEMM with no tilelang fallback.",
+    refs=(PR + "43950",),
+    cuda_first_pre_deepgemm=True,
+)
+
+VLLM_0_27 = VLLM_0_26.changed(
+    id="vllm-0.27",
+    first="0.27.0",
+    last="0.27.1",
+    summary="HAS_AITER_MHC tests get_cdna_version() > 2 (gfx942, gfx950, gfx1250); has_tilelang() is False on gfx1250.",
+    refs=(PR + "43950",),
+    tilelang_skips_gfx1250=True,
+    aiter_arch="cdna3+",
+    xpu="kernels",
+)
+
+VLLM_0_28 = VLLM_0_27.changed(
+    id="vllm-0.28",
+    first="0.28.0",
+    last="0.28.0",
+    summary="As 0.27, but has_tilelang() is find_spec again: a broken tilelang is still selected.",
+    refs=(PR + "51159", ISSUE + "51162"),
+    has_tilelang="find_spec",
+)
+
+VLLM_0_29 = VLLM_0_28.changed(
+    id="vllm-0.29",
+    first="0.29.0",
+    last="0.29.0",
+    summary="aiter also serves the fused post+pre op and the RMSNorm folds into mhc_pre (hidden 1280, 2560, "
+    "4096, 7168); every aiter gate adds hc_mult == 4. aiter's API is not probed.",
+    refs=(PR + "52737",),
+    aiter_hc4=True,
+    aiter_fused="unprobed",
+    rocm_fused="aiter_or_tilelang",
+    notes=(
+        "rocm_aiter_ops.mhc_pre passes norm_weight and norm_eps positionally on every call, folded or not: an "
+        "aiter whose mhc_pre lacks them (before 0.1.15) raises TypeError at the first call, not only when the "
+        "norm folds (read from 0.29.0's vllm/_aiter_ops.py).",
+    ),
+)
+
+VLLM_0_30_0_34 = VLLM_0_29.changed(
+    id="vllm-0.30-0.34",
+    first="0.30.0",
+    last="0.34.0",
+    summary="aiter's API is probed at import: mhc_fused_post_pre must import, and a folded RMSNorm needs "
+    "norm_weight/norm_eps in aiter's signature; otherwise that op falls back to tilelang or torch.",
+    refs=(PR + "52737",),
+    aiter_fused="probed",
+    aiter_probes_norm=True,
+    cpu_model=True,
+    notes=(
+        "The probes import aiter.ops.mhc: an aiter that does not import, or PyPI's unrelated `aiter`, fails "
+        "them, so mhc_pre (with a folded norm) and the fused op fall back while mhc_post still calls aiter.",
+        "mhc_post is gated with supports_norm=True: only HAS_AITER_MHC, hidden % 256 and hc_mult == 4 count.",
+        "The opt-in --monokernel decode layer (0.33+) and DeepSeek-V4.1's separate model (0.30+, "
+        "mhc_pre_delayed) are not modelled.",
+    ),
+)
 
 RULE_SETS: tuple[RuleSet, ...] = (
-    RuleSet(
-        id="vllm-0.20.0",
-        first="0.20.0",
-        last="0.20.0",
-        summary="DeepSeek-V4 arrives: tilelang mhc_pre/mhc_post on every CUDA-alike platform, hc_head in torch.",
-        refs=(PR + "40760",),
-        has_tilelang="find_spec",
-        tilelang_skips_gfx1250=False,
-        tilelang_mhc_skips_gfx942=False,
-        rocm_style="tilelang-module",
-        aiter_arch="none",
-        aiter_hc4=False,
-        aiter_fused="none",
-        aiter_probes_norm=False,
-        fused_op="none",
-        rocm_fused="never",
-        hc_head="torch",
-        cuda_first_pre_deepgemm=True,
-        deepgemm_sm120=False,
-        xpu="none",
-        xpu_fused=False,
-        cpu_model=False,
-        notes=(
-            "layers/mhc.py raises ImportError on CUDA and ROCm alike when find_spec('tilelang') is None.",
-            "mhc_pre always calls DeepGEMM's tf32_hc_prenorm_gemm, which has no ROCm build: ROCm cannot run it "
-            "(DeepGEMM is CUDA-only; inferred from the code, not run).",
-        ),
-    ),
-    RuleSet(
-        id="vllm-0.20.1-0.20.2",
-        first="0.20.1",
-        last="0.20.2",
-        summary="As 0.20.0, and hc_head becomes the tilelang hc_head_fuse kernel.",
-        refs=(PR + "40760",),
-        has_tilelang="find_spec",
-        tilelang_skips_gfx1250=False,
-        tilelang_mhc_skips_gfx942=False,
-        rocm_style="tilelang-module",
-        aiter_arch="none",
-        aiter_hc4=False,
-        aiter_fused="none",
-        aiter_probes_norm=False,
-        fused_op="none",
-        rocm_fused="never",
-        hc_head="tilelang",
-        cuda_first_pre_deepgemm=True,
-        deepgemm_sm120=False,
-        xpu="none",
-        xpu_fused=False,
-        cpu_model=False,
-        notes=("DeepGEMM is still called by mhc_pre on every platform: ROCm cannot run it (inferred).",),
-    ),
-    RuleSet(
-        id="vllm-0.21",
-        first="0.21.0",
-        last="0.21.0",
-        summary="The fused post+pre op appears and always runs; on ROCm mhc_pre, mhc_post and hc_head "
-        "switch to inline torch while the fused op stays tilelang.",
-        refs=(PR + "40760", ISSUE + "42876"),
-        has_tilelang="find_spec",
-        tilelang_skips_gfx1250=False,
-        tilelang_mhc_skips_gfx942=False,
-        rocm_style="torch-inline",
-        aiter_arch="none",
-        aiter_hc4=False,
-        aiter_fused="none",
-        aiter_probes_norm=False,
-        fused_op="tilelang",
-        rocm_fused="always",
-        hc_head="tilelang",
-        cuda_first_pre_deepgemm=True,
-        deepgemm_sm120=False,
-        xpu="none",
-        xpu_fused=False,
-        cpu_model=False,
-        notes=(
-            "Read from the 0.21.0 sdist: ROCm branches "
-            "to torch inside mhc_pre, mhc_post and hc_head, but the fused post+pre op (tilelang, DeepGEMM past 16 "
-            "tokens) runs between every pair of sublayers.",
-            "vLLM #42876: the v0.21.0 ROCm image fails on MI350X in mhc_post_tilelang ('PDL is not supported').",
-        ),
-    ),
-    RuleSet(
-        id="vllm-0.22",
-        first="0.22.0",
-        last="0.22.1",
-        summary="mHC ops become CustomOps: ROCm takes tilelang if has_tilelang() (find_spec) else torch; the "
-        "aiter branch is commented out (sqrsum race).",
-        refs=(PR + "41946", PR + "43679", PR + "43905"),
-        has_tilelang="find_spec",
-        tilelang_skips_gfx1250=False,
-        tilelang_mhc_skips_gfx942=False,
-        rocm_style="custom-op",
-        aiter_arch="none",
-        aiter_hc4=False,
-        aiter_fused="none",
-        aiter_probes_norm=False,
-        fused_op="tilelang",
-        rocm_fused="has_tilelang",
-        hc_head="tilelang",
-        cuda_first_pre_deepgemm=False,
-        deepgemm_sm120=False,
-        xpu="none",
-        xpu_fused=False,
-        cpu_model=False,
-        notes=("gfx942 is not excluded: tilelang mHC runs there and computes wrong results (vLLM #45698).",),
-    ),
-    RuleSet(
-        id="vllm-0.23",
-        first="0.23.0",
-        last="0.23.0",
-        summary="As 0.22, but has_tilelang() is a trial import: a tilelang that fails to import counts as absent.",
-        refs=(PR + "44035",),
-        has_tilelang="import",
-        tilelang_skips_gfx1250=False,
-        tilelang_mhc_skips_gfx942=False,
-        rocm_style="custom-op",
-        aiter_arch="none",
-        aiter_hc4=False,
-        aiter_fused="none",
-        aiter_probes_norm=False,
-        fused_op="tilelang",
-        rocm_fused="has_tilelang",
-        hc_head="tilelang",
-        cuda_first_pre_deepgemm=False,
-        deepgemm_sm120=False,
-        xpu="torch",
-        xpu_fused=False,
-        cpu_model=False,
-    ),
-    RuleSet(
-        id="vllm-0.24",
-        first="0.24.0",
-        last="0.24.0",
-        summary="HAS_TILELANG_MHC: no tilelang mHC on gfx942; the fused op gains a torch fallback.",
-        refs=(PR + "45931", ISSUE + "45698"),
-        has_tilelang="import",
-        tilelang_skips_gfx1250=False,
-        tilelang_mhc_skips_gfx942=True,
-        rocm_style="custom-op",
-        aiter_arch="none",
-        aiter_hc4=False,
-        aiter_fused="none",
-        aiter_probes_norm=False,
-        fused_op="tilelang-or-torch",
-        rocm_fused="tilelang_mhc",
-        hc_head="tilelang",
-        cuda_first_pre_deepgemm=False,
-        deepgemm_sm120=True,
-        xpu="torch",
-        xpu_fused=True,
-        cpu_model=False,
-        notes=(
-            "has_tilelang() is still a trial import here (0.24.0's vllm/utils/import_utils.py), as in 0.23 and "
-            "0.25–0.27.",
-        ),
-    ),
-    RuleSet(
-        id="vllm-0.25",
-        first="0.25.0",
-        last="0.25.1",
-        summary="aiter mhc_pre/mhc_post become the ROCm default where HAS_AITER_MHC (find_spec + MI3xx) and "
-        "hidden_size % 256 == 0; the model then runs post and pre separately.",
-        refs=(PR + "43950",),
-        has_tilelang="import",
-        tilelang_skips_gfx1250=False,
-        tilelang_mhc_skips_gfx942=True,
-        rocm_style="custom-op",
-        aiter_arch="mi3xx",
-        aiter_hc4=False,
-        aiter_fused="none",
-        aiter_probes_norm=False,
-        fused_op="tilelang-or-torch",
-        rocm_fused="tilelang_not_aiter",
-        hc_head="tilelang",
-        cuda_first_pre_deepgemm=False,
-        deepgemm_sm120=True,
-        xpu="torch",
-        xpu_fused=True,
-        cpu_model=False,
-        notes=(
-            "vLLM never checks aiter's version: an aiter without the sqrsum fix (aiter #3033) is selected.",
-            "hc_mult is not tested: a model with hc_mult != 4 reaches aiter's C++ check and fails.",
-        ),
-    ),
-    RuleSet(
-        id="vllm-0.26",
-        first="0.26.0",
-        last="0.26.0",
-        summary="As 0.25; on CUDA the first layer's broadcast pre calls DeepGEMM with no tilelang fallback.",
-        refs=(PR + "43950",),
-        has_tilelang="import",
-        tilelang_skips_gfx1250=False,
-        tilelang_mhc_skips_gfx942=True,
-        rocm_style="custom-op",
-        aiter_arch="mi3xx",
-        aiter_hc4=False,
-        aiter_fused="none",
-        aiter_probes_norm=False,
-        fused_op="tilelang-or-torch",
-        rocm_fused="tilelang_not_aiter",
-        hc_head="tilelang",
-        cuda_first_pre_deepgemm=True,
-        deepgemm_sm120=True,
-        xpu="torch",
-        xpu_fused=True,
-        cpu_model=False,
-    ),
-    RuleSet(
-        id="vllm-0.27",
-        first="0.27.0",
-        last="0.27.1",
-        summary="HAS_AITER_MHC tests get_cdna_version() > 2 (gfx942, gfx950, gfx1250); has_tilelang() is "
-        "False on gfx1250.",
-        refs=(PR + "43950",),
-        has_tilelang="import",
-        tilelang_skips_gfx1250=True,
-        tilelang_mhc_skips_gfx942=True,
-        rocm_style="custom-op",
-        aiter_arch="cdna3+",
-        aiter_hc4=False,
-        aiter_fused="none",
-        aiter_probes_norm=False,
-        fused_op="tilelang-or-torch",
-        rocm_fused="tilelang_not_aiter",
-        hc_head="tilelang",
-        cuda_first_pre_deepgemm=True,
-        deepgemm_sm120=True,
-        xpu="kernels",
-        xpu_fused=True,
-        cpu_model=False,
-    ),
-    RuleSet(
-        id="vllm-0.28",
-        first="0.28.0",
-        last="0.28.0",
-        summary="As 0.27, but has_tilelang() is find_spec again: a broken tilelang is still selected.",
-        refs=(PR + "51159", ISSUE + "51162"),
-        has_tilelang="find_spec",
-        tilelang_skips_gfx1250=True,
-        tilelang_mhc_skips_gfx942=True,
-        rocm_style="custom-op",
-        aiter_arch="cdna3+",
-        aiter_hc4=False,
-        aiter_fused="none",
-        aiter_probes_norm=False,
-        fused_op="tilelang-or-torch",
-        rocm_fused="tilelang_not_aiter",
-        hc_head="tilelang",
-        cuda_first_pre_deepgemm=True,
-        deepgemm_sm120=True,
-        xpu="kernels",
-        xpu_fused=True,
-        cpu_model=False,
-    ),
-    RuleSet(
-        id="vllm-0.29",
-        first="0.29.0",
-        last="0.29.0",
-        summary="aiter also serves the fused post+pre op and the RMSNorm folds into mhc_pre (hidden 1280, 2560, "
-        "4096, 7168); every aiter gate adds hc_mult == 4. aiter's API is not probed.",
-        refs=(PR + "52737",),
-        has_tilelang="find_spec",
-        tilelang_skips_gfx1250=True,
-        tilelang_mhc_skips_gfx942=True,
-        rocm_style="custom-op",
-        aiter_arch="cdna3+",
-        aiter_hc4=True,
-        aiter_fused="unprobed",
-        aiter_probes_norm=False,
-        fused_op="tilelang-or-torch",
-        rocm_fused="aiter_or_tilelang",
-        hc_head="tilelang",
-        cuda_first_pre_deepgemm=True,
-        deepgemm_sm120=True,
-        xpu="kernels",
-        xpu_fused=True,
-        cpu_model=False,
-        notes=(
-            "rocm_aiter_ops.mhc_pre passes norm_weight and norm_eps positionally on every call, folded or not: an "
-            "aiter whose mhc_pre lacks them (before 0.1.15) raises TypeError at the first call, not only when the "
-            "norm folds (read from 0.29.0's vllm/_aiter_ops.py).",
-        ),
-    ),
-    RuleSet(
-        id="vllm-0.30-0.34",
-        first="0.30.0",
-        last="0.34.0",
-        summary="aiter's API is probed at import: mhc_fused_post_pre must import, and a folded RMSNorm needs "
-        "norm_weight/norm_eps in aiter's signature; otherwise that op falls back to tilelang or torch.",
-        refs=(PR + "52737",),
-        has_tilelang="find_spec",
-        tilelang_skips_gfx1250=True,
-        tilelang_mhc_skips_gfx942=True,
-        rocm_style="custom-op",
-        aiter_arch="cdna3+",
-        aiter_hc4=True,
-        aiter_fused="probed",
-        aiter_probes_norm=True,
-        fused_op="tilelang-or-torch",
-        rocm_fused="aiter_or_tilelang",
-        hc_head="tilelang",
-        cuda_first_pre_deepgemm=True,
-        deepgemm_sm120=True,
-        xpu="kernels",
-        xpu_fused=True,
-        cpu_model=True,
-        notes=(
-            "The probes import aiter.ops.mhc: an aiter that does not import, or PyPI's unrelated `aiter`, fails "
-            "them, so mhc_pre (with a folded norm) and the fused op fall back while mhc_post still calls aiter.",
-            "mhc_post is gated with supports_norm=True: only HAS_AITER_MHC, hidden % 256 and hc_mult == 4 count.",
-            "The opt-in --monokernel decode layer (0.33+) and DeepSeek-V4.1's separate model (0.30+, "
-            "mhc_pre_delayed) are not modelled.",
-        ),
-    ),
+    VLLM_0_20_0,
+    VLLM_0_20_1_0_20_2,
+    VLLM_0_21,
+    VLLM_0_22,
+    VLLM_0_23,
+    VLLM_0_24,
+    VLLM_0_25,
+    VLLM_0_26,
+    VLLM_0_27,
+    VLLM_0_28,
+    VLLM_0_29,
+    VLLM_0_30_0_34,
 )
 
 FIRST_DSV4 = Version(RULE_SETS[0].first)

@@ -13,7 +13,6 @@ checked where the runner read them back.
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import json
 import os
 import sys
@@ -23,11 +22,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypedDict
 
 from mhcdoctor import __version__
+from mhcdoctor.clock import created_now
 from mhcdoctor.decision import OPS, ModelDocument
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH
 from mhcdoctor.models import ModelConfig
-from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params, ParamsDocument
 from mhcdoctor.verify.rows import CaseRow, PathOutcome
 from mhcdoctor.verify.runner import CHECK, Progress, Ran, count_gpus, run_jobs, unavailable, unavailable_outcome
@@ -210,7 +210,7 @@ def run_verify(
     return {
         "schema": SCHEMA,
         "mhcdoctor_version": __version__,
-        "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": created_now(),
         "model": {"name": model.name, "hidden_size": model.hidden_size, "hc_mult": model.hc_mult},
         "params": params.to_dict(),
         "tokens": counts,

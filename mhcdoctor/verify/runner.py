@@ -21,7 +21,7 @@ from typing import Generic, TypeGuard, TypeVar
 from mhcdoctor import childproc
 from mhcdoctor.childproc import cut_evidence, signal_name
 from mhcdoctor.kernels import REGISTRY
-from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.verify.cases import Params
 from mhcdoctor.verify.rows import CaseRow, PathOutcome, WorkerRequest, is_case_row
 
@@ -293,7 +293,7 @@ def _outcome(job: Job, timeout: float, task: Task[R]) -> Ran[R]:
 
 def count_gpus(ctx: ProbeContext, timeout: float) -> tuple[int, str | None]:
     """How many GPUs torch sees, asked in a child (the parent never initialises a GPU)."""
-    from mhcdoctor.probes.base import run_child
+    from mhcdoctor.probes.python_child import run_child
 
     outcome = run_child(
         "import torch\nreport(torch.cuda.device_count() if torch.cuda.is_available() else 0)",

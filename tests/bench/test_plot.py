@@ -66,6 +66,7 @@ def doc() -> BenchDocument:
     }
 
 
+@pytest.mark.slow
 def test_the_png_has_a_line_per_path_and_the_peak_in_each_panel(tmp_path: Path) -> None:
     out = tmp_path / "bw.png"
     summary = plot_module.plot(doc(), str(out))
@@ -76,6 +77,7 @@ def test_the_png_has_a_line_per_path_and_the_peak_in_each_panel(tmp_path: Path) 
     }
 
 
+@pytest.mark.slow
 def test_a_path_keeps_its_colour_in_every_panel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from matplotlib.axes import Axes
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import fakes
 import pytest
-from test_check_cli import Machine
+from fakemachine import Machine
 
 from mhcdoctor import aiter_releases
 from mhcdoctor.rules.findings import escaping_exception

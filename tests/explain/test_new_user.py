@@ -60,7 +60,7 @@ def test_report_bundle_refuses_to_replace_a_file_without_force(run_cli, tmp_path
     bundle = tmp_path / "mine.tar.gz"
     bundle.write_text("something the user keeps\n")
     result = run_cli("report", "--fast", "--bundle", str(bundle))
-    assert result.returncode == 2 and "exists; give --force" in result.stderr
+    assert result.returncode == 2 and "exists (give --force" in result.stderr
     assert bundle.read_text() == "something the user keeps\n"
     assert run_cli("report", "--fast", "--bundle", str(bundle), "--force").returncode == 0
     assert bundle.read_bytes()[:2] == b"\x1f\x8b"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import procnet
 
 ROLE = "MHCDOCTOR_FLEET_TEST_ROLE"  # each node's environment says which node of the test it is
@@ -43,3 +46,10 @@ def alive(seen: dict[int, str]) -> dict[int, str]:
         if state != "Z" and _cmdline(pid) == cmd:
             out[pid] = cmd[:200]
     return out
+
+
+def fleet_validator() -> jsonschema.Draft202012Validator:
+    """The published fleet/1 schema, for the fleet runs on this cluster and for `merge`."""
+    return jsonschema.Draft202012Validator(
+        json.loads(resources.files("mhcdoctor").joinpath("schemas/fleet.schema.json").read_text())
+    )

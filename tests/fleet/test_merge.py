@@ -7,26 +7,21 @@ with the racy 0.1.13, saved as `mhcdoctor report --json` would save them.
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import fakes
-import jsonschema
 import pytest
+from localfleet import fleet_validator
 
 from mhcdoctor.checkreport import build_check
 from mhcdoctor.cli import main
 from mhcdoctor.fleet.summary import NodeResult, summarize
 from mhcdoctor.models import BUILTIN_MODELS
 
+pytestmark = pytest.mark.xdist_group("merge")
+
 MI300X = 90402
-
-
-def fleet_validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(
-        json.loads(resources.files("mhcdoctor").joinpath("schemas/fleet.schema.json").read_text())
-    )
 
 
 def machine_report(tmp_path: Path, name: str, aiter: str = "0.1.14", kernel: str = "fixed") -> dict[str, Any]:

@@ -40,6 +40,7 @@ def _live_with(marker: str) -> list[int]:
     return [p for p in found if p != os.getpid()]
 
 
+@pytest.mark.slow
 def test_a_hung_check_is_killed_at_the_timeout_with_its_whole_process_group(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -20,10 +20,11 @@ from typing import Any
 
 import procnet
 import pytest
-from localfleet import ROLE, LocalFleet
-from test_merge import fleet_validator
+from localfleet import ROLE, LocalFleet, fleet_validator
 
 from mhcdoctor.reportfile import load_report
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray-fleet")]  # one cluster, one run
 
 TIMEOUT = 30.0  # per node; the fast checks of healthy nodes take a few seconds even on a loaded machine
 GRACE = 10.0  # mhcdoctor.fleet.ray_runner.GRACE

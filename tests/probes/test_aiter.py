@@ -143,6 +143,7 @@ def test_importing_aiter_reports_the_mhc_api_it_really_has(tmp_path):
     }
 
 
+@pytest.mark.slow
 def test_an_aiter_whose_import_hangs_is_a_timeout_and_the_file_facts_stand(tmp_path):
     site = fakes.site(tmp_path)
     fakes.aiter(site, version="0.1.13", kernel="racy", init=fakes.HANG)

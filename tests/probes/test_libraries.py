@@ -42,6 +42,7 @@ def test_the_import_error_keeps_the_traceback_as_evidence(tmp_path):
     assert trace.endswith("OSError: libnvrtc.so.13: cannot open shared object file: No such file or directory")
 
 
+@pytest.mark.slow
 def test_an_import_that_hangs_is_a_timeout(tmp_path):
     site = fakes.site(tmp_path)
     fakes.library(site, "triton", "3.5.0", init=fakes.HANG)
@@ -49,6 +50,7 @@ def test_an_import_that_hangs_is_a_timeout(tmp_path):
     assert (result.status, result.error) == ("timeout", "child: import triton did not finish within 0.5 s")
 
 
+@pytest.mark.slow
 def test_an_import_that_segfaults_is_a_crash_with_the_signal(tmp_path):
     site = fakes.site(tmp_path)
     fakes.library(site, "tilelang", "0.1.15", init=fakes.SEGFAULT)

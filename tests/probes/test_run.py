@@ -10,6 +10,7 @@ import textwrap
 import time
 
 import fakes
+import pytest
 
 from mhcdoctor.probes import PROBES, facts_from_probes, run_probes
 from mhcdoctor.probes.base import STATUSES
@@ -45,6 +46,7 @@ def test_every_probe_answers_with_a_known_status_on_a_broken_machine(tmp_path):
     json.dumps([r.to_dict() for r in results])  # check --json carries them as they are
 
 
+@pytest.mark.slow
 def test_the_report_is_still_produced_when_children_hang_and_crash(tmp_path):
     root, site = broken_machine(tmp_path)
     facts = facts_from_probes(run_probes(fakes.context(tmp_path, site, root=root, timeout=1.5)))
@@ -82,6 +84,7 @@ def test_fast_mode_starts_no_child_and_skips_the_child_probes(tmp_path, monkeypa
     assert (facts.arch, facts.aiter.sqrsum_fix, facts.hipcc.found) == ("gfx942", "absent", True)
 
 
+@pytest.mark.slow
 def test_the_doctor_process_never_imports_what_it_diagnoses_and_stays_small():
     """Full probes on this machine's real environment (torch, tilelang and triton are installed here)."""
     code = textwrap.dedent(
@@ -132,6 +135,7 @@ def test_every_known_fact_names_the_probe_it_came_from(tmp_path):
     assert facts.sources["aiter.imports"] == "probe:aiter.import"
 
 
+@pytest.mark.slow
 def test_torch_that_imports_but_hangs_initialising_the_gpu_still_counts_as_imported(tmp_path):
     site = fakes.site(tmp_path)
     hang_in_init = fakes.fake_torch_gpus([{"name": "x"}]).replace(

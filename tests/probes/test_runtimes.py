@@ -76,6 +76,7 @@ def test_hipcc_on_path_reports_its_hip_version(tmp_path):
     assert (facts.hipcc.found, facts.hipcc.version) == (True, "7.2.26015")
 
 
+@pytest.mark.slow
 def test_a_hanging_compiler_is_a_timeout_but_still_found(tmp_path):
     bin_dir = tmp_path / "bin"
     fakes.executable(bin_dir / "nvcc", fakes.NVCC_VERSION, sleep=30)

@@ -25,7 +25,7 @@ TILE_KERNELS_2 = "tile-kernels==2.1.0"  # Requires-Python >=3.12: installed with
 NVML = "nvidia-ml-py==13.580.82"
 VLLM = "vllm==0.34.0"
 
-pytestmark = pytest.mark.real
+pytestmark = [pytest.mark.real, pytest.mark.slow]
 
 
 def mi300x(machine) -> None:

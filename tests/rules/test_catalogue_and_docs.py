@@ -14,6 +14,8 @@ from mhcdoctor.rules import RULE_SETS, decide
 from mhcdoctor.rules.dispatch import dispatch
 from mhcdoctor.rules.findings import CATALOGUE, IDS, FindingContext
 
+pytestmark = pytest.mark.xdist_group("catalogue")
+
 CONTRACT_IDS = {
     "aiter-impostor",
     "aiter-sqrsum-race",

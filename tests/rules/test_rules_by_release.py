@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from mhcdoctor.commands.options import exit_code
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules import decide
@@ -155,7 +156,7 @@ def test_vllm_before_dsv4_has_no_support():
 def test_cpu_has_no_gpu():
     decision = decide(Facts(), ModelConfig("m", PRO), "0.30.0")
     assert "no-gpu" in {f.id for f in decision.findings}
-    assert decision.exit_code == 3
+    assert exit_code(decision.verdict, None) == 3
 
 
 @pytest.mark.parametrize("rocm", ["7.2.3", "7.0.2", None])

@@ -14,6 +14,8 @@ import fakes
 import jsonschema
 import pytest
 
+pytestmark = pytest.mark.xdist_group("diff-cli")
+
 REPO = Path(__file__).resolve().parents[2]
 DIFF_SCHEMA = json.loads((REPO / "mhcdoctor" / "schemas" / "diff.schema.json").read_text())
 

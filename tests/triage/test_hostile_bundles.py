@@ -89,6 +89,7 @@ def _run(tmp: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], float
     return done, time.monotonic() - start, int(peak_file.read_text()) / 1024
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("make", "message"),
     [

@@ -56,6 +56,7 @@ def test_stdin_is_read_with_a_dash(tmp_path):
     assert json.loads(done.stdout)["sources"]["platform"] == "report:-"
 
 
+@pytest.mark.slow
 def test_a_fifo_nobody_writes_to_is_one_line_not_a_hang(tmp_path):
     fifo = tmp_path / "report.fifo"
     os.mkfifo(fifo)
@@ -110,6 +111,7 @@ def test_a_malformed_report_exits_2_with_one_bounded_line_in_both_commands(tmp_p
     assert done.returncode == 2 and len(lines) == 1 and message in lines[0] and len(lines[0]) < 600, done.stderr
 
 
+@pytest.mark.slow
 def test_diff_output_is_bounded_for_a_50_mb_value(tmp_path):
     big = write_json(tmp_path / "big.json", variant(rocm_report(), **{"facts.aiter.location": "/x" * (25 << 20)}))
     good = write_json(tmp_path / "good.json", rocm_report())

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from triage_docs import FQDN, HOME, HOST, PLANTED, SECRET_KEY, USER, rocm_report, variant
 
+from mhcdoctor.environment import relevant_env
 from mhcdoctor.facts import Facts
 from mhcdoctor.redact import (
     GENERIC_USERS,
@@ -19,7 +20,6 @@ from mhcdoctor.redact import (
     is_doctor_word,
     pseudonym,
     redact,
-    relevant_env,
 )
 
 

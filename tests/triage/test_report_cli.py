@@ -21,6 +21,8 @@ import pytest
 
 from mhcdoctor.redact import PROTECTED_WORDS
 
+pytestmark = pytest.mark.xdist_group("report-cli")  # user_report, once
+
 REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = REPO / "mhcdoctor" / "schemas"
 USER = "zed.planted"

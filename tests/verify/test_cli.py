@@ -49,6 +49,7 @@ def results(proc: subprocess.CompletedProcess[str], path: str) -> dict[tuple[str
     return {(r["op"], r["tokens"]): r["status"] for r in doc["results"] if r["path"] == path}
 
 
+@pytest.mark.slow
 def test_racy_aiter_fails_past_16_tokens_under_stress(aiter_site: Path) -> None:
     proc = verify(*SMALL, "--path", "aiter", "--stress", "--json", site=aiter_site, AITER_STANDIN_RACE="1")
     got = results(proc, "aiter")
@@ -60,11 +61,13 @@ def test_racy_aiter_fails_past_16_tokens_under_stress(aiter_site: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_fixed_aiter_passes_under_stress(aiter_site: Path) -> None:
     proc = verify(*SMALL, "--path", "aiter", "--stress", "--json", site=aiter_site)
     assert (proc.returncode, set(results(proc, "aiter").values())) == (0, {"pass"})
 
 
+@pytest.mark.slow
 def test_a_hanging_kernel_is_a_timeout_row_and_the_rest_still_report(aiter_site: Path) -> None:
     proc = verify(*SMALL, "--path", "aiter", "--tokens", "7", "--timeout", "15", "--json",
                   site=aiter_site, AITER_STANDIN_FAULT="hang")  # fmt: skip
@@ -75,12 +78,14 @@ def test_a_hanging_kernel_is_a_timeout_row_and_the_rest_still_report(aiter_site:
     )
 
 
+@pytest.mark.slow
 def test_a_crashing_kernel_is_an_error_row_with_the_signal(aiter_site: Path) -> None:
     proc = verify(*SMALL, "--path", "aiter", "--tokens", "7", "--json", site=aiter_site, AITER_STANDIN_FAULT="crash")
     row = next(r for r in json.loads(proc.stdout)["results"] if r["op"] == "mhc_post")
     assert (proc.returncode, row["status"], "SIGABRT" in row["reason"]) == (3, "error", True)
 
 
+@pytest.mark.slow
 def test_text_table_and_progress_on_stderr(aiter_site: Path) -> None:
     proc = verify(*SMALL, "--path", "aiter", "--path", "torch", "--tokens", "7", site=aiter_site)
     assert proc.returncode == 0
@@ -88,6 +93,7 @@ def test_text_table_and_progress_on_stderr(aiter_site: Path) -> None:
     assert "aiter on cpu: importing aiter.ops.mhc" in proc.stderr
 
 
+@pytest.mark.slow
 def test_without_a_gpu_nothing_is_verified_and_the_verdict_is_fail() -> None:
     proc = verify("--hidden", "256", "--path", "torch", "--tokens", "1", "--json", CUDA_VISIBLE_DEVICES="")
     doc = json.loads(proc.stdout)
@@ -95,12 +101,14 @@ def test_without_a_gpu_nothing_is_verified_and_the_verdict_is_fail() -> None:
     assert "no GPU visible" in doc["results"][0]["reason"]
 
 
+@pytest.mark.slow
 def test_without_a_gpu_the_text_says_nothing_ran_and_counts_paths_not_rows() -> None:
     proc = verify("--hidden", "256", "--tokens", "1,7", CUDA_VISIBLE_DEVICES="")
     assert "on no device: nothing ran" in proc.stdout and "cuda:0" not in proc.stdout
     assert f"verdict: fail ({len(REGISTRY.default())} paths not run;" in proc.stdout
 
 
+@pytest.mark.slow
 def test_a_gpu_torch_does_not_see_is_a_usage_error() -> None:
     """Torch itself is asked, in a child; how each spelling of a GPU reads is in the next test."""
     proc = verify("--hidden", "256", "--device", "cuda:9", CUDA_VISIBLE_DEVICES="")
@@ -126,7 +134,7 @@ def test_each_spelling_of_a_gpu_is_checked_against_what_torch_sees(
 ) -> None:
     from mhcdoctor import verify as verify_module
     from mhcdoctor.errors import InputError
-    from mhcdoctor.probes.base import ProbeContext
+    from mhcdoctor.probes.context import ProbeContext
 
     asked: list[float] = []
 
@@ -162,9 +170,10 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None
     )
 
 
+@pytest.mark.slow
 def test_a_failing_path_the_rules_do_not_select_is_degraded_not_fail(aiter_site: Path) -> None:
     from mhcdoctor.models import ModelConfig
-    from mhcdoctor.probes.base import ProbeContext
+    from mhcdoctor.probes.context import ProbeContext
     from mhcdoctor.verify import run_verify
 
     ctx = ProbeContext(search_path=[str(aiter_site), *sys.path], env=dict(os.environ, AITER_STANDIN_RACE="1"))
@@ -175,6 +184,7 @@ def test_a_failing_path_the_rules_do_not_select_is_degraded_not_fail(aiter_site:
     assert (doc["verdict"], failing) == ("degraded", {("aiter", "mhc_pre", False)})
 
 
+@pytest.mark.slow
 def test_broken_libraries_are_skip_rows_with_their_error_and_the_rest_still_runs(tmp_path: Path) -> None:
     """PyPI's unrelated `aiter` (an async-iterator library) and a tilelang whose import fails on libnvrtc."""
     site = tmp_path / "site"
@@ -199,6 +209,7 @@ def test_broken_libraries_are_skip_rows_with_their_error_and_the_rest_still_runs
     )
 
 
+@pytest.mark.slow
 def test_vllm_ops_are_their_own_rows_and_a_wrong_one_fails(tmp_path: Path) -> None:
     """A stand-in vLLM: its torch fallback functions, and a tilelang custom op that reads comb transposed."""
     mhc = tmp_path / "site" / "vllm" / "model_executor" / "kernels" / "mhc"

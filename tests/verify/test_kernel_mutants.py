@@ -40,6 +40,7 @@ def test_a_mutation_whose_target_is_gone_or_repeated_fails_loudly() -> None:
         mutate("a = 1\na = 1\n", twice)
 
 
+@pytest.mark.slow
 def test_verify_run_from_a_mutant_tree_runs_the_mutated_code(tmp_path: Path) -> None:
     tokens = ["--path", "torch", "--device", "cpu", "--hidden", "256", "--tokens", "1,7"]
     clean = start_verify(mutant_tree(tmp_path / "clean", None), *tokens)
@@ -55,6 +56,7 @@ def test_verify_run_from_a_mutant_tree_runs_the_mutated_code(tmp_path: Path) -> 
     assert all("non-finite values (first in token row 3)" in p for p in doc["problems"])
 
 
+@pytest.mark.slow
 def test_every_tilelang_mutant_still_lowers_to_cuda_and_changes_the_generated_code(tmp_path: Path) -> None:
     pytest.importorskip("tilelang")
     import tilelang
@@ -81,6 +83,7 @@ def test_every_tilelang_mutant_still_lowers_to_cuda_and_changes_the_generated_co
     }
 
 
+@pytest.mark.slow
 def test_triton_mutants_fail_verify_where_they_should_under_the_interpreter(tmp_path: Path) -> None:
     pytest.importorskip("triton")
     # TRITON_INTERPRET must be set before triton is imported (triton.language's own helpers are jitted then): a child

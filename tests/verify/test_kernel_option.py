@@ -8,6 +8,7 @@ from pathlib import Path
 
 import doctor
 import needs
+import pytest
 
 KERNELS = Path(__file__).parents[1] / "bench"  # userkernels.py: a correct mhc_post and a transposed one
 SMALL = ["--hidden", "256", "--device", "cpu", "--json"]
@@ -21,12 +22,14 @@ def verify(*args: str) -> tuple[int, dict]:
     return proc.returncode, json.loads(proc.stdout) if proc.stdout.startswith("{") else {"stderr": proc.stderr}
 
 
+@pytest.mark.slow
 def test_a_correct_kernel_passes_every_case_including_stress() -> None:
     code, doc = verify("--kernel", "mhc_post=userkernels:good_post", "--stress")
     got = {(r["path"], r["op"], r["tokens"]): r["status"] for r in doc["results"]}
     assert (code, got) == (0, {("user", "mhc_post", t): "pass" for t in (1, 7, 80, 512, 1025, 4096, 16384)})
 
 
+@pytest.mark.slow
 def test_a_planted_bug_fails_verify() -> None:
     code, doc = verify("--kernel", "mhc_post=userkernels:transposed_post", "--tokens", "7")
     row = doc["results"][0]
@@ -34,6 +37,7 @@ def test_a_planted_bug_fails_verify() -> None:
     assert "residual_out" in row["reason"]
 
 
+@pytest.mark.slow
 def test_a_function_that_does_not_exist_is_a_reason_not_a_crash() -> None:
     code, doc = verify("--kernel", "mhc_post=userkernels:missing", "--tokens", "7")
     assert code == 3

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +16,8 @@ from mhcdoctor.kernels import PathImpl
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.verify import cases, worker
 from mhcdoctor.verify.rows import CaseRow, is_case_row
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("torch-in-process")]  # conftest.py
 
 PARAMS = cases.Params.from_model(ModelConfig(None, 256))
 

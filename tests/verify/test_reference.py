@@ -18,7 +18,7 @@ from mhcdoctor.verify import cases
 from mhcdoctor.verify.tolerance import compare
 
 PARAMS = cases.Params.from_model(ModelConfig(None, 512))
-pytestmark = needs.library("torch")
+pytestmark = [needs.library("torch"), pytest.mark.slow, pytest.mark.xdist_group("torch-in-process")]  # conftest.py
 
 
 @pytest.mark.parametrize("op", OPS)

@@ -54,7 +54,7 @@ def test_an_adapter_whose_load_has_another_signature_is_refused(
 
 
 def test_a_path_whose_package_is_missing_is_unavailable_with_the_package_named(tmp_path: Path) -> None:
-    from mhcdoctor.probes.base import ProbeContext
+    from mhcdoctor.probes.context import ProbeContext
 
     (tmp_path / "torch").mkdir()
     (tmp_path / "torch" / "__init__.py").touch()

@@ -32,7 +32,7 @@ from mhcdoctor.kernels import tilekernels_path as tk
 from mhcdoctor.verify.cases import Params
 from mhcdoctor.verify.worker import check_case, run_path
 
-pytestmark = needs.library("torch")
+pytestmark = [needs.library("torch"), pytest.mark.slow, pytest.mark.xdist_group("torch-in-process")]  # conftest.py
 
 REPO = Path(__file__).parents[2]
 P = Params(256, 4, 1e-6, 1e-6, 1e-6, 2.0, 20)

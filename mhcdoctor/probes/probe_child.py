@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mhcdoctor.probes.base import ChildOutcome, ProbeContext, ProbeResult, Status, run_child, timed
+from mhcdoctor.probes.base import ProbeResult, Status, timed
+from mhcdoctor.probes.context import ProbeContext
+from mhcdoctor.probes.python_child import ChildOutcome, run_child
 
 # Prepended to every probe's child code: one way to describe a caught exception.
 CHILD_HELPERS = """\
