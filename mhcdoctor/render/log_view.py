@@ -106,7 +106,9 @@ def render_markdown(doc: LogDocument) -> str:
 
 def _header(doc: LogDocument) -> list[str]:
     source, versions, phases = doc["source"], doc["versions"], doc["phases"]
-    read = f"{source['lines']:,} lines, {source['bytes'] / 1e6:.1f} MB" + (", gzip" if source["gzip"] else "")
+    read = f"{source['lines']:,} line{'s' if source['lines'] != 1 else ''}, {source['bytes'] / 1e6:.1f} MB" + (
+        ", gzip" if source["gzip"] else ""
+    )
     if source["long_lines"]:
         read += f", {source['long_lines']} over-long line(s) read as their head"
     head = [f"mhcdoctor log: {source['name']} ({read}; {source['recognised']:,} lines recognised)"]
@@ -197,7 +199,8 @@ def _compiles(doc: LogDocument, style: Style) -> list[str]:
             continue
         text = f"  {label}: {data['count']} compile(s)"
         if data["timed"]:
-            text += f", {data['seconds']:.1f} s summed over processes"
+            timed = "" if data["timed"] == data["count"] else f" (the {data['timed']} with an end line)"
+            text += f", {data['seconds']:.1f} s summed over processes{timed}"
         longest = data["longest"]
         if longest is not None and longest["seconds"] is not None:
             where = f"{longest['kernel']}, line {longest['line']}, {longest['process']}"
@@ -205,6 +208,7 @@ def _compiles(doc: LogDocument, style: Style) -> list[str]:
         lines.append(text)
         kernels = ", ".join(f"{k['kernel']} ×{k['count']}" for k in data["kernels"][:6])
         lines.append(f"    {kernels}")
+        lines += [f"    {repeat}" for repeat in data["repeats"][:4]]
     return lines
 
 

@@ -229,7 +229,21 @@ def _compiles(scan: Scan, phase: str) -> PhaseCompilesDocument:
         longest=_compile_doc(longest) if longest else None,
         kernels=[{"kernel": k, "count": int(v[0]), "seconds": round(v[1], 1)} for k, v in kernels],
         events=[_compile_doc(c) for c in events[:20]],
+        repeats=_repeats(events),
     )
+
+
+def _repeats(events: list[Compile]) -> list[str]:
+    """Kernels one process compiled more than once: tilelang compiles a kernel again for each new set of
+    compile-time arguments (vLLM derives some from the token count), so a repeat is a new shape seen."""
+    seen: dict[tuple[str, str], list[int]] = {}
+    for event in events:
+        seen.setdefault((event.process, event.kernel), []).append(event.line)
+    return [
+        f"{process} compiled {kernel} {len(lines)} times (lines {', '.join(str(n) for n in lines[:6])})"
+        for (process, kernel), lines in seen.items()
+        if len(lines) > 1
+    ][:10]
 
 
 # --- findings ----------------------------------------------------------------------------------------------------

@@ -102,6 +102,7 @@ class PhaseCompilesDocument(TypedDict):
     longest: CompileDocument | None
     kernels: list[KernelTotalDocument]
     events: list[CompileDocument]  # the first ones, in order
+    repeats: list[str]  # a kernel one process compiled more than once (each time for other compile-time arguments)
 
 
 class CompilesDocument(TypedDict):
