@@ -98,6 +98,16 @@ class AiterFacts(PackageFacts):
 
 
 @dataclass
+class DeepGemmFacts(PackageFacts):
+    """DeepGEMM as vLLM's utils/deep_gemm.py finds it: the standalone `deep_gemm`, else the copy vLLM vendors as
+    `vllm.third_party.deep_gemm`."""
+
+    vendored: bool | None = field(default=None, metadata=RULES_READ)  # the copy found is vLLM's vendored one
+    # `tf32_hc_prenorm_gemm` is defined by it: the GEMM vLLM's CUDA mhc_pre calls (read from its files, or imported)
+    has_prenorm_gemm: bool | None = field(default=None, metadata=RULES_READ)
+
+
+@dataclass
 class TorchFacts(PackageFacts):
     cuda: str | None = None  # torch.version.cuda, e.g. "13.0"
     hip: str | None = None  # torch.version.hip, e.g. "7.0.51831"
@@ -141,6 +151,28 @@ class CompilerFacts:
 
 
 @dataclass
+class CacheFacts:
+    """tilelang's kernel cache (TILELANG_CACHE_DIR, default ~/.tilelang/cache) as far as vLLM's mHC kernels go."""
+
+    path: str | None = None
+    exists: bool | None = None
+    entries: int | None = None  # cached kernels of any kind
+    mhc_entries: int | None = None  # cached kernels whose source names vLLM's mHC kernels
+    arch_entries: int | None = None  # of those, built for this machine's GPU arch
+
+
+@dataclass
+class AiterJitFacts:
+    """aiter's JIT product for the mHC ops (module_mhc.so; aiter keys it by module name only)."""
+
+    path: str
+    targets: list[str] | None = None  # the gfx offload targets in its .hip_fatbin (None: unreadable)
+    mtime: float | None = None
+    aiter_mtime: float | None = None  # the installed aiter's metadata (when it was installed)
+    torch_mtime: float | None = None  # the installed torch's metadata
+
+
+@dataclass
 class Facts:
     platform: Platform = field(default="cpu", metadata=RULES_READ)
     arch: str | None = field(default=None, metadata=RULES_READ)  # the first GPU's arch; `devices` has them all
@@ -160,6 +192,15 @@ class Facts:
     )  # vllm-xpu-kernels: vLLM's XPU ops (torch.ops._xpu_C)
     # What the installed vLLM's Requires-Dist pins among torch, tilelang, triton, amd-aiter: {"torch": "==2.14.0"}.
     vllm_pins: dict[str, str] | None = None
+    # apache-tvm-ffi (import name tvm_ffi): tilelang's runtime; some pairs of the two abort at `import tilelang`
+    tvm_ffi: PackageFacts = field(default_factory=PackageFacts, metadata=RULES_READ)
+    deepgemm: DeepGemmFacts = field(default_factory=DeepGemmFacts, metadata=RULES_READ)
+    # The environment variables vLLM's mHC and DeepGEMM code reads (rules.knobs.VLLM_ENV), as set here; None: unknown
+    vllm_env: dict[str, str] | None = field(default=None, metadata=RULES_READ)
+    # vLLM's mHC kernels in tilelang's kernel cache for this GPU and tilelang; None: not looked (or no tilelang)
+    tilelang_cache: CacheFacts | None = None
+    # aiter's JIT-built module_mhc.so: its offload targets and age against aiter and torch; None: not found
+    aiter_jit: AiterJitFacts | None = None
     sources: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> FactsDocument:
@@ -239,6 +280,27 @@ class AiterDocument(PackageDocument):
     module_mhc_so: str | None
 
 
+class DeepGemmDocument(PackageDocument):
+    vendored: bool | None
+    has_prenorm_gemm: bool | None
+
+
+class CacheDocument(TypedDict):
+    path: str | None
+    exists: bool | None
+    entries: int | None
+    mhc_entries: int | None
+    arch_entries: int | None
+
+
+class AiterJitDocument(TypedDict):
+    path: str
+    targets: list[str] | None
+    mtime: float | None
+    aiter_mtime: float | None
+    torch_mtime: float | None
+
+
 class TorchDocument(PackageDocument):
     cuda: str | None
     hip: str | None
@@ -288,6 +350,11 @@ class FactsDocument(TypedDict):
     vllm: VllmDocument
     xpu_kernels: PackageDocument
     vllm_pins: dict[str, str] | None
+    tvm_ffi: PackageDocument
+    deepgemm: DeepGemmDocument
+    vllm_env: dict[str, str] | None
+    tilelang_cache: CacheDocument | None
+    aiter_jit: AiterJitDocument | None
     sources: dict[str, str]
 
 
@@ -301,6 +368,9 @@ DOCUMENTS: Mapping[str, type] = {
     "VllmSelfCheck": VllmSelfCheckDocument,
     "VllmFacts": VllmDocument,
     "CompilerFacts": CompilerDocument,
+    "DeepGemmFacts": DeepGemmDocument,
+    "CacheFacts": CacheDocument,
+    "AiterJitFacts": AiterJitDocument,
 }
 
 
@@ -420,4 +490,7 @@ _DATACLASSES: dict[str, type] = {
     "CompilerFacts": CompilerFacts,
     "VllmFacts": VllmFacts,
     "VllmSelfCheck": VllmSelfCheck,
+    "DeepGemmFacts": DeepGemmFacts,
+    "CacheFacts": CacheFacts,
+    "AiterJitFacts": AiterJitFacts,
 }

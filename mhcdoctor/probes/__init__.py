@@ -16,6 +16,8 @@ from importlib.machinery import PathFinder
 from mhcdoctor.probes import (
     aiter,
     compilers,
+    deepgemm,
+    envvars,
     gpu_amdsmi,
     gpu_intel,
     gpu_kfd,
@@ -28,7 +30,7 @@ from mhcdoctor.probes import (
 )
 from mhcdoctor.probes.assemble import facts_from_probes
 from mhcdoctor.probes.base import ProbeContext, ProbeResult, guarded
-from mhcdoctor.probes.libraries import TILELANG, TRITON, VLLM, XPU_KERNELS, probe_import, probe_metadata
+from mhcdoctor.probes.libraries import TILELANG, TRITON, TVM_FFI, VLLM, XPU_KERNELS, probe_import, probe_metadata
 
 __all__ = ["PROBES", "ProbeContext", "ProbeResult", "facts_from_probes", "run_probes"]
 
@@ -55,6 +57,9 @@ PROBES: dict[str, Probe] = {
     vllm_build.NAME: vllm_build.probe,
     "vllm.import": partial(probe_import, VLLM),
     "vllm_xpu_kernels": partial(probe_metadata, XPU_KERNELS),
+    "tvm_ffi": partial(probe_metadata, TVM_FFI),
+    deepgemm.NAME: deepgemm.probe,
+    envvars.NAME: envvars.probe,
 }
 
 

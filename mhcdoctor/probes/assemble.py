@@ -33,7 +33,21 @@ def facts_from_probes(results: list[ProbeResult]) -> Facts:
         _package(facts, lib, by_name)
     _vllm(facts, by_name)
     _package(facts, "xpu_kernels", by_name, probe="vllm_xpu_kernels")
+    _package(facts, "tvm_ffi", by_name, probe="tvm_ffi")
+    _deepgemm(facts, by_name)
+    found = (_ok(by_name, "vllm.env") or {}).get("vars")
+    if isinstance(found, Mapping):
+        facts.set("vllm_env", {str(k): str(v) for k, v in found.items()}, "probe:vllm.env")
     return facts
+
+
+def _deepgemm(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
+    result = by_name.get("deepgemm")
+    if result is None or result.status not in _ANSWERED:
+        return
+    for key in ("present", "version", "location", "vendored", "has_prenorm_gemm"):
+        if key in result.data:
+            facts.set(f"deepgemm.{key}", result.data[key], "probe:deepgemm")
 
 
 def _ok(by_name: dict[str, ProbeResult], name: str) -> Mapping[str, JsonValue] | None:

@@ -31,7 +31,10 @@ class Library:
 TILELANG = Library("tilelang", "tilelang")
 TRITON = Library("triton", "triton")
 VLLM = Library("vllm", "vllm")
-XPU_KERNELS = Library("vllm_xpu_kernels", "vllm-xpu-kernels")  # vLLM's XPU ops; vllm/platforms/xpu.py imports it
+XPU_KERNELS = Library("vllm_xpu_kernels", "vllm-xpu-kernels")
+TVM_FFI = Library(
+    "tvm_ffi", "apache-tvm-ffi"
+)  # tilelang's runtime (known.TVM_FFI_BAD_PAIRS)  # vLLM's XPU ops; vllm/platforms/xpu.py imports it
 # What vLLM's mHC kernels are written against, where its Requires-Dist pins it (aiter is never pinned on PyPI).
 PINNED = ("torch", "tilelang", "triton", "amd-aiter")
 

@@ -14,14 +14,15 @@ from dataclasses import dataclass
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from mhcdoctor import aiter_releases
+from mhcdoctor import aiter_releases, known
 from mhcdoctor.decision import Finding, Severity, severity_rank
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
-from mhcdoctor.rules.dispatch import AITER_ARCHS, Dispatch, aiter_feature, aiter_version, arch_has
-from mhcdoctor.rules.releases import NEWEST, PR, RuleSet
+from mhcdoctor.rules.dispatch import AITER_ARCHS, Dispatch, aiter_feature, arch_has
+from mhcdoctor.rules.releases import ISSUE, NEWEST, PR, RuleSet
 
 AITER = "https://github.com/ROCm/aiter/"
+TILELANG = "https://github.com/tile-ai/tilelang/"
 V41_SINCE = Version("0.30.0")  # models/deepseek_v41 and DeepseekV41ForCausalLM first ship in vLLM 0.30.0
 AITER_BUILD = (
     "pip uninstall -y aiter amd-aiter && git clone --recursive https://github.com/ROCm/aiter && "
@@ -116,15 +117,6 @@ def _genuine_on_aiter(ctx: FindingContext) -> bool:
         and ctx.facts.aiter.genuine is not False
         and ctx.facts.aiter.has_mhc_ops is not False
     )
-
-
-def _aiter_in_15x(ctx: FindingContext) -> bool:
-    version = aiter_version(ctx.facts)
-    return version is not None and version.release[:3] == (0, 1, 15)
-
-
-def _rocm_723(ctx: FindingContext) -> bool:
-    return (ctx.facts.rocm_version or "").startswith("7.2.3")
 
 
 def _aiter_shape_problem(ctx: FindingContext) -> str | None:
@@ -351,17 +343,6 @@ def _compiler_missing(ctx: FindingContext) -> bool:
     return compiler.found is False
 
 
-def _deepgemm_arch(ctx: FindingContext) -> bool:
-    """CUDA archs outside DeepGEMM's support (vLLM CudaPlatform.support_deep_gemm) where vLLM calls it anyway."""
-    rs, capability = ctx.rules, cuda_capability(ctx.facts.arch)
-    if rs is None or ctx.facts.platform != "cuda" or not rs.cuda_first_pre_deepgemm or capability is None:
-        return False
-    major, minor = capability
-    # is_device_capability(90) or is_device_capability_family(100) [or family(120), 0.24+]
-    supported = (major, minor) == (9, 0) or major == 10 or (rs.deepgemm_sm120 and major == 12)
-    return not supported
-
-
 def cuda_capability(arch: str | None) -> tuple[int, int] | None:
     """ "sm_90" → (9, 0), "sm_100a" → (10, 0), "sm_86" → (8, 6); None for anything else."""
     digits = re.match(r"^sm_?(\d{2,3})a?$", (arch or "").lower())
@@ -459,6 +440,144 @@ def _build_mismatch(ctx: FindingContext) -> str | None:
         f"vLLM {ctx.vllm_version} is the {names[build]} build ({ctx.facts.vllm.build_evidence}), but vLLM detects "
         f"{names[platform]} here: its compiled ops are for the other platform and the model fails to load"
     )
+
+
+# --- the known-bugs catalogue: libraries inside the paths (docs/known-bugs.md) -------------------------------------
+
+TILELANG_ISSUES = "https://github.com/tile-ai/tilelang/issues/"
+AITER_ISSUES = AITER + "issues/"
+
+
+def _tvm_ffi_pair(ctx: FindingContext) -> known.BadPair | None:
+    tl, ffi = ctx.facts.tilelang, ctx.facts.tvm_ffi
+    if tl.present is False or ffi.present is False:
+        return None
+    return known.bad_tvm_ffi_pair(tl.version, ffi.version)
+
+
+def _tilelang_loaded(ctx: FindingContext) -> bool:
+    """vLLM imports tilelang here: an op runs on it, CUDA (every release imports it), or a trial-import release."""
+    rs = ctx.rules
+    return (
+        bool(ctx.ops_on("tilelang"))
+        or ctx.facts.platform == "cuda"
+        or (rs is not None and rs.has_tilelang == "import" and ctx.facts.platform == "rocm")
+    )
+
+
+def _tvm_ffi_text(ctx: FindingContext) -> str:
+    pair = _tvm_ffi_pair(ctx) or known.TVM_FFI_BAD_PAIRS[0]  # the docs page shows the text without a machine
+    tl, ffi = ctx.facts.tilelang.version, ctx.facts.tvm_ffi.version
+    requires = known.TILELANG_TVM_FFI_REQUIRES.get(str(known.version_of(tl)))
+    text = f"tilelang {tl} with apache-tvm-ffi {ffi}: {pair.effect}"
+    if requires is not None:
+        text += f" (tilelang {tl} requires apache-tvm-ffi{requires}, which lets pip pick {ffi})"
+    where = ctx.ops_text("tilelang") if ctx.ops_on("tilelang") else "vLLM's tilelang import"
+    return text + f". Hit by {where}."
+
+
+def _aiter_bug(ctx: FindingContext, bug: aiter_releases.AiterBug) -> list[str]:
+    """The ops on AMD's aiter that run a kernel with `bug` (by the installed aiter's version and the GPU arch)."""
+    if ctx.facts.aiter.genuine is False or ctx.facts.aiter.has_mhc_ops is False:
+        return []
+    if aiter_releases.has_bug(ctx.facts.aiter.version, bug) is not True:
+        return []
+    if bug.archs and arch_has(ctx.facts, *bug.archs) is not True:
+        return []
+    kernels = set(bug.ops) | ({"mhc_fused_post_pre"} if "mhc_pre" in bug.ops else set())
+    return [op for op in ctx.ops_on("aiter") if op in kernels]
+
+
+def _aiter_bug_spec(
+    bug: aiter_releases.AiterBug,
+    severity: Severity,
+    id: str,
+    title: str,
+    summary: str,
+    effect: str,
+    fix: str,
+    refs: tuple[str, ...],
+) -> FindingSpec:
+    return FindingSpec(
+        id=id,
+        severity=severity,
+        title=title,
+        summary=summary,
+        when=lambda c: bool(_aiter_bug(c, bug)),
+        detail=lambda c: f"aiter {c.facts.aiter.version} runs {', '.join(_aiter_bug(c, bug))} here: {effect}",
+        fix=fix,
+        refs=refs,
+        ops=lambda c: _aiter_bug(c, bug),
+    )
+
+
+def _pdl_on_rocm(ctx: FindingContext) -> bool:
+    """vLLM 0.20–0.21 on ROCm: the tilelang mHC kernels call T.pdl_sync/T.pdl_trigger unconditionally."""
+    rs = ctx.rules
+    return (
+        ctx.facts.platform == "rocm"
+        and rs is not None
+        and rs.rocm_style != "custom-op"
+        and bool(ctx.ops_on("tilelang"))
+    )
+
+
+def _block_m_ops(ctx: FindingContext) -> list[str]:
+    """The pre ops that take 0.22–0.26's block-M tilelang prenorm GEMM from 1024 tokens (kernels/mhc/tilelang.py:
+    `n_splits == 1 and use_default_config and x.shape[0] >= 1024`, taken where DeepGEMM is not used)."""
+    version = known.version_of(ctx.vllm_version)
+    if version is None or not known.within(str(version), known.BLOCK_M_ACCUMULATOR_RELEASES):
+        return []
+    if ctx.facts.platform == "cuda" and deepgemm_used(ctx) in (True, None):
+        return []  # DeepGEMM computes the prenorm GEMM (or it is not known that it does not)
+    return [op for op in ctx.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
+
+
+def deepgemm_used(ctx: FindingContext) -> bool | None:
+    """vllm/utils/deep_gemm.py is_deep_gemm_supported(): a DeepGEMM arch, VLLM_USE_DEEP_GEMM not "0", deep_gemm found
+    (standalone or vendored) and, from 0.34, nvcc 12.9+ found; None where a fact is unknown."""
+    rs = ctx.rules
+    if ctx.facts.platform != "cuda" or rs is None:
+        return False
+    if (ctx.facts.vllm_env or {}).get("VLLM_USE_DEEP_GEMM") == "0" or ctx.facts.deepgemm.present is False:
+        return False
+    arch = _deepgemm_arch(ctx, rs)
+    return None if arch is None or ctx.facts.deepgemm.present is None else arch
+
+
+def _deepgemm_arch(ctx: FindingContext, rs: RuleSet) -> bool | None:
+    """vLLM's CudaPlatform.support_deep_gemm: is_device_capability(90) or family(100) [or family(120), 0.24+]."""
+    capability = cuda_capability(ctx.facts.arch)
+    if capability is None:
+        return None
+    major, minor = capability
+    return (major, minor) == (9, 0) or major == 10 or (rs.deepgemm_sm120 and major == 12)
+
+
+def deepgemm_problem(ctx: FindingContext) -> str | None:
+    """Why DeepGEMM's tf32_hc_prenorm_gemm cannot run where this release's CUDA mhc_pre calls it, if it cannot."""
+    rs, dg = ctx.rules, ctx.facts.deepgemm
+    if rs is None or ctx.facts.platform != "cuda" or not rs.cuda_first_pre_deepgemm or not ctx.ops_on("tilelang"):
+        return None
+    if _deepgemm_arch(ctx, rs) is False:
+        return f"DeepGEMM has no kernel for {ctx.facts.arch} (it supports sm_90, sm_10x and, in vLLM 0.24+, sm_12x)"
+    if dg.present is False:
+        return (
+            "neither the standalone deep_gemm nor vLLM's vendored vllm.third_party.deep_gemm is installed, so "
+            "vllm.utils.deep_gemm raises 'DeepGEMM backend is not available'"
+        )
+    nvcc = known.version_of(ctx.facts.nvcc.version)
+    if nvcc is not None and nvcc.release[:2] < known.DEEPGEMM_NVCC_MIN:
+        # vllm/utils/deep_gemm.py 0.34: "DeepGEMM's JIT asserts nvcc >= 12.9 and aborts the engine otherwise"; 0.34
+        # then falls back to tilelang, but not in the first layer's pre (use_tilelang_fallback=False)
+        return f"its JIT needs nvcc 12.9 or newer and finds nvcc {ctx.facts.nvcc.version} (it aborts the engine)"
+    if dg.has_prenorm_gemm is False:
+        which = "vLLM's vendored copy" if dg.vendored else f"the standalone deep_gemm {dg.version or ''}".rstrip()
+        return (
+            f"{which} has no tf32_hc_prenorm_gemm (vLLM imports the standalone deep_gemm first, so an older one "
+            "shadows the vendored copy that has it)"
+        )
+    return None
 
 
 # --- the catalogue -------------------------------------------------------------------------------------------------
@@ -847,20 +966,6 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         refs=(AITER + "blob/main/aiter/jit/core.py",),
     ),
     FindingSpec(
-        id="aiter-rocm-compiler",
-        severity="warn",
-        title="aiter 0.1.15.x built with ROCm 7.2.3: mhc_pre_big_fuse accuracy bug",
-        summary="The aiter path runs mhc_pre, aiter is 0.1.15.x and ROCm is 7.2.3 (aiter #3417).",
-        when=lambda c: _genuine_on_aiter(c) and _aiter_in_15x(c) and _rocm_723(c),
-        detail=lambda c: (
-            f"aiter {c.facts.aiter.version} compiled by ROCm {c.facts.rocm_version}'s compiler "
-            "miscomputes mhc_pre_big_fuse (aiter #3417, fixed in 0.1.16)."
-        ),
-        fix="Build aiter 0.1.16 or later, or build 0.1.15 with another ROCm: " + AITER_BUILD,
-        refs=(AITER + "issues/3417",),
-        ops=lambda c: c.sqrsum_ops_on_aiter(),
-    ),
-    FindingSpec(
         id="tilelang-missing",
         severity="fail",
         title="tilelang is required and cannot be imported",
@@ -940,18 +1045,131 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         ops=lambda c: c.ops_on("tilelang"),
     ),
     FindingSpec(
-        id="deepgemm-arch",
-        severity="warn",
-        title="vLLM calls DeepGEMM on a GPU it does not support",
-        summary="CUDA archs outside DeepGEMM's (sm_90, sm_10x, sm_12x from 0.24) where the first-layer mhc_pre "
-        "calls it with no tilelang fallback (0.20–0.21, 0.26+). Inferred from the code.",
-        when=_deepgemm_arch,
+        id="deepgemm-prenorm-broken",
+        severity="fail",
+        title="DeepGEMM's tf32_hc_prenorm_gemm cannot run where vLLM calls it",
+        summary="CUDA releases whose mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm with no tilelang fallback "
+        "(0.20–0.21 always, 0.26+ the first layer's pre), on an arch DeepGEMM lacks (sm_90, sm_10x, sm_12x from "
+        "0.24), or with no deep_gemm (standalone or vLLM's vendored copy), or one without tf32_hc_prenorm_gemm.",
+        when=lambda c: deepgemm_problem(c) is not None,
         detail=lambda c: (
-            f"On {c.facts.arch} the first-layer mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm with no "
-            "tilelang fallback; DeepGEMM supports Hopper and Blackwell only. Inferred from the code, not run."
+            f"vLLM {c.vllm_version or ''}'s mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm with no fallback, but "
+            f"{deepgemm_problem(c)}: the model fails at its first forward (the profile run at start-up)."
         ),
-        fix="Run on sm_90/sm_100 (H100/H200/B200), or: mhcdoctor explain --vllm 0.25.1 to compare",
+        fix="Run on sm_90/sm_100 (H100/H200/B200); where deep_gemm is the cause: pip uninstall -y deep_gemm  "
+        "# vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm",
+        refs=(PR + "43905", "https://github.com/deepseek-ai/DeepGEMM"),
+        ops=lambda c: ["mhc_pre"] if "mhc_pre" in c.ops_on("tilelang") else [],
+    ),
+    FindingSpec(
+        id="tilelang-prenorm-block-m",
+        severity="info",  # read from the code, not measured: it becomes fail where a tilelang is shown to miscompile
+        title="vLLM 0.22–0.26's block-M prenorm GEMM (1024+ tokens) may reuse one accumulator for two tokens",
+        summary="vLLM 0.22–0.26 runs mhc_pre's prenorm GEMM on tilelang (no DeepGEMM: ROCm, or CUDA where "
+        "is_deep_gemm_supported() is False); from 1024 tokens it takes hc_prenorm_gemm_block_m_tilelang, whose "
+        "per-token sums are one T.alloc_var(init=0.0) inside the unrolled token loop. 0.27 rewrote it; awaits "
+        "measurement under each tilelang.",
+        when=lambda c: bool(_block_m_ops(c)),
+        detail=lambda c: (
+            f"vLLM {c.vllm_version}'s {', '.join(_block_m_ops(c))} compute the prenorm GEMM with tilelang; from 1024 "
+            "tokens (prefill) hc_prenorm_gemm_block_m_tilelang sums each token's partial results into one "
+            "T.alloc_var(T.float32, init=0.0) declared inside the unrolled loop over the block's 2 tokens. Whether "
+            "the second token starts from zero depends on how the installed tilelang lowers that init; vLLM 0.27.0 "
+            "replaced it with per-token local arrays cleared once. Read from the code; not yet measured."
+        ),
+        fix="pip install -U 'vllm>=0.27'  # or check it here: mhcdoctor verify --stress (runs 1024+ tokens)",
         refs=(PR + "43905",),
+        ops=lambda c: _block_m_ops(c),
+    ),
+    FindingSpec(
+        id="tilelang-tvm-ffi-mismatch",
+        severity=lambda c: "fail" if _tilelang_loaded(c) else "warn",
+        title="tilelang and apache-tvm-ffi are a known-bad pair",
+        summary="The installed tilelang and apache-tvm-ffi (read from their metadata, also with --fast) form a "
+        "pair known to break: tilelang 0.1.10–0.1.11 with apache-tvm-ffi 0.1.12+ aborts at import; tilelang "
+        "0.1.8–0.1.9 with 0.1.10+ fails to compile kernels. Fail where vLLM imports tilelang.",
+        when=lambda c: _tvm_ffi_pair(c) is not None,
+        detail=_tvm_ffi_text,
+        fix="pip install 'apache-tvm-ffi<0.1.12'",
+        fix_for=lambda c: (
+            (p.pin if (p := _tvm_ffi_pair(c)) else "")
+            + "  # or a tilelang whose own pin excludes it: pip install -U tilelang"
+        ),
+        refs=(
+            TILELANG_ISSUES + "2367",
+            TILELANG + "pull/2795",
+            TILELANG_ISSUES + "2040",
+            "https://github.com/kvcache-ai/ktransformers/issues/2045",
+            ISSUE + "45169",
+        ),  # fmt: skip
+        ops=lambda c: c.ops_on("tilelang"),
+    ),
+    FindingSpec(
+        id="tilelang-pdl-unsupported",
+        severity="fail",
+        title="vLLM's tilelang mHC kernels ask for PDL, which ROCm lacks",
+        summary="vLLM 0.20–0.21 on ROCm sends an op to its tilelang kernels, which call T.pdl_sync/T.pdl_trigger "
+        "unconditionally: tilelang raises 'PDL is not supported' when it compiles them (vLLM #42876).",
+        when=_pdl_on_rocm,
+        detail=lambda c: (
+            f"vLLM {c.vllm_version or ''} runs {c.ops_text('tilelang')} on its tilelang kernels, which use "
+            "programmatic dependent launch (a CUDA sm_90 feature); on ROCm tilelang refuses to compile them "
+            "('PDL is not supported') and the server fails at start-up. vLLM #43679 (0.22) made PDL CUDA-only."
+        ),
+        fix="pip install -U 'vllm>=0.25'  # ROCm runs aiter or tilelang without PDL from 0.22",
+        refs=(ISSUE + "42876", PR + "43679"),
+        ops=lambda c: c.ops_on("tilelang"),
+    ),
+    _aiter_bug_spec(
+        aiter_releases.INVALID_CONFIG,
+        "warn",
+        id="aiter-mhc-pre-invalid-config",
+        title="aiter's mhc_pre fails with 'invalid configuration argument' on MI300X",
+        summary="aiter 0.1.18+ (the mhc code of v0.1.19, where it was reported, and later) runs mhc_pre on gfx942: "
+        "the profile run dies with 'CUDA error: invalid configuration argument' (aiter #4633, open).",
+        effect="on MI300X (gfx942) every tensor-parallel worker crashed in the profile run at start-up with 'CUDA "
+        "error: invalid configuration argument' in aiter/ops/mhc.py mhc_pre (aiter #4633, reported on v0.1.19 and "
+        "main, ROCm 7.1.1; v0.1.18 ships the same mHC code). Not fixed in any release yet.",
+        fix="Workaround from aiter #4633: set HAS_AITER_MHC = False in vllm/model_executor/layers/mhc.py (vLLM then "
+        "runs mhc_pre on torch on gfx942), or build aiter v0.1.17: pip uninstall -y aiter amd-aiter && "
+        "git clone --recursive -b v0.1.17 https://github.com/ROCm/aiter && cd aiter && "
+        "pip install --no-build-isolation .",
+        refs=(AITER_ISSUES + "4633", AITER + "pull/4115"),
+    ),
+    _aiter_bug_spec(
+        aiter_releases.BIG_FUSE_RMS,
+        "fail",
+        id="aiter-rocm-compiler",  # the contract's id; issue 23: wrong results are fail, on any ROCm
+        title="aiter 0.1.15.x: mhc_pre's RMS reduction reads unset lanes (wrong results; aiter #3417)",
+        summary="aiter 0.1.15rc0–0.1.15.post3 runs mhc_pre (aiter #3396 without the fix #3417, first in 0.1.16).",
+        effect="mhc_pre_big_fuse (and its fused-RMSNorm twin) reduce the RMS partial sums across lanes that the "
+        "guard added by aiter #3396 left unset, so the RMS factor is wrong at every token count (GSM8K 1.29% measured "
+        "with ROCm 7.2.3's compiler; the code is wrong under any compiler). Fixed by #3417 (1be6aee) in 0.1.16.",
+        fix="Build aiter 0.1.16 or later: " + AITER_BUILD,
+        refs=(AITER + "pull/3417", AITER + "commit/1be6aee67b7cf9e0e90daccc700f763043a99f5d", AITER + "pull/3396"),
+    ),
+    _aiter_bug_spec(
+        aiter_releases.BIG_FUSE_SYNC,
+        "fail",
+        id="aiter-big-fuse-sync",
+        title="aiter before 0.1.14: mhc_pre_big_fuse reads an LDS tile before every wave finished writing it",
+        summary="aiter 0.1.11–0.1.13.post1 runs mhc_pre (aiter #2978, fixed in 0.1.14-rc0).",
+        effect="mhc_pre_big_fuse's double-buffered residual loop has its barrier before the loop instead of in it, "
+        "so a wave can read a tile another wave is still loading: wrong layer inputs where the loop runs more than "
+        "once (hidden sizes above one residual block). Fixed by aiter #2978 (a858741) in 0.1.14-rc0.",
+        fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
+        refs=(AITER + "pull/2978", AITER + "commit/a85874151dc9a9e607598b8b73f83c6fab954a6b"),
+    ),
+    _aiter_bug_spec(
+        aiter_releases.POST_RACE,
+        "fail",
+        id="aiter-mhc-post-race",
+        title="aiter before 0.1.14: mhc_post prefetches into LDS without a barrier (wrong results)",
+        summary="aiter 0.1.12–0.1.13.post1 runs mhc_post (aiter #2963, fixed in 0.1.14-rc0).",
+        effect="mhc_post loads the next residual tile into the LDS buffer other waves may still read, with no barrier "
+        "between (aiter #2963: 'Fix mhc_post accuracy'); its outputs are wrong. Fixed in 0.1.14-rc0 (9141aa9).",
+        fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
+        refs=(AITER + "pull/2963", AITER + "commit/9141aa9301b960daea99fa9303f39aa28b426284"),
     ),
     FindingSpec(
         id="torch-fallback",

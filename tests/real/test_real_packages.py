@@ -7,6 +7,8 @@ on a fake machine (MHCDOCTOR_SYSROOT): an MI300X (gfx942) for aiter, an H200 for
 from __future__ import annotations
 
 import ast
+import os
+import shutil
 from pathlib import Path
 
 import fakes
@@ -15,6 +17,9 @@ import pytest
 AMD_AITER = "amd-aiter==0.1.7.post2.dev18"  # PyPI's only AMD aiter wheel: no aiter/ops/mhc.py
 IMPOSTOR = "aiter==0.13.20191203"  # PyPI's unrelated async-iterator library
 TILELANG = "tilelang==0.1.15"
+TILELANG_11 = "tilelang==0.1.11"  # Requires-Dist apache-tvm-ffi>=0.1.10,~=0.1.0: pip resolves the newest 0.1.x
+TVM_FFI_NEW = "apache-tvm-ffi==0.1.15.post2"  # what that resolves to today: `import tilelang` aborts with it
+Z3 = "z3-solver==4.15.4.0"  # tilelang 0.1.11 requires z3-solver<4.15.5,>=4.13.0; its libtilelang loads libz3.so.4.15
 TILE_KERNELS = "tile-kernels==1.0.0"
 TILE_KERNELS_2 = "tile-kernels==2.1.0"  # Requires-Python >=3.12: installed with --ignore-requires-python, only read
 NVML = "nvidia-ml-py==13.580.82"
@@ -113,6 +118,28 @@ def test_tilelang_without_its_requirements_is_seen_and_its_import_failure_is_a_f
     doc = machine.run("check", "--json").json()
     assert doc["facts"]["tilelang"]["imports"] is False
     assert "tilelang-missing" in ids(doc) and "torch" in finding(doc, "tilelang-missing")["detail"]
+
+
+def test_tilelang_0_1_11_with_apache_tvm_ffi_0_1_15_aborts_and_check_names_the_pair_even_with_fast(machine, installed):
+    h200(machine)
+    torch_site = Path(__import__("torch").__file__).parents[1]  # the test venv's CPU torch, which tilelang imports
+    # libtilelang's RUNPATH finds tvm_ffi and z3 beside it ($ORIGIN/../../tvm_ffi/lib): one site folder, hard links
+    site = machine.tmp / "site"
+    for spec in (TILELANG_11, TVM_FFI_NEW, Z3):
+        ignore = shutil.ignore_patterns(".complete")
+        shutil.copytree(installed(spec), site, copy_function=os.link, dirs_exist_ok=True, ignore=ignore)
+    machine.environment(site, torch_site)
+    fast = machine.run("check", "--fast", "--json").json()
+    assert (fast["facts"]["tilelang"]["version"], fast["facts"]["tvm_ffi"]["version"]) == ("0.1.11", "0.1.15.post2")
+    mismatch = finding(fast, "tilelang-tvm-ffi-mismatch")
+    assert mismatch["severity"] == "fail" and "apache-tvm-ffi<0.1.12" in mismatch["fix"]
+    assert "0.1.11" in mismatch["detail"] and "0.1.15.post2" in mismatch["detail"]
+    doc = machine.run("check", "--json").json()  # the real import, in a child: it aborts
+    assert doc["facts"]["tilelang"]["imports"] is False
+    assert "__ffi_repr__" in doc["facts"]["tilelang"]["import_error"] or "SIGABRT" in doc["facts"]["tilelang"][
+        "import_error"
+    ]
+    assert "tilelang-tvm-ffi-mismatch" in ids(doc) and doc["verdict"] == "fail"
 
 
 def test_tile_kernels_imports_a_tilelang_module_that_tilelang_0_1_12_moved(installed):

@@ -31,8 +31,8 @@ def paths(decision) -> tuple[str, str, str, str]:
 CASES = [
     # 0.25–0.28: aiter pre/post where HAS_AITER_MHC and hidden % 256; the model then runs post and pre apart.
     ("0.25.0", "rocm", "gfx950", "0.1.16", "0.1.12", PRO, 4, "aiter aiter tl tl", False, "", "ok"),
-    ("0.25.0", "rocm", "gfx942", "0.1.13", "0.1.12", PRO, 4, "aiter aiter torch triton", False, "aiter-sqrsum-race",
-     "fail"),
+    ("0.25.0", "rocm", "gfx942", "0.1.13", "0.1.12", PRO, 4, "aiter aiter torch triton", False,
+     "aiter-sqrsum-race aiter-big-fuse-sync aiter-mhc-post-race", "fail"),
     ("0.25.0", "rocm", "gfx942", "0.1.14", "0.1.12", PRO, 4, "aiter aiter torch triton", False, "", "ok"),
     ("0.25.0", "rocm", "gfx90a", "0.1.16", "0.1.12", PRO, 4, "tl tl tl tl", True, "", "ok"),
     ("0.25.0", "rocm", "gfx90a", "none", "none", PRO, 4, "torch torch torch triton", False, "torch-fallback",
@@ -58,14 +58,16 @@ CASES = [
     ("0.29.0", "rocm", "gfx950", "0.1.16", "0.1.12", PRO, 8, "tl tl tl tl", True, "", "degraded"),
     # 0.30+: the probes move single ops off an old aiter (an info finding says why).
     ("0.30.0", "rocm", "gfx950", "0.1.14", "0.1.12", PRO, 4, "tl aiter tl tl", True, "", "degraded"),
-    ("0.32.0", "rocm", "gfx950", "0.1.15", "0.1.12", PRO, 4, "aiter aiter tl tl", True, "", "degraded"),
+    ("0.32.0", "rocm", "gfx950", "0.1.15", "0.1.12", PRO, 4, "aiter aiter tl tl", True, "aiter-rocm-compiler",
+     "fail"),
     ("0.34.0", "rocm", "gfx942", "0.1.14", "none", 5120, 4, "aiter aiter torch triton", True, "torch-fallback",
      "degraded"),
     ("0.31.0", "rocm", "gfx942", "0.1.16", "0.1.12", PRO, 4, "aiter aiter aiter triton", True, "", "ok"),
     # 0.20–0.21: ROCm runs CUDA code.
-    ("0.20.2", "rocm", "gfx950", "0.1.16", "0.1.12", PRO, 4, "tl tl n/a tl", False, "rocm-dsv4-unusable", "fail"),
+    ("0.20.2", "rocm", "gfx950", "0.1.16", "0.1.12", PRO, 4, "tl tl n/a tl", False,
+     "rocm-dsv4-unusable tilelang-pdl-unsupported", "fail"),
     ("0.21.0", "rocm", "gfx950", "0.1.16", "0.1.12", PRO, 4, "torch torch tl torch", True,
-     "rocm-dsv4-unusable torch-fallback", "fail"),
+     "rocm-dsv4-unusable torch-fallback tilelang-pdl-unsupported", "fail"),
     ("0.21.0", "rocm", "gfx950", "none", "none", PRO, 4, "n/a n/a n/a n/a", True,
      "rocm-dsv4-unusable tilelang-missing", "fail"),
     # CUDA: tilelang for everything, no fallback.
@@ -73,7 +75,7 @@ CASES = [
     ("0.30.0", "cuda", "sm_90", "none", "none", PRO, 4, "n/a n/a n/a n/a", True, "tilelang-missing", "fail"),
     ("0.20.0", "cuda", "sm_90", "none", "0.1.9", PRO, 4, "tl tl n/a torch", False, "", "ok"),
     ("0.20.0", "cuda", "sm_90", "none", "none", PRO, 4, "n/a n/a n/a n/a", False, "tilelang-missing", "fail"),
-    ("0.26.0", "cuda", "sm_80", "none", "0.1.9", PRO, 4, "tl tl tl tl", True, "deepgemm-arch", "degraded"),
+    ("0.26.0", "cuda", "sm_80", "none", "0.1.9", PRO, 4, "tl tl tl tl", True, "deepgemm-prenorm-broken", "fail"),
     ("0.25.1", "cuda", "sm_80", "none", "0.1.9", PRO, 4, "tl tl tl tl", True, "", "ok"),
     ("0.30.0", "cuda", "sm_120", "0.1.16", "0.1.12", PRO, 4, "tl tl tl tl", True, "", "ok"),
 ]
@@ -101,9 +103,9 @@ def test_old_aiter_on_030_is_explained_as_an_api_fallback():
     [("0.30.0", "sm_100a", False), ("0.30.0", "sm_120", False), ("0.20.2", "sm_120", True), ("0.21.0", "sm_86", True),
      ("0.24.0", "sm_86", False), ("0.26.0", "sm_89", True), ("0.29.0", "sm_90a", False)],
 )  # fmt: skip
-def test_deepgemm_warning_follows_supported_archs_and_releases(vllm, arch, warned):
+def test_deepgemm_finding_follows_supported_archs_and_releases(vllm, arch, warned):
     decision = decide(machine("cuda", arch), ModelConfig("m", PRO), vllm)
-    assert ("deepgemm-arch" in {f.id for f in decision.findings}) is warned
+    assert ("deepgemm-prenorm-broken" in {f.id for f in decision.findings}) is warned
 
 
 def test_rule_set_follows_the_release():
@@ -151,10 +153,20 @@ def test_cpu_has_no_gpu():
     assert decision.exit_code == 3
 
 
-def test_rocm_compiler_bug_warns_for_aiter_015_on_rocm_723():
-    facts = machine("rocm", "gfx950", "0.1.15.post1", rocm="7.2.3")
+@pytest.mark.parametrize("rocm", ["7.2.3", "7.0.2", None])
+def test_aiter_015_without_3417_is_wrong_results_on_any_rocm(rocm):
+    facts = machine("rocm", "gfx950", "0.1.15.post1", rocm=rocm)
     decision = decide(facts, ModelConfig("m", PRO), "0.25.0")
-    assert {f.id: f.severity for f in decision.findings} == {"aiter-rocm-compiler": "warn"}
+    assert {f.id: f.severity for f in decision.findings} == {"aiter-rocm-compiler": "fail"}
+    assert "0.1.16" in decision.findings[0].fix and decision.verdict == "fail"
+
+
+@pytest.mark.parametrize("aiter", ["0.1.15rc0", "0.1.15", "0.1.15.post3", "0.1.15.post3+gabc123"])
+def test_every_015_tag_has_the_rms_guard_bug_and_016_has_the_fix(aiter):
+    ids = {f.id for f in decide(machine("rocm", "gfx950", aiter), ModelConfig("m", PRO), "0.25.0").findings}
+    assert "aiter-rocm-compiler" in ids
+    ids = {f.id for f in decide(machine("rocm", "gfx950", "0.1.16"), ModelConfig("m", PRO), "0.25.0").findings}
+    assert "aiter-rocm-compiler" not in ids
 
 
 def test_aiter_fix_option_overrides_the_version():
@@ -249,7 +261,7 @@ def test_unknown_arch_fails_the_aiter_gate_without_a_finding():
     facts = machine("rocm", None, "0.1.16")
     decision = decide(facts, ModelConfig("m", PRO), "0.25.0")
     assert decision.ops["mhc_pre"].path == "tilelang"
-    assert decision.findings == []
+    assert [f.id for f in decision.findings] == ["tilelang-prenorm-block-m"]  # info: 0.25's block-M prenorm GEMM
     arch_gate = next(g for g in decision.ops["mhc_pre"].why if g.gate == "on_mi3xx()")
     assert (arch_gate.observed, arch_gate.passed) == (None, False)
 

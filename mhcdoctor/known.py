@@ -1,0 +1,180 @@
+"""Known-bad versions of the libraries inside the mHC paths, as data: probes, what-ifs and rules read them from here.
+
+Each range was decided by the code or the metadata at each release, not by sorting version strings; each entry
+names the source that proves it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+
+def version_of(text: str | None) -> Version | None:
+    """A version without its local label (`0.1.15.post2+g1234` → 0.1.15.post2); None when it is not one."""
+    if not text:
+        return None
+    try:
+        return Version(Version(text.strip().lstrip("v")).public)
+    except InvalidVersion:
+        return None
+
+
+def within(text: str | None, spec: str) -> bool | None:
+    """Whether version `text` is in `spec` (pre-releases included); None when either is not readable."""
+    version = version_of(text)
+    if version is None:
+        return None
+    try:
+        return SpecifierSet(spec).contains(version, prereleases=True)
+    except InvalidSpecifier:
+        return None
+
+
+@dataclass(frozen=True)
+class BadPair:
+    """A tilelang release range that fails with an apache-tvm-ffi range."""
+
+    tilelang: str  # specifier of the tilelang releases
+    tvm_ffi: str  # specifier of the apache-tvm-ffi releases
+    effect: str
+    pin: str  # the pip line that fixes it
+    refs: tuple[str, ...]
+
+
+TILELANG = "https://github.com/tile-ai/tilelang/"
+# tilelang's Requires-Dist on apache-tvm-ffi, read from each release's wheel METADATA (pip install --dry-run --report):
+# 0.1.7.post3 `>=0.1.6,~=0.1.0`; 0.1.8, 0.1.9 `>=0.1.2,~=0.1.0`; 0.1.10, 0.1.11 `>=0.1.10,~=0.1.0` (no upper bound);
+# 0.1.12 `>=0.1.10,<=0.1.11`; 0.1.13–0.1.15 `>=0.1.11,<0.1.13`.
+TILELANG_TVM_FFI_REQUIRES: dict[str, str] = {
+    "0.1.7.post3": ">=0.1.6,~=0.1.0",
+    "0.1.8": ">=0.1.2,~=0.1.0",
+    "0.1.9": ">=0.1.2,~=0.1.0",
+    "0.1.10": ">=0.1.10,~=0.1.0",
+    "0.1.11": ">=0.1.10,~=0.1.0",
+    "0.1.12": ">=0.1.10,<=0.1.11",
+    "0.1.13": ">=0.1.11,<0.1.13",
+    "0.1.14": ">=0.1.11,<0.1.13",
+    "0.1.15": ">=0.1.11,<0.1.13",
+}
+TVM_FFI_BAD_PAIRS: tuple[BadPair, ...] = (
+    # apache-tvm-ffi 0.1.12 registers AccessPath's __ffi_repr__ itself; the tvm inside tilelang 0.1.10–0.1.11
+    # registers it again and the C++ error aborts the interpreter at `import tilelang` (SIGABRT). tile-ai/tvm #60,
+    # shipped by tilelang #2795 in 0.1.13, stops the second registration; 0.1.12 pins apache-tvm-ffi<=0.1.11.
+    BadPair(
+        tilelang=">=0.1.10,<0.1.12",
+        tvm_ffi=">=0.1.12",
+        effect="`import tilelang` aborts (SIGABRT): TypeAttr `__ffi_repr__` is already registered",
+        pin="pip install 'apache-tvm-ffi<0.1.12'",
+        refs=(
+            TILELANG + "issues/2367",
+            TILELANG + "pull/2795",
+            "https://github.com/kvcache-ai/ktransformers/issues/2045",
+        ),
+    ),
+    # tilelang 0.1.8–0.1.9's derived_object (TVMDerivedObject without __slots__) breaks on apache-tvm-ffi 0.1.10's
+    # CObject: AttributeError '_inst' when a kernel compiles (tile-ai/tvm #32); tilelang 0.1.10 requires >=0.1.10.
+    BadPair(
+        tilelang=">=0.1.8,<0.1.10",
+        tvm_ffi=">=0.1.10",
+        effect="tilelang's kernels fail to compile: AttributeError: '_NestedLoopCheckVisitor' object has no "
+        "attribute '_inst'",
+        pin="pip install 'apache-tvm-ffi<0.1.10'",
+        refs=(
+            TILELANG + "issues/2040",
+            "https://github.com/tile-ai/tvm/pull/32",
+            "https://github.com/state-spaces/mamba/pull/995",
+        ),
+    ),
+)
+
+
+def bad_tvm_ffi_pair(tilelang: str | None, tvm_ffi: str | None) -> BadPair | None:
+    """The known-bad pair the installed tilelang and apache-tvm-ffi form, if any."""
+    for pair in TVM_FFI_BAD_PAIRS:
+        if within(tilelang, pair.tilelang) and within(tvm_ffi, pair.tvm_ffi):
+            return pair
+    return None
+
+
+# The environment variables vLLM's DeepSeek-V4 mHC code, its DeepGEMM wrapper and the two JIT caches read, from each
+# release's vllm/envs.py, vllm/utils/deep_gemm.py, layers/mhc.py; tilelang/env.py; aiter/jit/core.py.
+VLLM_ENV: tuple[str, ...] = (
+    "VLLM_USE_DEEP_GEMM",  # vllm/envs.py (default "1"): is_deep_gemm_supported() is False when it is "0"
+    "TILELANG_CACHE_DIR",  # tilelang/env.py: the kernel cache (default ~/.tilelang/cache)
+    "TILELANG_AUTO_CLEAR_CACHE",  # tilelang/env.py: clears the cache at start-up
+    "AITER_JIT_DIR",  # aiter/jit/core.py: where module_mhc.so is built and loaded
+    "CUDA_HOME",  # DeepGEMM's and tilelang's JIT look for nvcc there first
+)
+
+
+# DeepGEMM's JIT asserts nvcc >= 12.9 (vllm/utils/deep_gemm.py 0.34, is_deep_gemm_supported, which says why it checks).
+DEEPGEMM_NVCC_MIN = (12, 9)
+# vLLM releases whose hc_prenorm_gemm_block_m_tilelang (prenorm GEMM from 1024 tokens without DeepGEMM) sums each
+# token into a T.alloc_var(init=0.0) inside the unrolled token loop: kernels/mhc/tilelang_kernels.py (0.23–0.26) and
+# _tilelang_ops.py (0.22), read from each wheel; 0.27.0 rewrote it with per-token T.alloc_local arrays.
+BLOCK_M_ACCUMULATOR_RELEASES = ">=0.22.0,<0.27.0"
+
+
+# The audit of vLLM's mHC code between consecutive releases: (pair, lines changed in kernels/mhc/*, layers/mhc.py,
+# _tilelang_ops.py and utils/deep_gemm.py as `diff` counts them between the two wheels, what changed, kind).
+VLLM_AUDIT: tuple[tuple[str, int, str, str], ...] = (
+    ("0.20.0 → 0.20.1", 134, "hc_head moves from torch to a tilelang kernel", "feature"),
+    ("0.20.1 → 0.20.2", 0, "no change to the mHC files", "none"),
+    ("0.20.2 → 0.21.0", 450, "ROCm: mhc_pre/mhc_post/hc_head branch to inline torch; the fused post+pre op stays on "
+     "tilelang with PDL (vLLM #42876: tilelang-pdl-unsupported)", "feature (crash on ROCm remains)"),
+    ("0.21.0 → 0.22.0", 3293, "kernels move to _tilelang_ops.py and kernels/mhc/; CustomOp dispatch; ENABLE_PDL "
+     "only on CUDA (#43679); block-M prenorm GEMM from 1024 tokens (tilelang-prenorm-block-m)", "refactor + fix (PDL)"),
+    ("0.22.0 → 0.22.1", 0, "no change to the mHC files", "none"),
+    ("0.22.1 → 0.23.0", 1773, "_tilelang_ops.py becomes kernels/mhc/tilelang_kernels.py; has_tilelang() imports",
+     "refactor"),
+    ("0.23.0 → 0.24.0", 295, "HAS_TILELANG_MHC: no tilelang mHC on gfx942 (#45931 for #45698, tilelang-wrong-arch)",
+     "fix (wrong results)"),
+    ("0.24.0 → 0.25.0", 56, "aiter mhc_pre/mhc_post on MI3xx (#43950)", "feature"),
+    ("0.25.0 → 0.25.1", 0, "no change to the mHC files", "none"),
+    ("0.25.1 → 0.26.0", 271, "mhc_pre_broadcast_tilelang: the first layer's pre calls DeepGEMM with no tilelang "
+     "fallback (deepgemm-prenorm-broken)", "feature (crash where DeepGEMM cannot run)"),
+    ("0.26.0 → 0.27.0", 39, "block-M prenorm GEMM: per-token T.alloc_local accumulators instead of one "
+     "T.alloc_var(init=0.0) in the unrolled token loop (tilelang-prenorm-block-m)", "fix (awaits "
+     "measurement)"),
+    ("0.27.0 → 0.27.1", 0, "no change to the mHC files", "none"),
+    ("0.27.1 → 0.28.0", 125, "tilelang_jit wrapper (vllm/tilelang_utils.py) replaces the per-kernel tilelang.jit",
+     "refactor"),
+    ("0.28.0 → 0.29.0", 132, "aiter fused post+pre and RMSNorm folded into aiter's mhc_pre, unprobed (#52737, "
+     "aiter-api-too-old)", "feature (crash with aiter < 0.1.16)"),
+    ("0.29.0 → 0.30.0", 2752, "aiter API probed; CPU ops (cpu.py); JIT warm-up (warmup.py); prenorm GEMM chosen "
+     "per call (use_tilelang_fallback)", "feature + fix (aiter API)"),
+    ("0.30.0 → 0.31.0", 342, "aiter and tilelang wrappers, warm-up and the torch reference reworked", "refactor "
+     "(not read line by line)"),
+    ("0.31.0 → 0.32.0", 141, "aiter wrapper and layers/mhc.py", "refactor (not read line by line)"),
+    ("0.32.0 → 0.33.0", 190, "kernels/mhc and utils/deep_gemm.py (vendored DeepGEMM 2.8.1)", "refactor (not read "
+     "line by line)"),
+    ("0.33.0 → 0.34.0", 398, "is_deep_gemm_supported() needs nvcc 12.9+ found, else the tilelang GEMM (the first "
+     "layer's pre still calls DeepGEMM)", "fix (crash with old nvcc)"),
+)  # fmt: skip
+
+# ROCm/aiter's mHC code (csrc/kernels/mhc_kernels.cu, aiter/ops/mhc.py) between consecutive tags, from `git log A..B
+# -- FILES` and the files' hashes at each tag.
+AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
+    ("v0.1.11", "mhc_pre (gemm_sqrsum, big_fuse) arrives (#2136)", "feature; big_fuse barrier outside its loop "
+     "(aiter-big-fuse-sync)"),
+    ("v0.1.11 → v0.1.12", "mhc_post (#2479); opus API (#2533)", "feature; sqrsum race (aiter-sqrsum-race), mhc_post "
+     "LDS race (aiter-mhc-post-race)"),
+    ("v0.1.12 → v0.1.13.post1", "no change (same mhc_kernels.cu and mhc.py)", "none"),
+    ("v0.1.13.post1 → v0.1.14-rc0", "#3033 sqrsum race, #2978 big_fuse sync, #2963 mhc_post accuracy; #2915, #3044, "
+     "#3059", "fixes (wrong results)"),
+    ("v0.1.14-rc0 → v0.1.14.post1", "no change", "none"),
+    ("v0.1.14.post1 → v0.1.15-rc0", "#3396 fused RMSNorm in mhc_pre; #3237 fp32 GEMM pipeline", "feature; RMS guard "
+     "bug (aiter-rocm-compiler)"),
+    ("v0.1.15-rc0 → v0.1.15.post3", "no change", "none"),
+    ("v0.1.15.post3 → v0.1.16", "#3417 RMS guard fix; #3623 mhc_fused_post_pre; #3651 large M", "fix + feature"),
+    ("v0.1.16 → v0.1.16.post6", "no change", "none"),
+    ("v0.1.16.post6 → v0.1.17-rc0", "#3768 wave32, #3796 async waitcnt (gfx12xx), #3648/#3714 async_load offset, "
+     "#3791 fused all-reduce + mhc_post", "feature; #3648's bug fixed by #3714 before any tag"),
+    ("v0.1.17-rc0 → v0.1.17", "no change", "none"),
+    ("v0.1.17 → v0.1.18", "#4115 gfx12xx tuning", "feature; same code as v0.1.19 (aiter-mhc-pre-invalid-config)"),
+    ("v0.1.18 → v0.1.19.post2", "mhc.py: ruff only (#4403)", "none"),
+    ("v0.1.19.post2 → v0.1.20.post1", "#4246 gfx1250 split-k, #4594 rocprim/hipcub clean-up", "refactor"),
+)  # fmt: skip

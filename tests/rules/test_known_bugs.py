@@ -1,0 +1,69 @@
+"""The known-bugs catalogue fires from facts: each entry on the versions its source names, and not one tag beside."""
+
+from __future__ import annotations
+
+import pytest
+
+from mhcdoctor.facts import DeepGemmFacts, Facts, PackageFacts
+from mhcdoctor.models import ModelConfig
+from mhcdoctor.rules import decide
+from mhcdoctor.whatif import WhatIf, build_facts
+
+PRO, FLASH = 7168, 4096
+
+
+def machine(platform: str, arch: str, aiter: str = "none", tilelang: str = "0.1.12") -> Facts:
+    return build_facts(WhatIf(platform, arch, aiter, None, tilelang, None, None), base=Facts)
+
+
+def found(facts: Facts, vllm: str, hidden: int = PRO) -> dict[str, str]:
+    return {f.id: f.severity for f in decide(facts, ModelConfig("m", hidden), vllm).findings}
+
+
+@pytest.mark.parametrize(
+    "tilelang, ffi, severity, pin",
+    [("0.1.11", "0.1.15.post2", "fail", "apache-tvm-ffi<0.1.12"), ("0.1.10", "0.1.12", "fail", "apache-tvm-ffi<0.1.12"),
+     ("0.1.9", "0.1.10", "fail", "apache-tvm-ffi<0.1.10"), ("0.1.11", "0.1.11", None, None),
+     ("0.1.12", "0.1.11", None, None), ("0.1.13", "0.1.12", None, None), ("0.1.7.post3", "0.1.12", None, None)],
+)  # fmt: skip
+def test_tvm_ffi_pair_on_cuda(tilelang, ffi, severity, pin):
+    facts = machine("cuda", "sm_90", tilelang=tilelang)
+    facts.tvm_ffi = PackageFacts(present=True, version=ffi)
+    decision = decide(facts, ModelConfig("m", PRO), "0.30.0")
+    hit = [f for f in decision.findings if f.id == "tilelang-tvm-ffi-mismatch"]
+    assert (hit[0].severity if hit else None) == severity
+    if hit:
+        assert pin in hit[0].fix and tilelang in hit[0].detail and ffi in hit[0].detail
+        assert decision.verdict == "fail"
+
+
+def test_tvm_ffi_pair_unused_on_rocm_aiter_is_a_warning():
+    facts = machine("rocm", "gfx942", aiter="0.1.16", tilelang="0.1.11")  # 0.30 on gfx942: no tilelang mHC
+    facts.tvm_ffi = PackageFacts(present=True, version="0.1.12")
+    assert found(facts, "0.30.0")["tilelang-tvm-ffi-mismatch"] == "warn"
+
+
+@pytest.mark.parametrize(
+    "aiter, arch, fires",
+    [("0.1.19", "gfx942", True), ("0.1.18", "gfx942", True), ("0.1.20.post1", "gfx942", True),
+     ("0.1.17", "gfx942", False), ("0.1.19", "gfx950", False)],
+)  # fmt: skip
+def test_aiter_4633_invalid_config_on_mi300x(aiter, arch, fires):
+    ids = found(machine("rocm", arch, aiter=aiter), "0.30.0", FLASH)
+    assert (ids.get("aiter-mhc-pre-invalid-config") == "warn") is fires
+
+
+@pytest.mark.parametrize(
+    "deepgemm, problem",
+    [(DeepGemmFacts(present=True, vendored=True, has_prenorm_gemm=True), None),
+     (DeepGemmFacts(present=False), "neither the standalone deep_gemm"),
+     (DeepGemmFacts(present=True, version="2.1.0", vendored=False, has_prenorm_gemm=False), "standalone deep_gemm 2.1.0")],
+)  # fmt: skip
+def test_deepgemm_prenorm_broken_from_the_deep_gemm_found(deepgemm, problem):
+    facts = machine("cuda", "sm_90")
+    facts.deepgemm = deepgemm
+    decision = decide(facts, ModelConfig("m", PRO), "0.26.0")
+    hit = [f for f in decision.findings if f.id == "deepgemm-prenorm-broken"]
+    assert bool(hit) is (problem is not None)
+    if hit:
+        assert problem in hit[0].detail and hit[0].severity == "fail" and hit[0].ops == ["mhc_pre"]
