@@ -27,7 +27,7 @@ from mhcdoctor.vllmlog.document import (
     TilelangDocument,
     VersionsDocument,
 )
-from mhcdoctor.vllmlog.findings import OWN, text_of
+from mhcdoctor.vllmlog.findings import text_of
 from mhcdoctor.vllmlog.scan import Compile, Evidence, Found, Kept, Scan
 from mhcdoctor.vllmlog.stream import Source
 
@@ -253,7 +253,7 @@ def _finding(finding_id: str, detail: str, lines: list[int]) -> LogFindingDocume
     text = text_of(finding_id)
     return LogFindingDocument(
         id=finding_id,
-        severity=OWN[finding_id].severity,
+        severity=text.severity,
         title=text.title,
         detail=detail,
         fix=text.fix,
