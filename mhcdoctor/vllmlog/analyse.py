@@ -274,9 +274,15 @@ def _findings(scan: Scan) -> list[LogFindingDocument]:
         detail += f"; {len(processes)} processes)" if len(processes) > 1 else f", {processes[0]})"
         found.append(_finding(finding_id, detail, [k.line for k in kept]))
     serving = _compiles(scan, "serving")
-    if serving["count"]:
+    if serving["count"] or scan.during_inference_count:
         longest = serving["longest"]
         detail = f"{serving['count']} kernel compile(s) after start-up"
+        if scan.during_inference_count:
+            first = scan.during_inference[0]
+            detail += (
+                f"; vLLM's JIT monitor reported {scan.during_inference_count} compile(s) during inference, the "
+                f"first at line {first.line} ({first.process})"
+            )
         if serving["timed"]:
             detail += f", {serving['seconds']:.0f} s of compiling in all (summed over processes)"
         if longest is not None:
@@ -284,7 +290,8 @@ def _findings(scan: Scan) -> list[LogFindingDocument]:
                 f"; the longest, {longest['kernel']} at line {longest['line']}, took {longest['seconds']:.0f} s: "
                 "a request waiting on it stalls that long"
             )
-        found.append(_finding("mhc-jit-while-serving", detail, [e["line"] for e in serving["events"]]))
+        lines = [e["line"] for e in serving["events"]] + [k.line for k in scan.during_inference]
+        found.append(_finding("mhc-jit-while-serving", detail, lines))
     if scan.aiter_wrong_arch:
         first = scan.aiter_wrong_arch[0]
         found.append(

@@ -100,6 +100,8 @@ class Scan:
     warmup_done: Found | None = None
     jit_warmup_done: Found | None = None
     monitor_on: list[Kept] = field(default_factory=list)
+    during_inference: list[Kept] = field(default_factory=list)  # vLLM's own "JIT compilation during inference"
+    during_inference_count: int = 0
     evidence: list[Evidence] = field(default_factory=list)
     evidence_counts: dict[tuple[str, str, str], int] = field(default_factory=dict)  # (process, "op,op", path)
     compiles: list[Compile] = field(default_factory=list)
@@ -123,7 +125,13 @@ class Scan:
         state = self.processes.get(process)
         if state is not None and state.serving_from is not None:
             return "serving"
+        if process == NO_PROCESS and self.monitor_on and self._all_workers_warm():
+            return "serving"  # a bare line (0.31+) once every worker has said its warmup is over
         return "startup" if self.vllm is not None or self.architecture is not None else "unknown"
+
+    def _all_workers_warm(self) -> bool:
+        workers = [s for name, s in self.processes.items() if name.startswith("Worker")]
+        return bool(workers) and all(s.serving_from is not None for s in workers)
 
 
 def keep(text: str, limit: int = KEEP_CHARS) -> str:
@@ -257,6 +265,9 @@ class Scanner:
             return True
         m = F.JIT_DURING_INFERENCE.search(text)
         if m is not None:
+            scan.during_inference_count += 1
+            if len(scan.during_inference) < KEEP_PER_KIND:
+                scan.during_inference.append(Kept(number, process, keep(text)))
             kernel = m.group("kernel")
             ops = F.TILELANG_KERNEL_OPS.get(kernel)
             if ops and m.group("backend") == "TileLang":
@@ -320,16 +331,20 @@ class Scanner:
 
     def _vllm(self, text: str, number: int, process: str) -> bool:
         scan = self.scan
+        found = False
         for pattern in (F.VLLM_VERSION, F.LOGO_VERSION, F.ENGINE_VERSION):
             m = pattern.search(text)
             if m is not None:
                 self._version(m.group("version"), number)
-                return True
+                found = True
+                break
         for pattern in (F.SERVING_MODEL, F.LOGO_MODEL):
             m = pattern.search(text)
             if m is not None:
                 scan.model = scan.model or Found(keep(m.group("model"), 200), number)
-                return True
+                found = True
+        if found:
+            return True
         if F.STARTUP_COMPLETE.search(text):
             if len(scan.startup_complete) < MAX_FATAL:
                 scan.startup_complete.append(number)
