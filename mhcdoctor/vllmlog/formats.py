@@ -80,7 +80,7 @@ JIT_WARMUP_DONE = re.compile(r"JIT kernel warmup finished in (?P<seconds>[\d.]+)
 # utils/jit_monitor.py (0.26+): after warmup, "Kernel JIT monitor activated; ..." per worker, then
 # "%s %s during inference: %s%s. This causes a latency spike; ..." (warning_once: once per kernel and shape).
 JIT_MONITOR_ON = re.compile(r"Kernel JIT monitor activated")
-JIT_DURING_INFERENCE = re.compile(r"(?P<backend>\w+) JIT compilation during inference: (?P<kernel>\w+)")
+JIT_DURING_INFERENCE = re.compile(r"\b(?P<backend>\w{1,32}) JIT compilation during inference: (?P<kernel>\w+)")
 # utils/deep_gemm.py (0.34): "DeepGEMM kernels are disabled: ..." (no nvcc, or nvcc older than 12.9).
 DEEPGEMM_DISABLED = re.compile(r"DeepGEMM kernels are disabled: (?P<why>.*)")
 # v1/engine/core.py "EngineCore encountered a fatal error."; v1/engine/utils.py "Engine core initialization failed.
@@ -134,7 +134,10 @@ TILELANG_KERNEL_OPS: dict[str, tuple[str, ...]] = {
 # aiter/__init__.py: "[%(name)s] %(message)s", or with AITER_LOG_MORE=1 "[%(name)s %(levelname)s]
 # %(asctime)s.%(msecs)03d - %(processName)s:%(process)d - %(pathname)s:%(lineno)d - %(funcName)s\n%(message)s"
 # (the message on the next line).
-AITER_LOG_MORE = re.compile(r"^\[aiter (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] .* - \S+:(?P<pid>\d+) - \S+:\d+ - \w+$")
+AITER_LOG_MORE = re.compile(
+    r"^\[aiter (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} - "
+    r"\S+:(?P<pid>\d+) - \S+:\d+ - \w+$"
+)
 # aiter/jit/core.py (v0.1.11–v0.1.20): get_module_custom_op "import [{md_name}] under {path}" (once per process, at
 # the first call of an op of the module); build_module "start build [{md_name}] under {op_dir}" and "finish build
 # [{md_name}], cost {s:.1f}s" (from v0.1.14 prefixed "[pid={pid} pname={name}] "), "failed jit build [{md_name}]",
@@ -142,9 +145,9 @@ AITER_LOG_MORE = re.compile(r"^\[aiter (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] .
 # prebuilt .so targets {archs} but not the running arch {arch}; rebuilding for {arch}".
 AITER_MODULE_OPS = ("mhc_pre", "mhc_post", "mhc_fused_post_pre")  # the ops module_mhc holds
 AITER_IMPORT = re.compile(r"import \[module_mhc\] under (?P<path>\S+)")
-AITER_START = re.compile(r"(?:\[pid=(?P<pid>\d+) pname=[^\]]*\] )?start build \[module_mhc\]")
+AITER_START = re.compile(r"(?:\[pid=(?P<pid>\d+) pname=[^\]]{0,200}\] )?start build \[module_mhc\]")
 AITER_FINISH = re.compile(
-    r"(?:\[pid=(?P<pid>\d+) pname=[^\]]*\] )?finish build \[module_mhc\], cost (?P<seconds>[\d.]+)s"
+    r"(?:\[pid=(?P<pid>\d+) pname=[^\]]{0,200}\] )?finish build \[module_mhc\], cost (?P<seconds>[\d.]+)s"
 )
 AITER_FAILED = re.compile(r"failed jit build \[module_mhc\]|build \[module_mhc\] under \S+ failed")
 AITER_WRONG_ARCH = re.compile(

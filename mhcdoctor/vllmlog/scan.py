@@ -23,6 +23,7 @@ MAX_PROCESSES = 256  # processes tracked by name; more are counted together
 MAX_EVENTS = 400  # JIT compile events kept in full
 MAX_FATAL = 20
 CONTEXT_LINES = 12  # lines kept before a fatal line (its traceback)
+MATCH_BYTES = 16 << 10  # a line is matched on its first 16 KiB: every format string fits, and no regex sees more
 NO_PROCESS = "(no process prefix)"
 OTHER_PROCESSES = "(other processes)"
 
@@ -92,8 +93,10 @@ class Scan:
     platform: Found | None = None
     tilelang_lines: dict[tuple[str, int], int] = field(default_factory=dict)  # (begins|completes, N) -> first line
     tilelang_unnumbered: int | None = None  # first line of the 0.1.6–0.1.8 format (no file:line)
-    startup_complete: list[int] = field(default_factory=list)
+    startup_complete: list[int] = field(default_factory=list)  # the first MAX_FATAL
     restarts: list[int] = field(default_factory=list)
+    last_startup: int = 0  # line of the latest "Application startup complete." (0: none yet)
+    last_restart: int = 0  # line of the latest banner after a start-up
     first_request: int | None = None
     requests: int = 0
     warmup_start: Kept | None = None
@@ -120,7 +123,7 @@ class Scan:
     def phase(self, process: str) -> str:
         """serving: after "Application startup complete." (of this run) or the worker's JIT monitor line;
         startup: after a start-up line of this run (banner, architecture) and before those; else unknown."""
-        if self.startup_complete and (not self.restarts or self.startup_complete[-1] > self.restarts[-1]):
+        if self.last_startup > self.last_restart:
             return "serving"
         state = self.processes.get(process)
         if state is not None and state.serving_from is not None:
@@ -174,8 +177,8 @@ class Scanner:
         if not n:
             return
         self.scan.requests += n
-        if self.scan.first_request is None and self.scan.startup_complete:
-            first = self.scan.startup_complete[-1] - self._lines_before
+        if self.scan.first_request is None and self.scan.last_startup:
+            first = self.scan.last_startup - self._lines_before
             begin = 0
             if first > 0:  # the start-up line is in this block: the first request after it
                 begin = _nth_newline(block, first)
@@ -185,7 +188,7 @@ class Scanner:
 
     # --- one line -----------------------------------------------------------------------------------------
     def _line(self, raw: bytes, number: int, block: bytes, start: int) -> None:
-        text = F.ANSI.sub("", raw.decode("utf-8", "replace")).rstrip("\r")
+        text = F.ANSI.sub("", raw[:MATCH_BYTES].decode("utf-8", "replace")).rstrip("\r")
         for _ in range(2):
             m = F.CONTAINER_PREFIX.match(text)
             if m is None:
@@ -346,6 +349,7 @@ class Scanner:
         if found:
             return True
         if F.STARTUP_COMPLETE.search(text):
+            scan.last_startup = number
             if len(scan.startup_complete) < MAX_FATAL:
                 scan.startup_complete.append(number)
             return True
@@ -379,8 +383,9 @@ class Scanner:
         found = Found(keep(version, 64), number)
         if scan.vllm is None:
             scan.vllm = found
-        elif scan.startup_complete and (not scan.restarts or scan.startup_complete[-1] > scan.restarts[-1]):
+        elif scan.last_startup > scan.last_restart:
             # a new banner after start-up: the server was started again in this log
+            scan.last_restart = number
             if len(scan.restarts) < MAX_FATAL:
                 scan.restarts.append(number)
             if found.value != scan.vllm.value and len(scan.vllm_others) < KEEP_PER_KIND:

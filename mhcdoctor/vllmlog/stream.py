@@ -116,7 +116,8 @@ def _more(stream: BinaryIO, source: Source) -> bytes:
 def _read(stream: BinaryIO, size: int, source: Source) -> bytes:
     """Up to `size` bytes (fewer only at the end); a gzip stream cut short or corrupt ends the input, said so."""
     try:
-        data = stream.read(size)
+        # read1: what gzip has decompressed so far, so a stream cut short still gives all it holds
+        data = stream.read1(size) if isinstance(stream, gzip.GzipFile) else stream.read(size)
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         where = f"after {source.bytes_read:,} bytes" if source.bytes_read else "at its start"
         if not source.bytes_read and not isinstance(exc, EOFError):
