@@ -8,30 +8,39 @@ from __future__ import annotations
 
 import re
 
-# Bytes whose presence makes a line worth a closer look; every pattern below needs one of them. Found with
-# bytes.find on whole chunks (C speed), so the other lines of a 10 GB log cost one memchr pass, not a regex.
-KEYWORDS: tuple[bytes, ...] = (
-    b"TileLang",
-    b"module_mhc",
-    b"[aiter",
-    b"version",
-    b"Resolved architecture",
-    b"detected platform",
-    b"Application startup complete",
-    b"JIT",
-    b"DeepGEMM",
-    b"Traceback",
-    b'File "',
-    b"rror",
-    b"failed",
-    b"Check failed",
-    b"PDL is not supported",
-    b"already registered",
-    b"mhc",
-    b"serving model",
-    b"  model  ",
-    b"tf32_hc_prenorm_gemm",
+# Byte strings that mark a line worth a closer look, with how many lines before and after it to look at too (a
+# traceback's frames before its error line, the frames after "Traceback", the AITER_LOG_MORE header before its
+# message). Found with bytes.find on whole blocks, so the lines of a 10 GB log that say nothing of mHC cost a few
+# scans, not a regex each. Each is the part of its message that find skips over fastest (measured: 3–9 GB/s each
+# here, where "PDL is not supported" or "EngineDeadError" ran at 0.5); every pattern below needs one of them, and an
+# EngineDeadError is read inside the traceback that names it.
+KEYWORDS: tuple[tuple[bytes, int, int], ...] = (
+    (b"[TileLang:tilelang.jit.kernel:", 0, 0),
+    (b"TileLang JIT", 0, 0),
+    (b"DeepSeek V4 mHC TileLang", 0, 0),
+    (b"module_mhc]", 1, 0),
+    (b"server version ", 0, 0),
+    (b"  version ", 0, 1),  # vLLM's logo: the model is on the next line
+    (b"V1 LLM engine", 0, 0),
+    (b"Application startup complete", 0, 0),
+    (b"Kernel JIT monitor activated", 0, 0),
+    (b"JIT kernel warmup finished", 0, 0),
+    (b"DeepGEMM kernels are disabled", 0, 0),
+    (b"Traceback (most recent call last)", 0, 60),
+    (b"PDL is not", 30, 0),
+    (b"tilelang is required for mhc", 30, 0),
+    (b"already registered", 30, 0),
+    (b"invalid configuration", 30, 0),
+    (b"No module named 'aiter", 30, 0),
+    (b"cannot import name 'mhc", 30, 0),
+    (b"tf32_hc_prenorm_gemm", 30, 0),
+    (b"EngineCore encountered a fatal error", 0, 0),
+    (b"Engine core init", 0, 0),
+    (b"WorkerProc ", 0, 0),
+    (b"Worker failed with error", 30, 0),
 )
+# Facts a log states once: looked for until found.
+ONCE: tuple[bytes, ...] = (b"Resolved architecture: ", b"Automatically detected platform")
 # An HTTP request line of uvicorn's access log (uvicorn/config.py LOGGING_CONFIG "access": `%(client_addr)s -
 # "%(request_line)s" %(status_code)s`): counted per chunk, never looked at one by one.
 REQUEST = b'HTTP/1.1" '

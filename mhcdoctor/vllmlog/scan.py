@@ -149,28 +149,39 @@ def keep(text: str, limit: int = KEEP_CHARS) -> str:
 class Scanner:
     def __init__(self) -> None:
         self.scan = Scan()
-        self._tail = b""  # the end of the previous block: context for a fatal line at the start of the next
         self._lines_before = 0
+        self._after = 0  # lines at the start of the next block still to look at (a traceback cut by the block's end)
+        self._once = F.ONCE
         self._log_more: tuple[int, int] | None = None  # (line, pid) of an AITER_LOG_MORE header
 
     def feed(self, block: bytes) -> None:
-        """Classify the interesting lines of one block of whole lines."""
-        starts: set[int] = set()
-        for keyword in F.KEYWORDS:
+        """Classify the interesting lines of one block of whole lines, in order."""
+        starts = set(_lines_from(block, 0, self._after))
+        self._after = 0
+        keywords = F.KEYWORDS + tuple((k, 0, 0) for k in self._once)
+        for keyword, before, after in keywords:
             i = block.find(keyword)
             while i >= 0:
-                starts.add(block.rfind(b"\n", 0, i) + 1)
+                start = block.rfind(b"\n", 0, i) + 1
+                starts.add(start)
+                if before:
+                    starts.update(_lines_before(block, start, before))
                 end = block.find(b"\n", i)
+                if after:
+                    following = _lines_from(block, end + 1, after)
+                    starts.update(following)
+                    self._after = max(self._after, after - len(following))
                 i = block.find(keyword, end + 1)
         number, at = self._lines_before, 0
         for start in sorted(starts):
             number += block.count(b"\n", at, start)
             at = start
             end = block.find(b"\n", start)
-            self._line(block[start:end], number + 1, block, start)
+            self._line(block[start:end], number + 1)
         self._requests(block)
         self._lines_before += block.count(b"\n")
-        self._tail = block[-(1 << 14) :]
+        found = (self.scan.architecture, self.scan.platform)
+        self._once = tuple(k for k, seen in zip(F.ONCE, found, strict=True) if seen is None)
 
     def _requests(self, block: bytes) -> None:
         n = block.count(F.REQUEST)
@@ -187,7 +198,7 @@ class Scanner:
                 self.scan.first_request = self._lines_before + block.count(b"\n", 0, i) + 1
 
     # --- one line -----------------------------------------------------------------------------------------
-    def _line(self, raw: bytes, number: int, block: bytes, start: int) -> None:
+    def _line(self, raw: bytes, number: int) -> None:
         text = F.ANSI.sub("", raw[:MATCH_BYTES].decode("utf-8", "replace")).rstrip("\r")
         for _ in range(2):
             m = F.CONTAINER_PREFIX.match(text)
@@ -207,7 +218,7 @@ class Scanner:
             pid = self._log_more[1]
             process = self.scan.pids.get(pid, f"pid={pid}")
         process = self._process(process, pid)
-        if self._classify(text, number, process, block, start):
+        if self._classify(text, number, process):
             self.scan.recognised += 1
 
     def _process(self, name: str, pid: int | None) -> str:
@@ -222,7 +233,7 @@ class Scanner:
                 scan.pids.setdefault(pid, name)
         return name
 
-    def _classify(self, text: str, number: int, process: str, block: bytes, start: int) -> bool:
+    def _classify(self, text: str, number: int, process: str) -> bool:
         scan = self.scan
         stripped = text.strip()
         if "TileLang" in text and self._tilelang(text, number, process):
@@ -241,7 +252,7 @@ class Scanner:
             scan.processes[process].frames.clear()
             return True
         recognised = self._vllm(text, number, process)
-        return self._fatal(text, stripped, number, process, block, start) or recognised
+        return self._fatal(text, stripped, number, process) or recognised
 
     def _tilelang(self, text: str, number: int, process: str) -> bool:
         scan = self.scan
@@ -394,7 +405,7 @@ class Scanner:
             if len(scan.vllm_others) < KEEP_PER_KIND:
                 scan.vllm_others.append(found)
 
-    def _fatal(self, text: str, stripped: str, number: int, process: str, block: bytes, start: int) -> bool:
+    def _fatal(self, text: str, stripped: str, number: int, process: str) -> bool:
         scan = self.scan
         state = scan.processes[process]
         for signature in FATAL_SIGNATURES:
@@ -458,6 +469,26 @@ def _stamp(text: str | None) -> datetime | None:
         return datetime.strptime(text, "%Y-%m-%d %H:%M:%S")
     except ValueError:
         return None
+
+
+def _lines_before(block: bytes, start: int, n: int) -> list[int]:
+    """The starts of up to `n` lines before the line at `start`."""
+    found: list[int] = []
+    while start > 0 and len(found) < n:
+        start = block.rfind(b"\n", 0, start - 1) + 1
+        found.append(start)
+    return found
+
+
+def _lines_from(block: bytes, start: int, n: int) -> list[int]:
+    """The starts of up to `n` lines from `start` on (fewer at the block's end)."""
+    found: list[int] = []
+    while start < len(block) and len(found) < n:
+        found.append(start)
+        start = block.find(b"\n", start) + 1
+        if start == 0:
+            break
+    return found
 
 
 def _nth_newline(block: bytes, n: int) -> int:

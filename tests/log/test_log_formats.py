@@ -191,7 +191,8 @@ def test_a_frame_of_vllms_torch_op_proves_the_torch_path(tmp_path):
     )
     assert (doc["ops"]["mhc_pre"]["path"], doc["ops"]["mhc_pre"]["certain"]) == ("torch", True)
     assert doc["fatal"][0]["finding"] is None  # no known mHC cause: said so, not guessed
-    assert code == 1
+    assert doc["engine_death"][0]["text"] == "WorkerProc hit an exception."  # the worker died of it
+    assert code == 3
 
 
 def test_engine_death_fails(tmp_path):
