@@ -7,10 +7,10 @@ report's prediction against the log. Renderers only format: every word of judgem
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from mhcdoctor.decision import OPS
+from mhcdoctor.render.markdown import _cell, _details, _md  # one Markdown escaping for every report
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 from mhcdoctor.vllmlog.analyse import OP_LABEL
 from mhcdoctor.vllmlog.document import (
@@ -96,7 +96,7 @@ def render_markdown(doc: LogDocument) -> str:
         proof.append(f"{fatal['line']:>8}  {fatal['process']}: {fatal['text']}")
     proof += [f"{k['line']:>8}  {k['process']}: {k['text']}" for k in doc["engine_death"]]
     if proof:
-        out += ["", _details("the log's lines that prove it (line number, process, text)", "\n".join(proof))]
+        out += ["", _details("the log's lines that prove it (line number, process, text)", "\n".join(proof)).rstrip()]
     out += ["", f"<sub>{_md(doc['schema'])} · verdict {doc['verdict']} · redacted as `mhcdoctor report` is</sub>"]
     return "\n".join(out) + "\n"
 
@@ -210,18 +210,3 @@ def _compiles(doc: LogDocument, style: Style) -> list[str]:
         lines.append(f"    {kernels}")
         lines += [f"    {repeat}" for repeat in data["repeats"][:4]]
     return lines
-
-
-def _md(text: str) -> str:
-    """Text safe in Markdown prose: no HTML tags, no accidental emphasis; `code spans` kept as they are."""
-    pieces = re.split(r"(`[^`\n]*`)", text)
-    return "".join(p if p.startswith("`") else re.sub(r"([<>*_\[\]|#])", r"\\\1", p) for p in pieces)
-
-
-def _cell(text: str) -> str:
-    return _md(text).replace("\n", " ")
-
-
-def _details(title: str, text: str) -> str:
-    fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
-    return f"<details><summary>{_md(title)}</summary>\n\n{fence}text\n{text.rstrip()}\n{fence}\n\n</details>"

@@ -54,8 +54,10 @@ CONTAINER_PREFIX = re.compile(
 # vLLM's process prefix: 0.20–0.30 wrap every line a worker writes (utils/system_utils.py `_add_prefix`:
 # f"({worker_name} pid={pid}) ", cyan on a terminal), so tilelang's and aiter's lines carry it too; from 0.31 only
 # vLLM's own records do (logger.py _FORMAT "(%(vllm_process_name)s pid=%(process)d) "). Older vLLM wrote
-# "(VllmWorker rank=0 pid=N)".
-PROCESS_PREFIX = re.compile(r"^\((?P<name>[A-Za-z][\w\-]*(?: [A-Za-z]\w*)?)(?: rank=\d+)? pid=(?P<pid>\d+)\)\s?")
+# "(VllmWorker rank=0 pid=N)"; Ray prefixes its workers' lines "(RayWorkerWrapper pid=N, ip=A)" or "(pid=N, ip=A)".
+PROCESS_PREFIX = re.compile(
+    r"^\((?:(?P<name>[A-Za-z][\w\-]*(?: [A-Za-z]\w*)?) )?(?:rank=\d+ )?pid=(?P<pid>\d+)(?:, ip=[^)\s]{1,64})?\)\s?"
+)
 # vLLM's own header (logger.py _FORMAT, datefmt "%m-%d %H:%M:%S"):
 # "%(levelname)s %(asctime)s [%(fileinfo)s:%(lineno)d] ";
 # logging_utils/formatter.py NewLineFormatter repeats it, after "\r\n", on every line of a multi-line message

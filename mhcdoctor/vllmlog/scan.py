@@ -209,7 +209,7 @@ class Scanner:
         m = F.PROCESS_PREFIX.match(text)
         if m is not None:
             pid = int(m.group("pid"))
-            process = f"{m.group('name')} pid={pid}"
+            process = f"{m.group('name')} pid={pid}" if m.group("name") else f"pid={pid}"
             text = text[m.end() :]
         header = F.VLLM_HEADER.match(text)
         if header is not None:
@@ -252,7 +252,12 @@ class Scanner:
             scan.processes[process].frames.clear()
             return True
         recognised = self._vllm(text, number, process)
-        return self._fatal(text, stripped, number, process) or recognised
+        if self._fatal(text, stripped, number, process):
+            return True
+        frames = scan.processes[process].frames
+        if not recognised and frames and stripped:
+            frames.append(Kept(number, process, keep(stripped)))  # a traceback's source line, kept as its context
+        return recognised
 
     def _tilelang(self, text: str, number: int, process: str) -> bool:
         scan = self.scan

@@ -56,6 +56,7 @@ def test_aiter_4633_traceback_proves_mhc_pre_ran_on_aiter_and_names_the_finding(
     assert (pre["path"], pre["certain"], pre["lines"]) == ("aiter", True, [1])
     assert [f["id"] for f in doc["findings"]] == ["aiter-mhc-pre-invalid-config"]
     assert doc["findings"][0]["lines"] == [3]
+    assert [k["line"] for k in doc["fatal"][0]["context"]] == [1, 2]  # the frame and its source line
     assert code == 3
 
 

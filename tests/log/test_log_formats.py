@@ -181,7 +181,10 @@ def test_known_fatal_texts_in_a_workers_traceback_map_to_their_finding(tmp_path,
     assert [f["id"] for f in doc["findings"]] == [finding]
     fatal = doc["fatal"][0]
     assert (fatal["process"], fatal["finding"]) == ("Worker_TP0 pid=1000", finding)
-    assert fatal["context"][-1]["text"].startswith('File "')
+    assert [k["text"] for k in fatal["context"][-2:]] == [
+        f'File "{frames[0][0]}", line {frames[0][1]}, in {frames[0][2]}',
+        "call()",
+    ]
     assert code == 3
 
 
