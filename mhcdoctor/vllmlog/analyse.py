@@ -200,7 +200,7 @@ def _ops(evidence: list[Evidence]) -> dict[str, OpEvidenceDocument]:
         else:
             others = sorted({o for e in chosen for o in e.ops if o != op}, key=OPS.index)
             text = (
-                f"{' or '.join(paths)} ran {OP_LABEL[op]} or {', '.join(OP_LABEL[o] for o in others)} "
+                f"{' or '.join(paths)} ran one of {', '.join(OP_LABEL[o] for o in [op, *others])} "
                 f"(line {where} shows a kernel or module they share)"
             )
         result[op] = OpEvidenceDocument(path=path, certain=bool(certain), paths=paths, lines=lines, text=text)
@@ -297,15 +297,13 @@ def _findings(scan: Scan) -> list[LogFindingDocument]:
         found.append(
             _finding("aiter-jit-stale", f"{first.text} (line {first.line})", [k.line for k in scan.aiter_wrong_arch])
         )
-    startup = _compiles(scan, "startup")
-    tilelang_startup = sum(
-        int(v[0]) for (lib, p), v in scan.compile_totals.items() if lib == "tilelang" and p == "startup"
-    )
-    if tilelang_startup:
-        detail = f"{tilelang_startup} tilelang kernel compile(s) before the server was up"
-        if startup["timed"]:
-            detail += f" ({startup['seconds']:.0f} s summed over processes)"
-        found.append(_finding("tilelang-cache-cold", detail, [e["line"] for e in startup["events"]][:5]))
+    tilelang = scan.compile_totals.get(("tilelang", "startup"))
+    if tilelang:
+        timed = [e for e in scan.compiles if e.library == "tilelang" and e.phase == "startup"]
+        detail = f"{int(tilelang[0])} tilelang kernel compile(s) before the server was up"
+        if any(e.seconds is not None for e in timed):
+            detail += f" ({tilelang[1]:.0f} s summed over processes)"
+        found.append(_finding("tilelang-cache-cold", detail, [e.line for e in timed][:5]))
     order = {"fail": 0, "warn": 1, "info": 2}
     return sorted(found, key=lambda f: order.get(f["severity"], 3))
 
