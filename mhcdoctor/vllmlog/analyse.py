@@ -356,7 +356,22 @@ def _unknowns(scan: Scan, document: LogDocument) -> list[str]:
         )
     if scan.vllm is None:
         notes.append(document["versions"]["vllm"]["note"])
+    elif _warmup_release(scan.vllm.value) and scan.warmup_start is None and scan.startup_complete:
+        notes.append(
+            f"vLLM {scan.vllm.value} logs 'Warming up DeepSeek V4 mHC TileLang kernels' where its mHC warmup runs, and "
+            "this start-up has no such line: the warmup did not run (it finds no decoder layer with hc_pre/hc_post on "
+            "NVIDIA, vLLM #51790, so the kernels compile at the first requests instead) or its line was filtered out"
+        )
     return notes
+
+
+def _warmup_release(version: str) -> bool:
+    """vLLM 0.24–0.29 have model_executor/warmup/deepseek_v4_mhc_warmup.py."""
+    parts = version.split(".")
+    try:
+        return (int(parts[0]), int(parts[1])) in {(0, 24), (0, 25), (0, 26), (0, 27), (0, 28), (0, 29)}
+    except (ValueError, IndexError):
+        return False
 
 
 def _line(k: Kept) -> LineDocument:

@@ -60,6 +60,12 @@ def test_aiter_4633_traceback_proves_mhc_pre_ran_on_aiter_and_names_the_finding(
     assert code == 3
 
 
+def test_fail_on_and_conflicting_views():
+    assert doctor.run("log", str(DATA / "vllm-42876.log"), "--fail-on", "never").returncode == 0
+    done = doctor.run("log", str(DATA / "vllm-42876.log"), "--json", "--markdown")
+    assert done.returncode == 2 and "--json and --markdown are two views" in done.stderr
+
+
 def test_text_and_markdown_views_say_the_same():
     text = doctor.run("log", str(DATA / "aiter-4633.log")).stdout
     markdown = doctor.run("log", str(DATA / "aiter-4633.log"), "--markdown").stdout

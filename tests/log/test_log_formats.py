@@ -81,7 +81,15 @@ def test_vllm_0_25_start_up_then_a_compile_while_serving(tmp_path):
     assert [f["id"] for f in doc["findings"]] == ["mhc-jit-while-serving", "tilelang-cache-cold"]
     assert "took 12 s" in doc["findings"][0]["detail"]
     assert [p["name"] for p in doc["processes"]] == ["Worker_TP0 pid=1000", "Worker_TP1 pid=1001"]
+    assert not any("Warming up DeepSeek V4 mHC" in note for note in doc["unknowns"])
     assert code == 1  # degraded: a warning, as check's exit codes say
+
+
+def test_a_0_25_start_up_without_the_mhc_warmup_line_is_said(tmp_path):
+    server = Server("0.25.0").banner().started().request()
+    server.worker(0, tilelang("0.1.9", "begins", "mhc_post_tilelang"))
+    _, doc = read(tmp_path, server.text())
+    assert any("the warmup did not run" in note and "#51790" in note for note in doc["unknowns"])
 
 
 def test_vllm_0_31_leaves_tilelang_lines_bare_and_the_jit_monitor_marks_serving(tmp_path):
