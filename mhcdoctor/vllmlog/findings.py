@@ -23,6 +23,7 @@ SEVERITY: dict[str, str] = {
     "deepgemm-prenorm-broken": "fail",
     "tilelang-missing": "fail",
     "aiter-no-mhc": "fail",
+    "aiter-impostor": "fail",
 }
 
 

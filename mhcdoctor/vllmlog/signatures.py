@@ -51,12 +51,14 @@ FATAL_SIGNATURES: tuple[Signature, ...] = (
         re.compile(r"invalid configuration argument"),
         frames=re.compile(r"aiter/ops/mhc\.py|mhc_pre_aiter|aiter\.ops\.mhc"),
     ),
-    # An aiter without its mHC ops (PyPI's amd-aiter 0.1.7.post2.dev18, or the unrelated `aiter`): vLLM 0.25+ selects it
-    # by find_spec("aiter") and the call imports aiter.ops.mhc.
+    # An aiter without its mHC ops (PyPI's amd-aiter 0.1.7.post2.dev18 has aiter/ops but no ops/mhc.py): vLLM 0.25+
+    # selects it by find_spec("aiter") and the call imports aiter.ops.mhc.
     Signature(
         "aiter-no-mhc",
-        re.compile(r"No module named '?aiter\.ops(?:\.mhc)?'?|cannot import name '(?:mhc_\w+)' from 'aiter"),
+        re.compile(r"No module named '?aiter\.ops\.mhc'?|cannot import name '(?:mhc_\w+)' from 'aiter"),
     ),
+    # No aiter.ops at all: the package named aiter is not AMD's (PyPI's unrelated async-iterator `aiter`).
+    Signature("aiter-impostor", re.compile(r"No module named '?aiter\.ops'?(?![.\w])")),
     # vLLM's DeepGEMM prenorm GEMM for mhc_pre (utils/deep_gemm.py tf32_hc_prenorm_gemm) failing where it is called.
     Signature(
         "deepgemm-prenorm-broken",

@@ -178,6 +178,11 @@ MHC = "/usr/lib/python3/site-packages/vllm/model_executor/kernels/mhc"
             "aiter-no-mhc",
         ),
         (
+            [(f"{MHC}/aiter.py", 30, "mhc_pre_aiter")],
+            "ModuleNotFoundError: No module named 'aiter.ops'",
+            "aiter-impostor",
+        ),
+        (
             [("/usr/lib/python3/site-packages/vllm/utils/deep_gemm.py", 400, "tf32_hc_prenorm_gemm")],
             "RuntimeError: CUDA error: an illegal instruction was encountered",
             "deepgemm-prenorm-broken",
