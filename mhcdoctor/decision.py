@@ -89,6 +89,7 @@ class Finding:
     fix: str
     refs: list[str] = field(default_factory=list)
     ops: list[str] = field(default_factory=list)  # the ops it is about, so a renderer can mark their rows
+    from_tokens: int | None = None  # it shows only from this many tokens in one call (None: at any count)
 
     def to_json_dict(self) -> FindingDocument:
         return {
@@ -99,7 +100,22 @@ class Finding:
             "fix": self.fix,
             "refs": list(self.refs),
             "ops": list(self.ops),
+            "from_tokens": self.from_tokens,
         }
+
+    def scope(self) -> str:
+        return token_scope(self.from_tokens)
+
+
+def token_scope(tokens: int | None) -> str:
+    """ "from 1024 tokens: prefill" (a call that large is a prompt being read); "" where any count shows it."""
+    if tokens is None:
+        return ""
+    return f"from {tokens} tokens" + (": prefill" if tokens >= PREFILL_FROM else "")
+
+
+# Token counts from here on are prefill in practice (decode batches stay well below).
+PREFILL_FROM = 512
 
 
 @dataclass
@@ -193,6 +209,7 @@ class FindingDocument(TypedDict):
     fix: str
     refs: list[str]
     ops: list[str]
+    from_tokens: int | None
 
 
 class ModelDocument(TypedDict):

@@ -99,19 +99,32 @@ def bad_tvm_ffi_pair(tilelang: str | None, tvm_ffi: str | None) -> BadPair | Non
     return None
 
 
-# The environment variables vLLM's DeepSeek-V4 mHC code, its DeepGEMM wrapper and the two JIT caches read, from each
-# release's vllm/envs.py, vllm/utils/deep_gemm.py, layers/mhc.py; tilelang/env.py; aiter/jit/core.py.
+# The environment variables vLLM's DeepSeek-V4 mHC code reads, found in each release's layers/mhc.py,
+# kernels/mhc/*.py, _tilelang_ops.py and utils/deep_gemm.py (0.20.0–0.34.0 read the same envs.* values; 0.34 adds the
+# nvcc lookup), and those of the two kernel caches (tilelang/env.py, aiter/jit/core.py).
 VLLM_ENV: tuple[str, ...] = (
     "VLLM_USE_DEEP_GEMM",  # vllm/envs.py (default "1"): is_deep_gemm_supported() is False when it is "0"
+    "VLLM_USE_DEEP_GEMM_E8M0",  # utils/deep_gemm.py: DeepGEMM's scale format
+    "VLLM_CACHE_ROOT",  # utils/deep_gemm.py: DeepGEMM's JIT cache is $VLLM_CACHE_ROOT/deep_gemm unless DG_JIT_CACHE_DIR
+    "DG_JIT_CACHE_DIR",
+    "DG_JIT_NVCC_COMPILER",  # 0.34 _deep_gemm_nvcc_path: the nvcc DeepGEMM's JIT runs (and its DJ_ misspelling)
+    "DJ_JIT_NVCC_COMPILER",
+    "CUDA_HOME",  # 0.34 _deep_gemm_nvcc_path, then CUDA_PATH, then `which nvcc`; tilelang's JIT looks there first too
+    "CUDA_PATH",
     "TILELANG_CACHE_DIR",  # tilelang/env.py: the kernel cache (default ~/.tilelang/cache)
     "TILELANG_AUTO_CLEAR_CACHE",  # tilelang/env.py: clears the cache at start-up
     "AITER_JIT_DIR",  # aiter/jit/core.py: where module_mhc.so is built and loaded
-    "CUDA_HOME",  # DeepGEMM's and tilelang's JIT look for nvcc there first
 )
 
 
-# DeepGEMM's JIT asserts nvcc >= 12.9 (vllm/utils/deep_gemm.py 0.34, is_deep_gemm_supported, which says why it checks).
-DEEPGEMM_NVCC_MIN = (12, 9)
+# DeepGEMM's JIT asserts nvcc >= 12.3 (csrc/jit/compiler.hpp: "NVCC version should be >= 12.3") and needs 12.9 for
+# the arch-family suffix of sm_10x (its README: CUDA 12.9 or higher for SM100).
+DEEPGEMM_NVCC_MIN = (12, 3)
+DEEPGEMM_NVCC_MIN_SM100 = (12, 9)
+# vLLM 0.34's is_deep_gemm_supported() turns DeepGEMM off below nvcc 12.9 ("DeepGEMM's JIT asserts nvcc >= 12.9 and
+# aborts the engine otherwise", vllm/utils/deep_gemm.py); 0.30–0.33 do not check.
+VLLM_NVCC_GATE = (12, 9)
+VLLM_NVCC_GATE_RELEASES = ">=0.34.0"
 # vLLM releases whose hc_prenorm_gemm_block_m_tilelang (prenorm GEMM from 1024 tokens without DeepGEMM) sums each
 # token into a T.alloc_var(init=0.0) inside the unrolled token loop: kernels/mhc/tilelang_kernels.py (0.23–0.26) and
 # _tilelang_ops.py (0.22), read from each wheel; 0.27.0 rewrote it with per-token T.alloc_local arrays.
@@ -128,8 +141,9 @@ VLLM_AUDIT: tuple[tuple[str, int, str, str], ...] = (
     ("0.21.0 → 0.22.0", 3293, "kernels move to _tilelang_ops.py and kernels/mhc/; CustomOp dispatch; ENABLE_PDL "
      "only on CUDA (#43679); block-M prenorm GEMM from 1024 tokens (tilelang-prenorm-block-m)", "refactor + fix (PDL)"),
     ("0.22.0 → 0.22.1", 0, "no change to the mHC files", "none"),
-    ("0.22.1 → 0.23.0", 1773, "_tilelang_ops.py becomes kernels/mhc/tilelang_kernels.py; has_tilelang() imports",
-     "refactor"),
+    ("0.22.1 → 0.23.0", 1773, "_tilelang_ops.py becomes kernels/mhc/tilelang_kernels.py; has_tilelang() imports; the "
+     "NVIDIA decoder layer loses hc_pre/hc_post, so the mHC warm-up skips it (vLLM #51790: tilelang-cache-cold)",
+     "refactor (slow start-up)"),
     ("0.23.0 → 0.24.0", 295, "HAS_TILELANG_MHC: no tilelang mHC on gfx942 (#45931 for #45698, tilelang-wrong-arch)",
      "fix (wrong results)"),
     ("0.24.0 → 0.25.0", 56, "aiter mhc_pre/mhc_post on MI3xx (#43950)", "feature"),
@@ -144,10 +158,12 @@ VLLM_AUDIT: tuple[tuple[str, int, str, str], ...] = (
      "refactor"),
     ("0.28.0 → 0.29.0", 132, "aiter fused post+pre and RMSNorm folded into aiter's mhc_pre, unprobed (#52737, "
      "aiter-api-too-old)", "feature (crash with aiter < 0.1.16)"),
-    ("0.29.0 → 0.30.0", 2752, "aiter API probed; CPU ops (cpu.py); JIT warm-up (warmup.py); prenorm GEMM chosen "
-     "per call (use_tilelang_fallback)", "feature + fix (aiter API)"),
-    ("0.30.0 → 0.31.0", 342, "aiter and tilelang wrappers, warm-up and the torch reference reworked", "refactor "
-     "(not read line by line)"),
+    ("0.29.0 → 0.30.0", 2752, "aiter API probed; CPU ops (cpu.py); JIT warm-up registry (warmup.py; the NVIDIA "
+     "model registers its kernels); prenorm GEMM chosen per call (use_tilelang_fallback)", "feature + fix (aiter API, "
+     "warm-up)"),
+    ("0.30.0 → 0.31.0", 342, "ROCm: the folded RMSNorm's reduction moves to threads 0..63 because TileLang's HIP "
+     "AllReduce ignores a group offset (tilelang-hip-allreduce-offset); split modes for the fused pre; docstrings",
+     "fix (wrong results on ROCm)"),
     ("0.31.0 → 0.32.0", 141, "aiter wrapper and layers/mhc.py", "refactor (not read line by line)"),
     ("0.32.0 → 0.33.0", 190, "kernels/mhc and utils/deep_gemm.py (vendored DeepGEMM 2.8.1)", "refactor (not read "
      "line by line)"),
@@ -178,3 +194,44 @@ AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
     ("v0.1.18 → v0.1.19.post2", "mhc.py: ruff only (#4403)", "none"),
     ("v0.1.19.post2 → v0.1.20.post1", "#4246 gfx1250 split-k, #4594 rocprim/hipcub clean-up", "refactor"),
 )  # fmt: skip
+
+# vLLM releases whose tilelang mhc_pre with a folded RMSNorm reduces the norm over threads 32.. of the block: on a
+# 64-wide wavefront TileLang's HIP AllReduce ignores that offset (vLLM 0.31.0 kernels/mhc/tilelang_kernels.py,
+# _MIX_ON_TRAILING_THREADS, moves it to threads 0..63 on ROCm). The AMD model folds the norm into tilelang from 0.29.
+HIP_ALLREDUCE_OFFSET_RELEASES = ">=0.29.0,<0.31.0"
+
+
+# DeepGEMM's tf32_hc_prenorm_gemm arrives in 2.3.0 (deepseek-ai/DeepGEMM #280, 0f5f266: deep_gemm/__init__.py).
+DEEPGEMM_PRENORM_SINCE = Version("2.3.0")
+# The DeepGEMM each vLLM wheel vendors (vllm/third_party/deep_gemm/__init__.py __version__, read from each wheel).
+_VENDORED_DEEPGEMM = ((">=0.20.0,<0.27.0", "2.5.0"), (">=0.27.0,<0.30.0", "2.6.1"), (">=0.30.0,<0.33.0", "2.8.0"),
+                      (">=0.33.0,<0.35.0", "2.8.1"))  # fmt: skip
+
+
+def vendored_deepgemm(vllm: str | None) -> str | None:
+    """The DeepGEMM version vLLM `vllm`'s wheel vendors, where known."""
+    return next((dg for spec, dg in _VENDORED_DEEPGEMM if within(vllm, spec)), None)
+
+
+# vLLM releases whose NVIDIA DeepSeek-V4 model skips the mHC JIT warm-up: warmup/deepseek_v4_mhc_warmup.py's
+# _find_first_mhc_layer wants hc_pre/hc_post on DeepseekV4DecoderLayer, which models/deepseek_v4/nvidia/model.py
+# no longer defines from 0.23.0 (vLLM #51790); from 0.30.0 the NVIDIA model registers its tilelang kernels with the
+# JIT warm-up itself (register_warmup, when kernel_config.enable_jit_warmup). Read from each wheel.
+NVIDIA_WARMUP_SKIPPED_RELEASES = ">=0.23.0,<0.30.0"
+# What compiling one of vLLM's mHC tilelang kernels for one token size costs (vLLM #52941: "~6 second latency spikes
+# on every new token count"; #47807: mhc_pre_big_fuse_with_norm_tilelang "about 10s+").
+TILELANG_COMPILE_SECONDS = "6–10 s"
+
+# Token counts where a known bug or a kernel variant starts, each with its source: verify's default and --stress sizes
+# cover every one (tests/verify/test_stress_sizes.py holds them together).
+TOKEN_TRIGGERS: tuple[tuple[int, str], ...] = (
+    (17, "aiter's sqrsum race (#3033) corrupts rows past 16"),
+    (128, "tilelang's prenorm GEMM leaves its small-tile variant (vLLM 0.22–0.34: num_tokens < 128)"),
+    (1024, "tilelang's block-M prenorm GEMM, 2 tokens per block (vLLM 0.22–0.34: num_tokens >= 1024)"),
+)
+
+# sm_12x: DeepGEMM's tf32_hc_prenorm_gemm dispatches arch 9 and 10 only (csrc/apis/hyperconnection.hpp: "Unsupported
+# architecture" otherwise; DeepGEMM #317, still so on its main branch), while vLLM 0.24+ counts sm_12x as a DeepGEMM
+# arch. vLLM's vendored copy gains sm_12x with #52035 (pin to deepseek-ai/DeepGEMM@8b1392b, vLLM #52732), first
+# released in 0.27.0; a standalone deep_gemm from DeepGEMM's main branch shadows it and has none.
+VENDORED_DEEPGEMM_SM120_RELEASES = ">=0.27.0"

@@ -19,7 +19,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from mhcdoctor import aiter_releases
+from mhcdoctor import aiter_releases, known
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import (
     FIX_STATES,
@@ -27,6 +27,7 @@ from mhcdoctor.facts import (
     PLATFORMS,
     AiterFacts,
     CompilerFacts,
+    DeepGemmFacts,
     Facts,
     FactsError,
     PackageFacts,
@@ -71,6 +72,7 @@ class WhatIf:
     tilelang: str | None = None  # a version, or "none"
     vllm: str | None = None  # a version, or "none"
     rocm: str | None = None
+    deepgemm: str | None = None  # a standalone deep_gemm version, or "none" (no DeepGEMM at all)
 
     def any(self) -> bool:
         return any(v is not None for v in vars(self).values())
@@ -103,7 +105,39 @@ def build_facts(whatif: WhatIf, base: Callable[[], Facts]) -> Facts:
         _set_package(facts, "tilelang", whatif.tilelang)
     if whatif.vllm is not None:
         _set_package(facts, "vllm", whatif.vllm)
+        _vendored_deepgemm(facts)
+    if whatif.deepgemm is not None:
+        _set_deepgemm(facts, whatif.deepgemm)
     return facts
+
+
+def _vendored_deepgemm(facts: Facts) -> None:
+    """--vllm RELEASE: that release's wheel vendors its DeepGEMM (which has tf32_hc_prenorm_gemm), unless a standalone
+    deep_gemm installed here shadows it."""
+    if facts.deepgemm.vendored is False and facts.deepgemm.present:
+        return
+    if facts.vllm.present:
+        vendored = known.vendored_deepgemm(facts.vllm.version)
+        facts.deepgemm = DeepGemmFacts(present=True, version=vendored, vendored=True, has_prenorm_gemm=True)
+    else:
+        facts.deepgemm = DeepGemmFacts()
+    for key in [k for k in facts.sources if k.startswith("deepgemm.")]:
+        del facts.sources[key]
+    facts.sources["deepgemm.present"] = "user:--vllm"
+
+
+def _set_deepgemm(facts: Facts, value: str) -> None:
+    if value.lower() == "none":
+        facts.deepgemm = DeepGemmFacts(present=False)
+    else:
+        version = _version("--deepgemm", value)
+        facts.deepgemm = DeepGemmFacts(
+            present=True, version=str(version), vendored=False, has_prenorm_gemm=version >= known.DEEPGEMM_PRENORM_SINCE
+        )
+    for key in [k for k in facts.sources if k.startswith("deepgemm.")]:
+        del facts.sources[key]
+    for key in ("present", "version", "vendored", "has_prenorm_gemm"):
+        facts.sources[f"deepgemm.{key}"] = "user:--deepgemm"
 
 
 def report_facts(document: Mapping[str, object], label: str) -> Facts:
@@ -146,13 +180,16 @@ def _validate(w: WhatIf) -> None:
         implied = _platform_of_arch(w.arch)
         if w.platform is not None and implied != w.platform:
             raise InputError(f"--arch {w.arch} is a {implied} arch, but --platform is {w.platform}")
-    for option, value in (("--aiter", w.aiter), ("--tilelang", w.tilelang), ("--vllm", w.vllm), ("--rocm", w.rocm)):
+    for option, value in (
+        ("--aiter", w.aiter), ("--tilelang", w.tilelang), ("--vllm", w.vllm), ("--rocm", w.rocm),
+        ("--deepgemm", w.deepgemm),
+    ):  # fmt: skip
         if value is not None and not (value.lower() == "none" and option != "--rocm"):
             _version(option, value)
 
 
 # An example version per option, so the error shows what that option takes.
-_EXAMPLES = {"--aiter": "0.1.16", "--tilelang": "0.1.12", "--vllm": "0.30.0", "--rocm": "7.2.3"}
+_EXAMPLES = {"--aiter": "0.1.16", "--tilelang": "0.1.12", "--vllm": "0.30.0", "--rocm": "7.2.3", "--deepgemm": "2.3.0"}
 
 
 def _version(option: str, value: str) -> Version:

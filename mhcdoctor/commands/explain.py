@@ -87,6 +87,12 @@ Rules per vLLM release: docs/rules.md; findings and their fixes: docs/findings.m
 )
 @click.option("--rocm", default=None, metavar="VERSION", help="What if the ROCm version were this.")
 @click.option(
+    "--deepgemm",
+    default=None,
+    metavar="VERSION|none",
+    help="What if this standalone deep_gemm were installed (it shadows vLLM's vendored copy); none: no DeepGEMM.",
+)
+@click.option(
     "--from", "from_path", default=None, metavar="REPORT.json", help="Take the facts from a saved check --json."
 )
 @click.option("--deep", is_flag=True, help="Also import tilelang and aiter (child processes) to see whether they load.")
@@ -106,6 +112,7 @@ def command(
     tilelang: str | None,
     vllm: str | None,
     rocm: str | None,
+    deepgemm: str | None,
     from_path: str | None,
     deep: bool,
     python: str | None,
@@ -115,7 +122,7 @@ def command(
 ) -> int:
     """Which path vLLM takes for each mHC op, every gate on the way, and what will go wrong."""
     config = model_from_options(model, config_path, hidden, hc_mult)
-    whatif = WhatIf(platform, arch, aiter, aiter_fix, tilelang, vllm, rocm)
+    whatif = WhatIf(platform, arch, aiter, aiter_fix, tilelang, vllm, rocm, deepgemm)
     probe = probe_facts(deep, timeout, python)
     if from_path is not None:
         document = load_report(from_path)

@@ -40,7 +40,11 @@ def _selected_paths(model: ModelConfig) -> dict[str, str] | None:
 @click.command("verify")
 @model_options
 @tokens_option("1,7,80")
-@click.option("--stress", is_flag=True, help="Add thousands of tokens (4096, 16384), where row races show.")
+@click.option(
+    "--stress",
+    is_flag=True,
+    help="Add 512, 1025, 4096 and 16384 tokens: every known trigger point (block-M from 1024) and row races.",
+)
 @paths_option("Verify only this path (repeatable). Default: every path that is installed (only `user` with --kernel).")
 @device_option("GPU to run on: auto (the first), N, cuda:N, all, cpu.")
 @path_timeout_option(DEFAULT_TIMEOUT)

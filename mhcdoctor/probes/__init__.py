@@ -15,6 +15,7 @@ from importlib.machinery import PathFinder
 
 from mhcdoctor.probes import (
     aiter,
+    caches,
     compilers,
     deepgemm,
     envvars,
@@ -60,6 +61,8 @@ PROBES: dict[str, Probe] = {
     "tvm_ffi": partial(probe_metadata, TVM_FFI),
     deepgemm.NAME: deepgemm.probe,
     envvars.NAME: envvars.probe,
+    caches.TILELANG_NAME: caches.probe_tilelang,
+    caches.AITER_NAME: caches.probe_aiter_jit,
 }
 
 

@@ -10,7 +10,16 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Literal
 
-from mhcdoctor.facts import Device, Facts, FactsError, JsonValue, VllmSelfCheck, from_json
+from mhcdoctor.facts import (
+    AiterJitFacts,
+    CacheFacts,
+    Device,
+    Facts,
+    FactsError,
+    JsonValue,
+    VllmSelfCheck,
+    from_json,
+)
 from mhcdoctor.probes.base import ProbeResult
 from mhcdoctor.probes.devices import DeviceRecord, merge_devices, normalize_bdf, normalize_gfx
 
@@ -35,10 +44,26 @@ def facts_from_probes(results: list[ProbeResult]) -> Facts:
     _package(facts, "xpu_kernels", by_name, probe="vllm_xpu_kernels")
     _package(facts, "tvm_ffi", by_name, probe="tvm_ffi")
     _deepgemm(facts, by_name)
+    _caches(facts, by_name)
     found = (_ok(by_name, "vllm.env") or {}).get("vars")
     if isinstance(found, Mapping):
         facts.set("vllm_env", {str(k): str(v) for k, v in found.items()}, "probe:vllm.env")
     return facts
+
+
+def _caches(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
+    for name, key, kind in (
+        ("tilelang.cache", "tilelang_cache", CacheFacts),
+        ("aiter.jit", "aiter_jit", AiterJitFacts),
+    ):
+        data = _ok(by_name, name)
+        if data is None:
+            continue
+        try:
+            facts.set(key, from_json(kind, data, name), f"probe:{name}")
+        except FactsError:
+            continue  # a value of the wrong type: the cache stays unknown
+        facts.sources.update({f"{key}.{field}": f"probe:{name}" for field in data})
 
 
 def _deepgemm(facts: Facts, by_name: dict[str, ProbeResult]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from mhcdoctor.checkreport import CheckDocument
-from mhcdoctor.decision import OPS, DecisionDocument, FindingDocument
+from mhcdoctor.decision import OPS, DecisionDocument, FindingDocument, token_scope
 from mhcdoctor.facts import (
     AiterDocument,
     FactsDocument,
@@ -195,7 +195,9 @@ def _models(models: list[DecisionDocument], style: Style) -> list[str]:
 def render_findings(findings: list[FindingDocument], style: Style) -> list[str]:
     out = [style.bold("Findings")]
     for f in findings:
-        out.append(f"  {style.mark(SEVERITY_LEVEL[f['severity']])} {f['id']}: {f['title']}")
+        scope = token_scope(f.get("from_tokens"))
+        title = f"{f['title']} ({scope})" if scope else f["title"]
+        out.append(f"  {style.mark(SEVERITY_LEVEL[f['severity']])} {f['id']}: {title}")
         if f.get("detail"):
             out.append(f"      why: {f['detail']}")
         if f.get("fix"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from mhcdoctor.decision import DecisionDocument, OpDocument
+from mhcdoctor.decision import DecisionDocument, FindingDocument, OpDocument, token_scope
 from mhcdoctor.facts import JsonValue, json_object
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 
@@ -55,12 +55,18 @@ def _marked_by_findings(doc: DecisionDocument, op: str, level: str) -> tuple[str
 def _worst(doc: DecisionDocument) -> str:
     """The findings behind the verdict, by id (their text and fixes follow the trace)."""
     rank = {"fail": "fail", "degraded": "warn"}.get(doc["verdict"])
-    ids = [f["id"] for f in doc["findings"] if f["severity"] == rank]
+    ids = [_with_scope(f["id"], f) for f in doc["findings"] if f["severity"] == rank]
     if ids:
         return f" ({', '.join(ids)}; fixes below)"
     if doc["verdict"] == "degraded":
         return " (an op runs on a fallback path)"
     return ""
+
+
+def _with_scope(text: str, finding: FindingDocument) -> str:
+    """ "aiter-sqrsum-race: wrong from 17 tokens" where a finding shows only from some token count."""
+    scope = token_scope(finding.get("from_tokens"))
+    return f"{text}: {scope}" if scope else text
 
 
 def reason(decision: OpDocument) -> str:
@@ -148,7 +154,9 @@ def _findings(doc: DecisionDocument, style: Style) -> list[str]:
         return [style.bold("Findings: none")]
     out = [style.bold(f"Findings ({len(doc['findings'])})")]
     for f in doc["findings"]:
-        out.append(f"  {style.mark(SEVERITY_LEVEL[f['severity']])} [{f['severity']}] {f['id']}: {f['title']}")
+        scope = token_scope(f.get("from_tokens"))
+        title = f"{f['title']} ({scope})" if scope else f["title"]
+        out.append(f"  {style.mark(SEVERITY_LEVEL[f['severity']])} [{f['severity']}] {f['id']}: {title}")
         out.append(f"      {f['detail']}")
         out.append(f"      fix: {f['fix']}")
         out.append(style.dim(f"      refs: {' '.join(f['refs'])}"))

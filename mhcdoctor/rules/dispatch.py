@@ -9,12 +9,13 @@ says which; it raises no finding by itself.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from mhcdoctor import aiter_releases
+from mhcdoctor import aiter_releases, known
 from mhcdoctor.decision import OPS, Gate, OpDecision
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
@@ -305,6 +306,9 @@ def dispatch(rs: RuleSet, f: Facts, model: ModelConfig, vllm_version: str | None
         result = _rocm_custom_op(rs, f, model)
     else:
         result = _rocm_module(rs, f)
+    if platform in ("cuda", "rocm"):
+        version = vllm_version if vllm_version is not None else f.vllm.version
+        add_prenorm_gates(result, rs, f, model, platform, version)
     result.platform = platform
     if platform not in ("cuda", "rocm"):  # layers/mhc.py still computes its flags: False off CUDA and ROCm
         flags = _module_values(rs, f, has_tilelang=None, aiter=False)
@@ -658,3 +662,80 @@ def _rocm_fused(
         value,
         f"{text} → {'yes' if value else 'no: post and pre run separately'}",
     )
+
+
+# --- what runs inside the tilelang path: the prenorm GEMM and its token-range variants (explain's sub-gates) --------
+
+
+def deepgemm_arch(f: Facts, rs: RuleSet) -> bool | None:
+    """vLLM's CudaPlatform.support_deep_gemm: is_device_capability(90) or family(100) [or family(120), 0.24+]."""
+    digits = re.match(r"^sm_?(\d{2,3})a?$", (f.arch or "").lower())
+    if digits is None:
+        return None
+    major, minor = int(digits.group(1)[:-1]), int(digits.group(1)[-1])
+    return (major, minor) == (9, 0) or major == 10 or (rs.deepgemm_sm120 and major == 12)
+
+
+def deepgemm_supported(rs: RuleSet, f: Facts, version: str | None) -> tuple[bool | None, str]:
+    """vllm/utils/deep_gemm.py is_deep_gemm_supported() on CUDA, with the first test that fails: a DeepGEMM arch,
+    VLLM_USE_DEEP_GEMM not "0", deep_gemm importable (standalone or vLLM's vendored copy) and, from 0.34, nvcc 12.9+
+    found. None where a fact it needs is unknown."""
+    if (f.vllm_env or {}).get("VLLM_USE_DEEP_GEMM") == "0":
+        return False, "VLLM_USE_DEEP_GEMM=0"
+    arch = deepgemm_arch(f, rs)
+    if arch is False:
+        return False, f"{f.arch} is not a DeepGEMM arch (sm_90, sm_10x{', sm_12x' if rs.deepgemm_sm120 else ''})"
+    if f.deepgemm.present is False:
+        return False, "no deep_gemm (standalone or vendored by vLLM)"
+    if known.within(version or rs.last, known.VLLM_NVCC_GATE_RELEASES):
+        nvcc = known.version_of(f.nvcc.version)
+        if f.nvcc.found is False:
+            return False, "no nvcc found (0.34 checks)"
+        if nvcc is not None and nvcc.release[:2] < known.VLLM_NVCC_GATE:
+            return False, f"nvcc {f.nvcc.version} < 12.9 (0.34 checks)"
+    if arch is None:
+        return None, "the GPU arch is unknown"
+    return True, f"{f.arch}, deep_gemm {f.deepgemm.version or '(vendored or unknown version)'}"
+
+
+def add_prenorm_gates(result: Dispatch, rs: RuleSet, f: Facts, model: ModelConfig, platform: str,
+                      version: str | None) -> None:  # fmt: skip
+    """Append to mhc_pre (and the fused post+pre op) where tilelang runs them: which GEMM computes the prenorm mixes
+    (DeepGEMM's tf32_hc_prenorm_gemm or tilelang's hc_prenorm_gemm) and which tilelang variant each token range takes.
+    They describe the chosen path, so they pass."""
+    for op in ("mhc_pre", "mhc_fused_post_pre"):
+        decision = result.ops.get(op)
+        if decision is None or decision.path != "tilelang":
+            continue
+        decision.why.extend(prenorm_gates(rs, f, model, platform, version, first_layer=op == "mhc_pre"))
+
+
+def prenorm_gates(rs: RuleSet, f: Facts, model: ModelConfig, platform: str, version: str | None,
+                  first_layer: bool) -> list[Gate]:  # fmt: skip
+    if platform == "cuda" and rs.rocm_style != "custom-op":  # 0.20–0.21: layers/mhc.py calls it unconditionally
+        return [Gate("deepgemm", "prenorm GEMM", "DeepGEMM", True, "0.20–0.21 call tf32_hc_prenorm_gemm always")]
+    if platform == "rocm" and rs.rocm_style != "custom-op":
+        return [Gate("deepgemm", "prenorm GEMM", "DeepGEMM", True, "0.20–0.21 call it on ROCm too (no ROCm build)")]
+    gates = []
+    if platform == "cuda":
+        supported, why = deepgemm_supported(rs, f, version)
+        observed = "DeepGEMM" if supported else "tilelang" if supported is False else "unknown"
+        gates.append(Gate("deepgemm", "prenorm GEMM: is_deep_gemm_supported()", observed, True, why))
+        if first_layer and rs.cuda_first_pre_deepgemm:
+            gates.append(
+                Gate("deepgemm", "first layer's pre (broadcast)", "DeepGEMM", True,
+                     "mhc_pre_broadcast_tilelang calls tf32_hc_prenorm_gemm with no tilelang fallback")
+            )  # fmt: skip
+        if supported is True:
+            return gates
+    else:
+        gates.append(Gate("deepgemm", "prenorm GEMM", "tilelang", True, "DeepGEMM is CUDA-only: tilelang's GEMM"))
+    small = (model.hc_mult * model.hidden_size) % 1024 == 0
+    variants = ("< 128 tokens: 1024 threads x 4 outputs; " if small else "") + (
+        "128–1023: 512 threads x 12 outputs" if small else "< 1024 tokens: 512 threads x 12 outputs"
+    )
+    gates.append(
+        Gate("tilelang", "hc_prenorm_gemm by tokens", "<1024 | >=1024", True,
+             f"{variants}; >= 1024 tokens (prefill): hc_prenorm_gemm_block_m_tilelang, 2 tokens per block")
+    )  # fmt: skip
+    return gates

@@ -18,7 +18,14 @@ from mhcdoctor import aiter_releases, known
 from mhcdoctor.decision import Finding, Severity, severity_rank
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
-from mhcdoctor.rules.dispatch import AITER_ARCHS, Dispatch, aiter_feature, arch_has
+from mhcdoctor.rules.dispatch import (
+    AITER_ARCHS,
+    Dispatch,
+    aiter_feature,
+    arch_has,
+    deepgemm_arch,
+    deepgemm_supported,
+)
 from mhcdoctor.rules.releases import ISSUE, NEWEST, PR, RuleSet
 
 AITER = "https://github.com/ROCm/aiter/"
@@ -74,12 +81,13 @@ class FindingSpec:
     summary: str  # one line for docs/findings.md: when it fires
     ops: Callable[[FindingContext], list[str]] | None = None  # the ops it is about (their rows are marked by it)
     fix_for: Callable[[FindingContext], str] | None = None  # the fix for this case, where `fix` is only the usual one
+    from_tokens: int | None = None  # it shows only in calls of at least this many tokens
 
     def build(self, ctx: FindingContext) -> Finding:
         severity = self.severity(ctx) if callable(self.severity) else self.severity
         ops = self.ops(ctx) if self.ops is not None else []
         fix = self.fix_for(ctx) if self.fix_for is not None else self.fix
-        return Finding(self.id, severity, self.title, self.detail(ctx), fix, list(self.refs), ops)
+        return Finding(self.id, severity, self.title, self.detail(ctx), fix, list(self.refs), ops, self.from_tokens)
 
 
 def evaluate(ctx: FindingContext) -> list[Finding]:
@@ -522,6 +530,43 @@ def _pdl_on_rocm(ctx: FindingContext) -> bool:
     )
 
 
+def _hip_allreduce_ops(ctx: FindingContext) -> list[str]:
+    """0.29–0.30 on a wave64 ROCm GPU (gfx9: CDNA): the AMD model folds the RMSNorm into tilelang's pre when aiter does
+    not serve it (`fuse_mhc_rmsnorm = HAS_TILELANG_MHC and self.use_fused_mhc`), and that kernel's norm reduction runs
+    on threads 32.. of the block."""
+    if ctx.facts.platform != "rocm" or not known.within(ctx.vllm_version, known.HIP_ALLREDUCE_OFFSET_RELEASES):
+        return []
+    if not (ctx.facts.arch or "").startswith("gfx9") or ctx.dispatch is None or not ctx.dispatch.fused_post_pre:
+        return []
+    return [op for op in ctx.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
+
+
+def _cold_cache(ctx: FindingContext) -> bool:
+    cache = ctx.facts.tilelang_cache
+    return bool(ctx.ops_on("tilelang")) and cache is not None and cache.mhc_entries == 0
+
+
+def _warmup_skipped(ctx: FindingContext) -> bool:
+    return ctx.facts.platform == "cuda" and bool(known.within(ctx.vllm_version, known.NVIDIA_WARMUP_SKIPPED_RELEASES))
+
+
+def aiter_jit_stale(ctx: FindingContext) -> str | None:
+    """Why aiter's module_mhc.so does not fit the installed aiter, torch or GPU, if it does not."""
+    jit = ctx.facts.aiter_jit
+    if jit is None or not ctx.ops_on("aiter"):
+        return None
+    arch = (ctx.facts.arch or "").split(":", 1)[0]
+    if jit.targets and arch.startswith("gfx") and arch not in jit.targets:
+        return f"it holds code for {', '.join(jit.targets)}, not for this {arch}: the first mHC call fails"
+    for name, installed in (("aiter", jit.aiter_mtime), ("torch", jit.torch_mtime)):
+        if jit.mtime is not None and installed is not None and jit.mtime < installed:
+            return (
+                f"it was built before the installed {name} was installed, so it carries the older {name}'s kernels "
+                "or ABI, and aiter loads it by name without rebuilding"
+            )
+    return None
+
+
 def _block_m_ops(ctx: FindingContext) -> list[str]:
     """The pre ops that take 0.22–0.26's block-M tilelang prenorm GEMM from 1024 tokens (kernels/mhc/tilelang.py:
     `n_splits == 1 and use_default_config and x.shape[0] >= 1024`, taken where DeepGEMM is not used)."""
@@ -533,51 +578,78 @@ def _block_m_ops(ctx: FindingContext) -> list[str]:
     return [op for op in ctx.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
 
 
-def deepgemm_used(ctx: FindingContext) -> bool | None:
-    """vllm/utils/deep_gemm.py is_deep_gemm_supported(): a DeepGEMM arch, VLLM_USE_DEEP_GEMM not "0", deep_gemm found
-    (standalone or vendored) and, from 0.34, nvcc 12.9+ found; None where a fact is unknown."""
-    rs = ctx.rules
-    if ctx.facts.platform != "cuda" or rs is None:
-        return False
-    if (ctx.facts.vllm_env or {}).get("VLLM_USE_DEEP_GEMM") == "0" or ctx.facts.deepgemm.present is False:
-        return False
-    arch = _deepgemm_arch(ctx, rs)
-    return None if arch is None or ctx.facts.deepgemm.present is None else arch
-
-
-def _deepgemm_arch(ctx: FindingContext, rs: RuleSet) -> bool | None:
-    """vLLM's CudaPlatform.support_deep_gemm: is_device_capability(90) or family(100) [or family(120), 0.24+]."""
-    capability = cuda_capability(ctx.facts.arch)
-    if capability is None:
-        return None
-    major, minor = capability
-    return (major, minor) == (9, 0) or major == 10 or (rs.deepgemm_sm120 and major == 12)
-
-
 def deepgemm_problem(ctx: FindingContext) -> str | None:
-    """Why DeepGEMM's tf32_hc_prenorm_gemm cannot run where this release's CUDA mhc_pre calls it, if it cannot."""
-    rs, dg = ctx.rules, ctx.facts.deepgemm
-    if rs is None or ctx.facts.platform != "cuda" or not rs.cuda_first_pre_deepgemm or not ctx.ops_on("tilelang"):
+    """Why DeepGEMM's tf32_hc_prenorm_gemm cannot run where this release's CUDA mhc_pre calls it, if it cannot:
+    0.20–0.21 and (first layer) 0.26+ call it with no fallback; 0.22+ wherever is_deep_gemm_supported() holds."""
+    rs, f, dg = ctx.rules, ctx.facts, ctx.facts.deepgemm
+    if rs is None or f.platform != "cuda" or "mhc_pre" not in ctx.ops_on("tilelang"):
         return None
-    if _deepgemm_arch(ctx, rs) is False:
-        return f"DeepGEMM has no kernel for {ctx.facts.arch} (it supports sm_90, sm_10x and, in vLLM 0.24+, sm_12x)"
-    if dg.present is False:
+    forced = rs.cuda_first_pre_deepgemm
+    if not forced and deepgemm_supported(rs, f, ctx.vllm_version)[0] is not True:
+        return None  # tilelang's own GEMM computes the prenorm mixes
+    if deepgemm_arch(f, rs) is False:
+        return f"DeepGEMM has no kernel for {f.arch} (it supports sm_90, sm_10x and, in vLLM 0.24+, sm_12x)"
+    if (f.arch or "").startswith("sm_12") and dg.present is not False:
+        vendored_ok = dg.vendored is not False and known.within(
+            ctx.vllm_version, known.VENDORED_DEEPGEMM_SM120_RELEASES
+        )
+        if not vendored_ok:
+            which = (
+                f"vLLM {ctx.vllm_version}'s vendored DeepGEMM"
+                if dg.vendored is not False
+                else "the standalone deep_gemm"
+            )
+            return (
+                f"{which} has no sm_12x tf32_hc_prenorm_gemm (DeepGEMM's hyperconnection.hpp: 'Unsupported "
+                "architecture', DeepGEMM #317; vLLM vendors one with it from 0.27.0, #52035)"
+            )
+    if dg.present is False and f.vllm.present is True:  # a vLLM wheel vendors it: without vLLM, nothing to say
         return (
             "neither the standalone deep_gemm nor vLLM's vendored vllm.third_party.deep_gemm is installed, so "
             "vllm.utils.deep_gemm raises 'DeepGEMM backend is not available'"
         )
-    nvcc = known.version_of(ctx.facts.nvcc.version)
-    if nvcc is not None and nvcc.release[:2] < known.DEEPGEMM_NVCC_MIN:
-        # vllm/utils/deep_gemm.py 0.34: "DeepGEMM's JIT asserts nvcc >= 12.9 and aborts the engine otherwise"; 0.34
-        # then falls back to tilelang, but not in the first layer's pre (use_tilelang_fallback=False)
-        return f"its JIT needs nvcc 12.9 or newer and finds nvcc {ctx.facts.nvcc.version} (it aborts the engine)"
+    nvcc = known.version_of(f.nvcc.version)
+    sm100 = (f.arch or "").startswith("sm_10")
+    needed = known.DEEPGEMM_NVCC_MIN_SM100 if sm100 else known.DEEPGEMM_NVCC_MIN
+    if nvcc is not None and nvcc.release[:2] < needed:
+        # DeepGEMM csrc/jit/compiler.hpp asserts nvcc >= 12.3; sm_10x kernels need 12.9's arch-family suffix
+        wanted = ".".join(map(str, needed)) + (" for sm_10x" if sm100 else "")
+        return (
+            f"its JIT needs nvcc {wanted} or newer and finds nvcc {f.nvcc.version} (DG_HOST_ASSERT aborts the engine)"
+        )
     if dg.has_prenorm_gemm is False:
         which = "vLLM's vendored copy" if dg.vendored else f"the standalone deep_gemm {dg.version or ''}".rstrip()
         return (
-            f"{which} has no tf32_hc_prenorm_gemm (vLLM imports the standalone deep_gemm first, so an older one "
-            "shadows the vendored copy that has it)"
+            f"{which} has no tf32_hc_prenorm_gemm (it arrived in DeepGEMM 2.3.0; vLLM imports the standalone "
+            "deep_gemm first, so an older one shadows the vendored copy that has it)"
         )
     return None
+
+
+def _deepgemm_fix(problem: str) -> str:
+    """The fix for the cause deepgemm_problem named."""
+    if problem.startswith("DeepGEMM has no kernel"):
+        return (
+            "Run on sm_90/sm_100 (H100/H200/B200); this release calls DeepGEMM on every CUDA GPU "
+            "(compare: mhcdoctor explain --vllm 0.25.1)"
+        )
+    if problem.startswith("neither"):
+        return (
+            "pip install --force-reinstall --no-deps \"vllm==$(pip show vllm | sed -n 's/^Version: //p')\"  "
+            "# restores its vendored DeepGEMM"
+        )
+    if "sm_12x" in problem:
+        return "pip install -U 'vllm>=0.27' (and pip uninstall -y deep_gemm)  # vendors a DeepGEMM with sm_12x kernels"
+    if problem.startswith("its JIT needs nvcc"):
+        return "Install CUDA 12.9 or newer and export CUDA_HOME to it (or: pip install 'nvidia-cuda-nvcc>=13')"
+    return "pip uninstall -y deep_gemm  # vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm"
+
+
+def deepgemm_used(ctx: FindingContext) -> bool | None:
+    """Whether vLLM computes the prenorm GEMM with DeepGEMM here (is_deep_gemm_supported(); None: unknown)."""
+    if ctx.facts.platform != "cuda" or ctx.rules is None:
+        return False
+    return deepgemm_supported(ctx.rules, ctx.facts, ctx.vllm_version)[0]
 
 
 # --- the catalogue -------------------------------------------------------------------------------------------------
@@ -885,6 +957,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
         refs=(AITER + "pull/3033", AITER + "commit/b639cb63bcac4672dce33a731fad042a65cb3649", PR + "43950"),
         ops=lambda c: c.sqrsum_ops_on_aiter(),
+        from_tokens=17,  # lanes 16–63 store into other rows: one call of more than 16 tokens
     ),
     FindingSpec(
         id="aiter-sqrsum-unknown",
@@ -1053,13 +1126,64 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         "0.24), or with no deep_gemm (standalone or vLLM's vendored copy), or one without tf32_hc_prenorm_gemm.",
         when=lambda c: deepgemm_problem(c) is not None,
         detail=lambda c: (
-            f"vLLM {c.vllm_version or ''}'s mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm with no fallback, but "
-            f"{deepgemm_problem(c)}: the model fails at its first forward (the profile run at start-up)."
+            f"vLLM {c.vllm_version or ''}'s mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm ("
+            + (
+                "with no tilelang fallback"
+                if c.rules and c.rules.cuda_first_pre_deepgemm
+                else "is_deep_gemm_supported()"
+            )
+            + f"), but {deepgemm_problem(c)}: the model fails at its first forward (the profile run at start-up)."
         ),
         fix="Run on sm_90/sm_100 (H100/H200/B200); where deep_gemm is the cause: pip uninstall -y deep_gemm  "
         "# vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm",
-        refs=(PR + "43905", "https://github.com/deepseek-ai/DeepGEMM"),
+        fix_for=lambda c: _deepgemm_fix(deepgemm_problem(c) or ""),
+        refs=(PR + "43905", "https://github.com/deepseek-ai/DeepGEMM/issues/317", ISSUE + "52732"),
         ops=lambda c: ["mhc_pre"] if "mhc_pre" in c.ops_on("tilelang") else [],
+    ),
+    FindingSpec(
+        id="tilelang-hip-allreduce-offset",
+        severity="fail",
+        title="vLLM 0.29–0.30's tilelang mhc_pre with a folded RMSNorm reduces on threads TileLang's HIP AllReduce "
+        "gets wrong",
+        summary="vLLM 0.29–0.30 on a 64-wide-wavefront ROCm GPU (gfx9) folds the RMSNorm into tilelang's mhc_pre where "
+        "aiter does not serve; the norm's sum runs on threads 32.. and TileLang's HIP AllReduce ignores that offset "
+        "(vLLM 0.31.0 moved it to threads 0..63 on ROCm).",
+        when=lambda c: bool(_hip_allreduce_ops(c)),
+        detail=lambda c: (
+            f"vLLM {c.vllm_version} runs {', '.join(_hip_allreduce_ops(c))} on tilelang with the RMSNorm folded in "
+            f"(mhc_pre_big_fuse_with_norm_tilelang); on {c.facts.arch} a wavefront is 64 threads and the norm's sum "
+            "runs on threads 32 and up, an offset TileLang's HIP AllReduce ignores, so the normalised layer input is "
+            "wrong. vLLM 0.31.0 runs that reduction on threads 0..63 on ROCm. Read from the code (vLLM's own comment "
+            "in 0.31.0); depends on the tilelang that compiles it, not measured here."
+        ),
+        fix="pip install -U 'vllm>=0.31'",
+        refs=("https://github.com/vllm-project/vllm/blob/v0.31.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",),
+        ops=_hip_allreduce_ops,
+    ),
+    FindingSpec(
+        id="deepgemm-prenorm-b300-launch",
+        severity="warn",
+        title="DeepGEMM's sm100 tf32_hc_prenorm_gemm fails to launch on B300 (sm_103)",
+        summary="vLLM 0.23+ on a B300 (sm_103) computes mhc_pre's prenorm GEMM with DeepGEMM, whose "
+        "sm100_tf32_hc_prenorm_gemm launch failed there at start-up (vLLM #46796, open: invalid argument on CUDA 13, "
+        "invalid configuration on 12.9).",
+        when=lambda c: (
+            c.facts.platform == "cuda"
+            and (c.facts.arch or "").startswith("sm_103")
+            and bool(known.within(c.vllm_version, ">=0.23.0"))
+            and "mhc_pre" in c.ops_on("tilelang")
+            and (bool(c.rules and c.rules.cuda_first_pre_deepgemm) or deepgemm_used(c) is not False)
+        ),
+        detail=lambda c: (
+            f"vLLM {c.vllm_version} runs mhc_pre's prenorm GEMM on DeepGEMM here; on an 8x B300 node vLLM 0.23.0 "
+            "crashed in the profile run when sm100_tf32_hc_prenorm_gemm launched (cudaErrorInvalidValue with CUDA 13, "
+            "cudaErrorInvalidConfiguration with 12.9), while 0.20.1 served the same model (vLLM #46796, open; not "
+            "confirmed for later releases)."
+        ),
+        fix="If it fails at start-up: VLLM_USE_DEEP_GEMM=0 on vLLM 0.22–0.25 (tilelang's GEMM; 0.26+ still call "
+        "DeepGEMM in the first layer), or vLLM 0.20.1 as reported in vLLM #46796",
+        refs=(ISSUE + "46796",),
+        ops=lambda c: ["mhc_pre"],
     ),
     FindingSpec(
         id="tilelang-prenorm-block-m",
@@ -1080,6 +1204,54 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         fix="pip install -U 'vllm>=0.27'  # or check it here: mhcdoctor verify --stress (runs 1024+ tokens)",
         refs=(PR + "43905",),
         ops=lambda c: _block_m_ops(c),
+        from_tokens=1024,  # kernels/mhc/tilelang.py: x.shape[0] >= 1024 takes the block-M GEMM
+    ),
+    FindingSpec(
+        id="tilelang-cache-cold",
+        severity=lambda c: "warn" if _warmup_skipped(c) else "info",
+        title="tilelang's kernel cache holds none of vLLM's mHC kernels",
+        summary="tilelang runs an op and $TILELANG_CACHE_DIR (default ~/.tilelang/cache) holds no mHC kernel for the "
+        "installed tilelang. Warn on CUDA in vLLM 0.23–0.29, whose NVIDIA model skips the mHC warm-up (vLLM #51790): "
+        "the kernels compile while serving.",
+        when=_cold_cache,
+        detail=lambda c: (
+            f"{c.facts.tilelang_cache.path if c.facts.tilelang_cache else 'The cache'} holds "
+            f"{c.facts.tilelang_cache.entries if c.facts.tilelang_cache else 0} tilelang kernels and none of vLLM's "
+            f"mHC kernels, so {c.ops_text('tilelang')} compile on first use, {known.TILELANG_COMPILE_SECONDS} per "
+            "kernel and token size (nvcc per rank; on GB10 its memory spike killed a worker). "
+            + (
+                f"vLLM {c.vllm_version}'s NVIDIA model skips the mHC warm-up (_find_first_mhc_layer wants hc_pre/"
+                "hc_post, which its decoder layer lacks: vLLM #51790), so this happens while serving requests."
+                if _warmup_skipped(c)
+                else "vLLM's warm-up compiles them at start-up."
+            )
+        ),
+        fix="Warm the cache once before serving, with the same tilelang and TILELANG_CACHE_DIR (e.g. a short "
+        "vllm serve run with prompts of the lengths you serve), and keep the cache folder on persistent storage",
+        refs=(ISSUE + "51790", PR + "52941", PR + "47807"),
+        ops=lambda c: c.ops_on("tilelang") if _warmup_skipped(c) else [],
+    ),
+    FindingSpec(
+        id="aiter-jit-stale",
+        severity="fail",
+        title="aiter's JIT-built module_mhc.so does not fit this aiter, torch or GPU",
+        summary="aiter runs an op and the module_mhc.so it will load was built for other gfx targets, or before the "
+        "installed aiter or torch: aiter keys it by module name only and loads it anyway.",
+        when=lambda c: aiter_jit_stale(c) is not None,
+        detail=lambda c: (
+            f"{c.facts.aiter_jit.path if c.facts.aiter_jit else 'module_mhc.so'}: {aiter_jit_stale(c)}. aiter "
+            "(aiter/jit/core.py) finds module_mhc.so by name in $AITER_JIT_DIR, aiter/jit/ or ~/.aiter/jit and never "
+            "checks what built it."
+        ),
+        fix="rm -f \"$(python -c 'import aiter, os; print(os.path.dirname(aiter.__file__))')/jit/module_mhc.so\" "
+        "~/.aiter/jit/module_mhc.so  # aiter rebuilds it at the next mHC call",
+        fix_for=lambda c: (
+            f"rm -f {c.facts.aiter_jit.path}  # aiter rebuilds it at the next mHC call"
+            if c.facts.aiter_jit
+            else "rm -f ~/.aiter/jit/module_mhc.so  # aiter rebuilds it at the next mHC call"
+        ),
+        refs=(AITER + "blob/main/aiter/jit/core.py",),
+        ops=lambda c: c.ops_on("aiter"),
     ),
     FindingSpec(
         id="tilelang-tvm-ffi-mismatch",

@@ -19,7 +19,9 @@ if TYPE_CHECKING:  # torch is imported where the cases run, in the path children
     import torch
 
 DEFAULT_TOKENS: tuple[int, ...] = (1, 7, 80)  # 80 > 64 + 16: crosses the 16-row boundary of aiter's race
-STRESS_TOKENS: tuple[int, ...] = (4096, 16384)
+# 512: tilelang's default prenorm GEMM (128–1023 tokens); 1025: its block-M variant from 1024, with an odd last block;
+# 4096 and 16384: prefill sizes where row races show (known.TOKEN_TRIGGERS lists the trigger points).
+STRESS_TOKENS: tuple[int, ...] = (512, 1025, 4096, 16384)
 HC_POST_MULT_VALUE = 2.0  # vLLM's model hard-codes it (self.hc_post_alpha = 2.0)
 ZERO_ROW = 3
 # Above this many tokens the oracle checks a deterministic sample of rows (every row is independent).

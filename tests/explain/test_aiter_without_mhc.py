@@ -62,7 +62,7 @@ def test_vllm_030_falls_back_for_probed_ops_but_mhc_post_still_calls_aiter(run_c
 def test_an_op_row_is_marked_by_the_fail_finding_that_names_it(run_cli):
     result = run_cli("explain", *GFX942, "--aiter", "0.1.13", "--vllm", "0.25.0")
     pre = next(line for line in result.stdout.split("Trace")[0].splitlines() if line.split()[1:2] == ["mhc_pre"])
-    assert pre.split()[0] == "✗" and "[aiter-sqrsum-race]" in pre
+    assert pre.split()[0] == "✗" and "[aiter-sqrsum-race, aiter-big-fuse-sync]" in pre
 
 
 def test_a_pre_release_tag_has_its_code_not_its_sort_order(run_cli):

@@ -136,9 +136,10 @@ def test_tilelang_0_1_11_with_apache_tvm_ffi_0_1_15_aborts_and_check_names_the_p
     assert "0.1.11" in mismatch["detail"] and "0.1.15.post2" in mismatch["detail"]
     doc = machine.run("check", "--json").json()  # the real import, in a child: it aborts
     assert doc["facts"]["tilelang"]["imports"] is False
-    assert "__ffi_repr__" in doc["facts"]["tilelang"]["import_error"] or "SIGABRT" in doc["facts"]["tilelang"][
-        "import_error"
-    ]
+    assert (
+        "__ffi_repr__" in doc["facts"]["tilelang"]["import_error"]
+        or "SIGABRT" in doc["facts"]["tilelang"]["import_error"]
+    )
     assert "tilelang-tvm-ffi-mismatch" in ids(doc) and doc["verdict"] == "fail"
 
 

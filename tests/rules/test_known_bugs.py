@@ -57,13 +57,60 @@ def test_aiter_4633_invalid_config_on_mi300x(aiter, arch, fires):
     "deepgemm, problem",
     [(DeepGemmFacts(present=True, vendored=True, has_prenorm_gemm=True), None),
      (DeepGemmFacts(present=False), "neither the standalone deep_gemm"),
-     (DeepGemmFacts(present=True, version="2.1.0", vendored=False, has_prenorm_gemm=False), "standalone deep_gemm 2.1.0")],
+     (DeepGemmFacts(present=True, version="2.1.0", vendored=False, has_prenorm_gemm=False),
+      "standalone deep_gemm 2.1.0")],
 )  # fmt: skip
 def test_deepgemm_prenorm_broken_from_the_deep_gemm_found(deepgemm, problem):
-    facts = machine("cuda", "sm_90")
+    facts = build_facts(WhatIf("cuda", "sm_90", None, None, "0.1.12", "0.26.0", None), base=Facts)  # vLLM installed
     facts.deepgemm = deepgemm
     decision = decide(facts, ModelConfig("m", PRO), "0.26.0")
     hit = [f for f in decision.findings if f.id == "deepgemm-prenorm-broken"]
     assert bool(hit) is (problem is not None)
     if hit:
         assert problem in hit[0].detail and hit[0].severity == "fail" and hit[0].ops == ["mhc_pre"]
+
+
+@pytest.mark.parametrize(
+    "vllm, arch, fires",
+    [("0.29.0", "gfx950", True), ("0.30.0", "gfx90a", True), ("0.31.0", "gfx950", False), ("0.28.0", "gfx950", False),
+     ("0.30.0", "gfx1100", False)],
+)  # fmt: skip
+def test_hip_allreduce_offset_in_029_030_on_wave64(vllm, arch, fires):
+    ids = found(machine("rocm", arch), vllm)  # no aiter: tilelang runs the fused post+pre with the norm folded in
+    assert (ids.get("tilelang-hip-allreduce-offset") == "fail") is fires
+
+
+@pytest.mark.parametrize(
+    "vllm, platform, arch, env, fires",
+    [("0.25.0", "rocm", "gfx950", None, True), ("0.27.0", "rocm", "gfx950", None, False),
+     ("0.22.0", "cuda", "sm_90", {"VLLM_USE_DEEP_GEMM": "0"}, True), ("0.22.0", "cuda", "sm_90", None, False),
+     ("0.24.0", "cuda", "sm_80", None, True)],
+)  # fmt: skip
+def test_block_m_prenorm_gemm_only_where_tilelang_computes_it(vllm, platform, arch, env, fires):
+    facts = machine(platform, arch)
+    facts.vllm_env = env
+    if platform == "cuda":
+        facts.deepgemm = DeepGemmFacts(present=True, vendored=True, has_prenorm_gemm=True)
+    finding = next(
+        (f for f in decide(facts, ModelConfig("m", PRO), vllm).findings if f.id == "tilelang-prenorm-block-m"), None
+    )
+    assert (finding is not None) is fires
+    if finding:
+        assert "1024 tokens" in finding.detail and finding.severity == "info"
+
+
+def test_a_finding_that_shows_only_in_large_calls_says_from_how_many_tokens():
+    facts = machine("rocm", "gfx950", aiter="0.1.13")
+    race = next(f for f in decide(facts, ModelConfig("m", PRO), "0.25.0").findings if f.id == "aiter-sqrsum-race")
+    assert (race.from_tokens, race.scope()) == (17, "from 17 tokens")
+    facts = machine("rocm", "gfx950")
+    block_m = next(
+        f for f in decide(facts, ModelConfig("m", PRO), "0.25.0").findings if f.id == "tilelang-prenorm-block-m"
+    )
+    assert block_m.scope() == "from 1024 tokens: prefill"
+
+
+@pytest.mark.parametrize("vllm, arch, fires", [("0.23.0", "sm_103", True), ("0.34.0", "sm_103", True),
+                                               ("0.22.1", "sm_103", False), ("0.23.0", "sm_100", False)])  # fmt: skip
+def test_b300_prenorm_launch_failure_is_a_warning_from_0_23(vllm, arch, fires):
+    assert (found(machine("cuda", arch), vllm).get("deepgemm-prenorm-b300-launch") == "warn") is fires

@@ -55,9 +55,11 @@ CASES = [
     # 0.29: aiter for the fused op too, with no probe of aiter's API.
     ("0.29.0", "rocm", "gfx950", "0.1.16", "0.1.12", PRO, 4, "aiter aiter aiter tl", True, "", "ok"),
     ("0.29.0", "rocm", "gfx950", "0.1.14", "0.1.12", PRO, 4, "aiter aiter aiter tl", True, "aiter-api-too-old", "fail"),
-    ("0.29.0", "rocm", "gfx950", "0.1.16", "0.1.12", PRO, 8, "tl tl tl tl", True, "", "degraded"),
+    ("0.29.0", "rocm", "gfx950", "0.1.16", "0.1.12", PRO, 8, "tl tl tl tl", True, "tilelang-hip-allreduce-offset",
+     "fail"),
     # 0.30+: the probes move single ops off an old aiter (an info finding says why).
-    ("0.30.0", "rocm", "gfx950", "0.1.14", "0.1.12", PRO, 4, "tl aiter tl tl", True, "", "degraded"),
+    ("0.30.0", "rocm", "gfx950", "0.1.14", "0.1.12", PRO, 4, "tl aiter tl tl", True, "tilelang-hip-allreduce-offset",
+     "fail"),
     ("0.32.0", "rocm", "gfx950", "0.1.15", "0.1.12", PRO, 4, "aiter aiter tl tl", True, "aiter-rocm-compiler",
      "fail"),
     ("0.34.0", "rocm", "gfx942", "0.1.14", "none", 5120, 4, "aiter aiter torch triton", True, "torch-fallback",
@@ -95,13 +97,16 @@ def test_dispatch(vllm, platform, arch, aiter, tilelang, hidden, hc_mult, expect
 
 def test_old_aiter_on_030_is_explained_as_an_api_fallback():
     decision = decide(machine("rocm", "gfx950", "0.1.14"), ModelConfig("m", PRO), "0.30.0")
-    assert {f.id: f.severity for f in decision.findings} == {"aiter-api-fallback": "info"}
+    found = {f.id: f.severity for f in decision.findings}
+    assert found == {"aiter-api-fallback": "info", "tilelang-hip-allreduce-offset": "fail"}  # 0.31 fixes the second
 
 
 @pytest.mark.parametrize(
     "vllm, arch, warned",
     [("0.30.0", "sm_100a", False), ("0.30.0", "sm_120", False), ("0.20.2", "sm_120", True), ("0.21.0", "sm_86", True),
-     ("0.24.0", "sm_86", False), ("0.26.0", "sm_89", True), ("0.29.0", "sm_90a", False)],
+     ("0.24.0", "sm_86", False), ("0.26.0", "sm_89", True), ("0.29.0", "sm_90a", False),
+     # sm_12x: vLLM 0.24+ calls DeepGEMM there; its vendored copy has an sm_12x prenorm GEMM from 0.27 (DeepGEMM #317)
+     ("0.24.0", "sm_120", True), ("0.26.0", "sm_120", True), ("0.27.0", "sm_120", False)],
 )  # fmt: skip
 def test_deepgemm_finding_follows_supported_archs_and_releases(vllm, arch, warned):
     decision = decide(machine("cuda", arch), ModelConfig("m", PRO), vllm)

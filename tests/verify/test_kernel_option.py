@@ -24,7 +24,7 @@ def verify(*args: str) -> tuple[int, dict]:
 def test_a_correct_kernel_passes_every_case_including_stress() -> None:
     code, doc = verify("--kernel", "mhc_post=userkernels:good_post", "--stress")
     got = {(r["path"], r["op"], r["tokens"]): r["status"] for r in doc["results"]}
-    assert (code, got) == (0, {("user", "mhc_post", t): "pass" for t in (1, 7, 80, 4096, 16384)})
+    assert (code, got) == (0, {("user", "mhc_post", t): "pass" for t in (1, 7, 80, 512, 1025, 4096, 16384)})
 
 
 def test_a_planted_bug_fails_verify() -> None:
