@@ -1,9 +1,9 @@
 """The findings a log can prove: their severity here, and their title, fix and references taken from the known-bugs
 catalogue (rules/findings.py) by id, so a finding reads the same from `check`, `explain` and `log`.
 
-`mhc-jit-while-serving` is the log's own: only a log shows kernels compiled after start-up; so are, until the
-catalogue holds them, `tilelang-cache-cold` and `aiter-jit-stale`. The severity is the log's: a failure the log
-shows happened is fail, whatever the catalogue predicts for a machine that merely could hit it.
+`mhc-jit-while-serving` is the log's own: only a log shows kernels compiled after start-up. The severity is the
+log's: a failure the log shows happened is fail, whatever the catalogue predicts for a machine that merely could
+hit it.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ SEVERITY: dict[str, str] = {
     "tilelang-missing": "fail",
     "aiter-no-mhc": "fail",
     "aiter-impostor": "fail",
+    "aiter-jit-stale": "warn",  # the log shows aiter v0.1.17+ noticing the wrong arch and rebuilding
+    "tilelang-cache-cold": "info",  # compiles at start-up; while serving is mhc-jit-while-serving
 }
 
 
@@ -48,20 +50,6 @@ _OWN: tuple[LogFinding, ...] = (
         "prompt-length range your users send; vLLM 0.26+ names each such compile in a 'JIT compilation during "
         "inference' warning",
         (VLLM + "issues/48809", VLLM + "pull/47807", VLLM + "issues/51790"),
-    ),
-    LogFinding(
-        "aiter-jit-stale",
-        "warn",
-        "aiter's prebuilt module_mhc was built for another GPU arch and is rebuilt",
-        "Build aiter for this GPU (GPU_ARCHS=gfx942 or gfx950 when building), so that no start rebuilds module_mhc",
-        ("https://github.com/ROCm/aiter/blob/main/aiter/jit/core.py",),
-    ),
-    LogFinding(
-        "tilelang-cache-cold",
-        "info",
-        "tilelang compiled vLLM's mHC kernels at start-up (its kernel cache was cold)",
-        "Keep tilelang's kernel cache (TILELANG_CACHE_DIR, default ~/.tilelang/cache) across restarts to start faster",
-        ("https://github.com/tile-ai/tilelang",),
     ),
 )
 OWN = {finding.id: finding for finding in _OWN}

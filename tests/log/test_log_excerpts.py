@@ -8,6 +8,8 @@ from pathlib import Path
 import doctor
 import jsonschema
 
+from mhcdoctor.rules.findings import CATALOGUE
+
 DATA = Path(__file__).parent / "data"
 SCHEMA = json.loads((Path(__file__).parents[2] / "mhcdoctor/schemas/log.schema.json").read_text())
 
@@ -46,6 +48,8 @@ def test_vllm_41834_docker_compose_prefix_and_a_kernel_compiled_three_times():
 def test_vllm_42876_pdl_failure_is_the_fatal_finding():
     code, doc = log_json("vllm-42876.log")
     assert [f["id"] for f in doc["findings"]] == ["tilelang-pdl-unsupported"]
+    spec = next(s for s in CATALOGUE if s.id == "tilelang-pdl-unsupported")  # one text, from the catalogue
+    assert (doc["findings"][0]["title"], doc["findings"][0]["fix"]) == (spec.title, spec.fix)
     assert doc["fatal"][0]["line"] == 1 and doc["fatal"][0]["finding"] == "tilelang-pdl-unsupported"
     assert code == 3
 
