@@ -20,6 +20,7 @@ from mhcdoctor.vllmlog.document import (
 )
 
 _MAX_PROCESS_ROWS = 16
+_MAX_PROOF = 60  # proof lines in Markdown: an issue body stays far below GitHub's 65,536 characters
 _SEVERITY_ICON = {"fail": "❌", "warn": "⚠️", "info": "ℹ️"}
 _VERDICT_ICON = {"ok": "✅", "degraded": "⚠️", "fail": "❌"}
 
@@ -90,7 +91,9 @@ def render_markdown(doc: LogDocument) -> str:
         icon = {True: "✅", False: "❌", None: "❔"}
         out += [f"- {icon[row['agrees']]} {_md(row['text'])}" for row in prediction["ops"]]
         out += [f"- note: {_md(note)}" for note in prediction["notes"]]
-    proof = [f"{e['line']:>8}  {e['process']}: {e['text']}" for e in doc["evidence"]]
+    proof = [f"{e['line']:>8}  {e['process']}: {e['text']}" for e in doc["evidence"][:_MAX_PROOF]]
+    if len(doc["evidence"]) > _MAX_PROOF:
+        proof.append(f"… {len(doc['evidence']) - _MAX_PROOF} more in --json")
     for fatal in doc["fatal"][:5]:
         proof += [f"{k['line']:>8}  {k['process']}: {k['text']}" for k in fatal["context"][-6:]]
         proof.append(f"{fatal['line']:>8}  {fatal['process']}: {fatal['text']}")

@@ -326,6 +326,11 @@ def _verdict(document: LogDocument) -> str:
 
 def _unknowns(scan: Scan, document: LogDocument) -> list[str]:
     notes: list[str] = []
+    if not scan.recognised:
+        notes.append(
+            "no line of this input is one mhcdoctor knows from vLLM, tilelang or aiter: is it a vLLM server log "
+            "(the output of `vllm serve`, or of its container)?"
+        )
     silent = [OP_LABEL[op] for op in OPS if document["ops"][op]["path"] == "unknown"]
     if silent:
         notes.append(

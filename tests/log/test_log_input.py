@@ -83,6 +83,13 @@ def test_not_a_log_is_one_line_and_exit_2(tmp_path):
     assert "not a readable gzip stream" in _error(str(tmp_path / "bad.gz"))
 
 
+def test_a_text_file_that_is_no_vllm_log_says_so(tmp_path):
+    (tmp_path / "notes.txt").write_text("shopping list\nmilk\n")
+    code, doc = _json(str(tmp_path / "notes.txt"))
+    assert doc["source"]["recognised"] == 0 and "is it a vLLM server log" in doc["unknowns"][0]
+    assert code == 0
+
+
 def test_binary_junk_inside_a_text_log_and_an_over_long_line(tmp_path):
     junk = os.urandom(3000).replace(b"\n", b"")
     long_line = b"TileLang " + b"x" * (3 << 20)  # longer than a block: read as its head
