@@ -24,6 +24,7 @@ SEVERITY: dict[str, str] = {
     "tilelang-missing": "fail",
     "aiter-no-mhc": "fail",
     "aiter-impostor": "fail",
+    "aiter-no-compiler": "fail",  # the log shows the build failing
     "aiter-jit-stale": "warn",  # the log shows aiter v0.1.17+ noticing the wrong arch and rebuilding
     "tilelang-cache-cold": "info",  # compiles at start-up; while serving is mhc-jit-while-serving
 }

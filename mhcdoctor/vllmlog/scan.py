@@ -113,7 +113,6 @@ class Scan:
     compile_longest: dict[str, Compile] = field(default_factory=dict)
     deepgemm: list[Kept] = field(default_factory=list)
     aiter_wrong_arch: list[Kept] = field(default_factory=list)
-    aiter_failed: list[Kept] = field(default_factory=list)
     engine_death: list[Kept] = field(default_factory=list)
     fatal: list[Fatal] = field(default_factory=list)
     processes: dict[str, ProcessState] = field(default_factory=dict)
@@ -322,8 +321,10 @@ class Scanner:
                 self._compiled(opens.popleft()[0], float(m.group("seconds")))
             return True
         if F.AITER_FAILED.search(text):
-            if len(scan.aiter_failed) < KEEP_PER_KIND:
-                scan.aiter_failed.append(Kept(number, process, keep(text)))
+            # aiter's build failed: an error of its own, aiter-no-compiler where it says hipcc is missing
+            finding = "aiter-no-compiler" if "hipcc" in text else None
+            if len(scan.fatal) < MAX_FATAL:
+                scan.fatal.append(Fatal(number, process, keep(text), finding, []))
             return True
         if F.AITER_WRONG_ARCH.search(text):
             if len(scan.aiter_wrong_arch) < KEEP_PER_KIND:

@@ -149,6 +149,15 @@ def test_aiter_wrong_arch_rebuild_is_a_finding(tmp_path):
     assert code == 1
 
 
+def test_a_failed_aiter_build_is_an_error_and_names_a_missing_hipcc(tmp_path):
+    failed = aiter(f"{ESC}[31mfailed jit build [module_mhc]{ESC}[0m↓↓↓↓↓↓↓↓↓↓")
+    no_hipcc = aiter(f"{ESC}[31mfailed jit build [module_mhc]{ESC}[0m: /bin/sh: 1: hipcc: not found")
+    code, doc = read(tmp_path, Server("0.25.0").banner().worker(0, failed).worker(1, no_hipcc).text())
+    assert [(f["line"], f["finding"]) for f in doc["fatal"]] == [(3, None), (4, "aiter-no-compiler")]
+    assert [f["id"] for f in doc["findings"]] == ["aiter-no-compiler"]
+    assert code == 3
+
+
 def _fatal(tmp_path, frames, error):
     server = Server("0.25.0").banner()
     message = "WorkerProc hit an exception.\n" + "\n".join(traceback(frames, error))
