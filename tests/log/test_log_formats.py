@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import doctor
+import jsonschema
 import pytest
 from logs import (
     ESC,
@@ -19,6 +20,7 @@ from logs import (
     vllm,
     vllm_multiline,
 )
+from test_log_excerpts import SCHEMA
 
 
 def read(tmp_path, text: str, *args: str) -> tuple[int, dict]:
@@ -26,7 +28,9 @@ def read(tmp_path, text: str, *args: str) -> tuple[int, dict]:
     path.write_bytes(text.encode())
     done = doctor.run("log", str(path), "--json", *args)
     assert done.stderr == "", done.stderr
-    return done.returncode, json.loads(done.stdout)
+    document = json.loads(done.stdout)
+    jsonschema.validate(document, SCHEMA)  # every document the tests read fits the published schema
+    return done.returncode, document
 
 
 @pytest.mark.parametrize("release", sorted(TILELANG_BEGINS))

@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 import doctor
+import jsonschema
 from logs import Server, aiter_import, tilelang
+from test_log_excerpts import SCHEMA
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "triage"))
 from triage_docs import rocm_report, write_json  # noqa: E402  (a check/1 report of an MI300X with vLLM 0.25)
@@ -18,7 +20,9 @@ def _run(tmp_path, log: str, report: dict) -> tuple[int, dict, str]:
     path = write_json(tmp_path / "report.json", report)
     done = doctor.run("log", str(tmp_path / "vllm.log"), "--from", str(path), "--json")
     text = doctor.run("log", str(tmp_path / "vllm.log"), "--from", str(path)).stdout
-    return done.returncode, json.loads(done.stdout), text
+    document = json.loads(done.stdout)
+    jsonschema.validate(document, SCHEMA)
+    return done.returncode, document, text
 
 
 def test_a_kernel_on_another_path_than_predicted_is_the_line_that_matters(tmp_path):

@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 
 import doctor
+import jsonschema
 from logs import Server, tilelang, vllm
+from test_log_excerpts import SCHEMA
 
 REPO = Path(__file__).parents[2]
 PDL = "RuntimeError: Worker failed with error 'Check failed: is false: PDL is not supported'"
@@ -26,7 +28,9 @@ def _server_log() -> bytes:
 
 def _json(*args: str) -> tuple[int, dict]:
     done = doctor.run("log", *args, "--json")
-    return done.returncode, json.loads(done.stdout)
+    document = json.loads(done.stdout)
+    jsonschema.validate(document, SCHEMA)  # every document the tests read fits the published schema
+    return done.returncode, document
 
 
 def _error(*args: str) -> str:
