@@ -21,6 +21,7 @@ KEEP_CHARS = 400  # a kept line's text, cut at a word boundary (a token is never
 KEEP_PER_KIND = 3  # examples kept per (process, op, path); the rest are counted
 MAX_PROCESSES = 256  # processes tracked by name; more are counted together
 MAX_EVENTS = 400  # JIT compile events kept in full
+MAX_KERNELS = 256  # kernels per process whose open compiles are tracked (for their time)
 MAX_FATAL = 20
 CONTEXT_LINES = 12  # lines kept before a fatal line (its traceback)
 MATCH_BYTES = 16 << 10  # a line is matched on its first 16 KiB: every format string fits, and no regex sees more
@@ -265,14 +266,15 @@ class Scanner:
             lineno = m.group("lineno")
             if lineno is None:
                 scan.tilelang_unnumbered = scan.tilelang_unnumbered or number
-            else:
+            elif len(scan.tilelang_lines) < 16 or (m.group("what"), int(lineno)) in scan.tilelang_lines:
                 scan.tilelang_lines.setdefault((m.group("what"), int(lineno)), number)
             kernel = m.group("kernel")
             stamp = _stamp(m.group("ts"))
             opens = scan.processes[process].open_compiles
             if m.group("what") == "begins":
                 event = self._compile(Compile(number, process, "tilelang", kernel, scan.phase(process)))
-                opens.setdefault(kernel, deque(maxlen=64)).append((event, stamp))
+                if kernel in opens or len(opens) < MAX_KERNELS:  # bounded: a hostile log may name millions
+                    opens.setdefault(kernel, deque(maxlen=64)).append((event, stamp))
                 ops = F.TILELANG_KERNEL_OPS.get(kernel)
                 if ops:
                     self._evidence(Evidence(number, process, "tilelang", "tilelang-compile", ops, keep(text)))
@@ -448,7 +450,7 @@ class Scanner:
         scan = self.scan
         scan.compile_totals.setdefault((event.library, event.phase), [0, 0.0])[0] += 1
         key = (event.kernel, event.phase)
-        if key in scan.compile_kernels or len(scan.compile_kernels) < 64:
+        if key in scan.compile_kernels or len(scan.compile_kernels) < MAX_KERNELS:
             scan.compile_kernels.setdefault(key, [0, 0.0])[0] += 1
         if len(scan.compiles) < MAX_EVENTS:
             scan.compiles.append(event)

@@ -153,3 +153,22 @@ def test_memory_stays_bounded_on_a_large_log_with_a_huge_line():
     assert doc["source"]["long_lines"] == 1 and doc["source"]["bytes"] >= 80 << 20
     peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     assert peak_mib < 120, f"peak RSS {peak_mib:.0f} MiB"
+
+
+def test_state_stays_bounded_when_every_line_names_another_kernel(tmp_path):
+    """Kernel names and line numbers come from the log: a million distinct ones must not grow what is kept."""
+    from mhcdoctor.vllmlog.scan import Scanner
+
+    scanner = Scanner()
+    for chunk in range(20):
+        lines = (
+            f"[TileLang:tilelang.jit.kernel:INFO] (kernel.py:{chunk * 5000 + i}): TileLang begins to compile kernel "
+            f"`k{chunk}_{i}` with `out_idx=None`\n"
+            for i in range(5000)
+        )
+        scanner.feed("".join(lines).encode())
+    scan = scanner.scan
+    assert sum(int(v[0]) for v in scan.compile_totals.values()) == 100_000
+    assert len(scan.tilelang_lines) <= 16 and len(scan.compile_kernels) <= 256
+    assert all(len(state.open_compiles) <= 256 for state in scan.processes.values())
+    assert len(scan.compiles) <= 400
