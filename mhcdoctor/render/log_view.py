@@ -114,7 +114,8 @@ def _header(doc: LogDocument) -> list[str]:
     )
     if source["long_lines"]:
         read += f", {source['long_lines']} over-long line(s) read as their head"
-    head = [f"mhcdoctor log: {source['name']} ({read}; {source['recognised']:,} lines recognised)"]
+    known = f"{source['recognised']:,} line{'s' if source['recognised'] != 1 else ''} recognised"
+    head = [f"mhcdoctor log: {source['name']} ({read}; {known})"]
     if source["ended_early"]:
         head.append(f"  the input ends early: {source['ended_early']}")
     parts = [

@@ -348,8 +348,8 @@ def _unknowns(scan: Scan, document: LogDocument) -> list[str]:
         )
     if any(e.process == "(no process prefix)" for e in scan.evidence):
         notes.append(
-            "some tilelang or aiter lines carry no process prefix (vLLM 0.31+ prefixes only its own log records, "
-            "and a log cut from the middle of a line loses it): they are counted under '(no process prefix)'"
+            "some lines of evidence carry no process prefix (vLLM 0.31+ prefixes only its own log records, not "
+            "tilelang's or aiter's; an excerpt may have lost it): they are counted under '(no process prefix)'"
         )
     if scan.platform is None:
         notes.append(document["versions"]["platform"]["note"])
