@@ -277,14 +277,14 @@ def _findings(scan: Scan) -> list[LogFindingDocument]:
     if serving["count"] or scan.during_inference_count:
         longest = serving["longest"]
         detail = f"{serving['count']} kernel compile(s) after start-up"
+        if serving["timed"]:
+            detail += f", {serving['seconds']:.0f} s of compiling in all (summed over processes)"
         if scan.during_inference_count:
             first = scan.during_inference[0]
             detail += (
                 f"; vLLM's JIT monitor reported {scan.during_inference_count} compile(s) during inference, the "
                 f"first at line {first.line} ({first.process})"
             )
-        if serving["timed"]:
-            detail += f", {serving['seconds']:.0f} s of compiling in all (summed over processes)"
         if longest is not None:
             detail += (
                 f"; the longest, {longest['kernel']} at line {longest['line']}, took {longest['seconds']:.0f} s: "
