@@ -331,6 +331,11 @@ def _unknowns(scan: Scan, document: LogDocument) -> list[str]:
             "no line of this input is one mhcdoctor knows from vLLM, tilelang or aiter: is it a vLLM server log "
             "(the output of `vllm serve`, or of its container)?"
         )
+    if scan.architecture is not None and not scan.architecture.value.startswith("DeepseekV4"):
+        notes.append(
+            f"line {scan.architecture.line}: vLLM serves {scan.architecture.value}, not DeepSeek-V4 "
+            "(DeepseekV4ForCausalLM, DeepseekV41ForCausalLM): that model has no mHC ops"
+        )
     silent = [OP_LABEL[op] for op in OPS if document["ops"][op]["path"] == "unknown"]
     if silent:
         notes.append(

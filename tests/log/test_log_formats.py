@@ -89,6 +89,13 @@ def test_vllm_0_25_start_up_then_a_compile_while_serving(tmp_path):
     assert code == 1  # degraded: a warning, as check's exit codes say
 
 
+def test_a_log_of_another_model_says_it_has_no_mhc(tmp_path):
+    server = Server("0.25.0")
+    server.api("INFO", "model.py:619", "Resolved architecture: Qwen2ForCausalLM")
+    _, doc = read(tmp_path, server.text())
+    assert "line 1: vLLM serves Qwen2ForCausalLM, not DeepSeek-V4" in doc["unknowns"][0]
+
+
 def test_a_0_25_start_up_without_the_mhc_warmup_line_is_said(tmp_path):
     server = Server("0.25.0").banner().started().request()
     server.worker(0, tilelang("0.1.9", "begins", "mhc_post_tilelang"))
