@@ -356,6 +356,11 @@ def _unknowns(scan: Scan, document: LogDocument) -> list[str]:
             "some lines of evidence carry no process prefix (vLLM 0.31+ prefixes only its own log records, not "
             "tilelang's or aiter's; an excerpt may have lost it): they are counted under '(no process prefix)'"
         )
+    if scan.engine_death and not any(f.finding for f in scan.fatal):
+        notes.append(
+            f"the engine died (line {scan.engine_death[0].line}) and no known mHC failure is in the log: its root cause "
+            "is in lines the log does not hold (a worker's traceback before it), or is not one mhcdoctor knows"
+        )
     if scan.platform is None:
         notes.append(document["versions"]["platform"]["note"])
     if not scan.startup_complete and document["compiles"]["unknown"]["count"]:

@@ -64,6 +64,14 @@ def test_aiter_4633_traceback_proves_mhc_pre_ran_on_aiter_and_names_the_finding(
     assert code == 3
 
 
+def test_vllm_53320_engine_death_without_its_root_cause_is_fail_with_no_finding_guessed():
+    code, doc = log_json("vllm-53320.log")
+    assert [k["line"] for k in doc["engine_death"]] == [1]
+    assert doc["findings"] == [] and doc["fatal"] == []
+    assert any(note.startswith("the engine died (line 1) and no known mHC failure") for note in doc["unknowns"])
+    assert code == 3
+
+
 def test_fail_on_and_conflicting_views():
     assert doctor.run("log", str(DATA / "vllm-42876.log"), "--fail-on", "never").returncode == 0
     done = doctor.run("log", str(DATA / "vllm-42876.log"), "--json", "--markdown")
