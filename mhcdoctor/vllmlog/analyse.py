@@ -358,8 +358,8 @@ def _unknowns(scan: Scan, document: LogDocument) -> list[str]:
         )
     if scan.engine_death and not any(f.finding for f in scan.fatal):
         notes.append(
-            f"the engine died (line {scan.engine_death[0].line}) and no known mHC failure is in the log: its root cause "
-            "is in lines the log does not hold (a worker's traceback before it), or is not one mhcdoctor knows"
+            f"the engine died (line {scan.engine_death[0].line}) and no known mHC failure is in the log: its root "
+            "cause is in lines the log does not hold (a worker's traceback before it), or is not one mhcdoctor knows"
         )
     if scan.platform is None:
         notes.append(document["versions"]["platform"]["note"])
