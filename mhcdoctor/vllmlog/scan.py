@@ -24,6 +24,7 @@ MAX_EVENTS = 400  # JIT compile events kept in full
 MAX_KERNELS = 256  # kernels per process whose open compiles are tracked (for their time)
 MAX_FATAL = 20
 CONTEXT_LINES = 12  # lines kept before a fatal line (its traceback)
+TAIL_LINES = 30  # lines before a known error that may hold its frames, kept from the previous block
 MATCH_BYTES = 16 << 10  # a line is matched on its first 16 KiB: every format string fits, and no regex sees more
 NO_PROCESS = "(no process prefix)"
 OTHER_PROCESSES = "(other processes)"
@@ -151,13 +152,14 @@ class Scanner:
         self.scan = Scan()
         self._lines_before = 0
         self._after = 0  # lines at the start of the next block still to look at (a traceback cut by the block's end)
+        self._tail: list[tuple[int, bytes]] = []  # the last lines of the previous block not read
         self._once = F.ONCE
         self._log_more: tuple[int, int] | None = None  # (line, pid) of an AITER_LOG_MORE header
 
     def feed(self, block: bytes) -> None:
         """Classify the interesting lines of one block of whole lines, in order."""
         starts = set(_lines_from(block, 0, self._after))
-        self._after = 0
+        self._after, need_tail = 0, 0
         keywords = F.KEYWORDS + tuple((k, 0, 0) for k in self._once)
         for keyword, before, after in keywords:
             i = block.find(keyword)
@@ -165,13 +167,17 @@ class Scanner:
                 start = block.rfind(b"\n", 0, i) + 1
                 starts.add(start)
                 if before:
-                    starts.update(_lines_before(block, start, before))
+                    preceding = _lines_before(block, start, before)
+                    starts.update(preceding)
+                    need_tail = max(need_tail, before - len(preceding))
                 end = block.find(b"\n", i)
                 if after:
                     following = _lines_from(block, end + 1, after)
                     starts.update(following)
                     self._after = max(self._after, after - len(following))
                 i = block.find(keyword, end + 1)
+        for number, raw in self._tail[len(self._tail) - need_tail :] if need_tail else ():
+            self._line(raw, number)  # the previous block's last lines: a traceback's frames before its error
         number, at = self._lines_before, 0
         for start in sorted(starts):
             number += block.count(b"\n", at, start)
@@ -180,8 +186,19 @@ class Scanner:
             self._line(block[start:end], number + 1)
         self._requests(block)
         self._lines_before += block.count(b"\n")
+        self._tail = self._unread_tail(block, starts)
         found = (self.scan.architecture, self.scan.platform)
         self._once = tuple(k for k, seen in zip(F.ONCE, found, strict=True) if seen is None)
+
+    def _unread_tail(self, block: bytes, read: set[int]) -> list[tuple[int, bytes]]:
+        """The last TAIL_LINES lines of `block` not read yet, with their numbers (the block ends with a newline)."""
+        starts = _lines_before(block, len(block), TAIL_LINES)[::-1]
+        first = self._lines_before - len(starts) + 1
+        return [
+            (first + k, block[start : block.find(b"\n", start)])
+            for k, start in enumerate(starts)
+            if start not in read and len(block) - start <= 1 << 16
+        ]
 
     def _requests(self, block: bytes) -> None:
         n = block.count(F.REQUEST)

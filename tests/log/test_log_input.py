@@ -172,3 +172,20 @@ def test_state_stays_bounded_when_every_line_names_another_kernel(tmp_path):
     assert len(scan.tilelang_lines) <= 16 and len(scan.compile_kernels) <= 256
     assert all(len(state.open_compiles) <= 256 for state in scan.processes.values())
     assert len(scan.compiles) <= 400
+
+
+def test_a_known_error_at_the_start_of_a_block_finds_its_frames_at_the_end_of_the_last():
+    """The blocks a log is read in may cut a traceback: its frames end one block, its error starts the next."""
+    from mhcdoctor.vllmlog import analyse
+    from mhcdoctor.vllmlog.scan import Scanner
+    from mhcdoctor.vllmlog.stream import Source
+
+    scanner = Scanner()
+    scanner.feed(
+        b"noise\n" * 1000 + b'  File "/x/aiter/ops/mhc.py", line 350, in mhc_pre\n    comb_mix = torch.empty()\n'
+    )
+    scanner.feed(b"torch.AcceleratorError: CUDA error: invalid configuration argument\n")
+    doc = analyse(scanner.scan, Source("blocks"))
+    assert [f["id"] for f in doc["findings"]] == ["aiter-mhc-pre-invalid-config"]
+    assert [k["line"] for k in doc["fatal"][0]["context"]] == [1001, 1002]
+    assert doc["ops"]["mhc_pre"]["lines"] == [1001] and doc["ops"]["mhc_pre"]["path"] == "aiter"
