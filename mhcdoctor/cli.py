@@ -23,7 +23,7 @@ EXIT_INTERNAL = 4
 
 # Subcommand -> module under mhcdoctor.commands. Each is imported only when used, so `check --fast` does not pay
 # for the verifier's or the bundler's imports.
-COMMANDS = ("check", "explain", "verify", "bench", "report", "diff", "models", "fleet", "merge")
+COMMANDS = ("check", "explain", "verify", "bench", "report", "diff", "models", "fleet", "merge", "log")
 
 
 class LazyGroup(click.Group):

@@ -1,0 +1,164 @@
+"""A log from a stranger, read as blocks of whole lines in bounded memory: a file, gzip, or stdin ("-").
+
+Memory is one block (BLOCK bytes) plus one over-long line's head (MAX_LINE); time is linear in the input. What is
+not a text log (another compression, UTF-16, a binary file) is one InputError line; a gzip stream cut short is read
+up to where it ends and said so.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import stat
+import sys
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from mhcdoctor.errors import InputError
+
+BLOCK = 1 << 20
+MAX_LINE = 64 << 10  # a longer line keeps its head (MAX_LINE bytes); the rest is skipped to the next newline
+_SAMPLE = 64 << 10
+# Magic numbers of formats a user may hand in instead of a text log, with the command that reads them.
+_OTHER_FORMATS: tuple[tuple[bytes, str], ...] = (
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed; read it with: zstd -dc FILE | mhcdoctor log -"),
+    (b"\xfd7zXZ\x00", "xz-compressed; read it with: xz -dc FILE | mhcdoctor log -"),
+    (b"BZh", "bzip2-compressed; read it with: bzip2 -dc FILE | mhcdoctor log -"),
+    (b"PK\x03\x04", "a zip archive; unzip it and give the log inside"),
+    (
+        b"\xff\xfe",
+        "UTF-16 text (PowerShell's `>` writes it); convert it: iconv -f utf-16 -t utf-8 FILE | mhcdoctor log -",
+    ),
+    (b"\xfe\xff", "UTF-16 text; convert it: iconv -f utf-16 -t utf-8 FILE | mhcdoctor log -"),
+)
+_CONTROL = bytes(b for b in range(32) if b not in (9, 10, 12, 13, 27))
+
+
+@dataclass
+class Source:
+    """What was read: shown in the report's header, so a reader knows how much of the log it speaks for."""
+
+    label: str
+    gzip: bool = False
+    bytes_read: int = 0  # after decompression
+    lines: int = 0
+    long_lines: int = 0  # lines longer than MAX_LINE, read as their head
+    ended_early: str | None = None  # why reading stopped before the end (a gzip stream cut short)
+
+
+def open_log(path: str) -> tuple[BinaryIO, Source]:
+    """The raw byte stream of `path` ("-": stdin) and its Source; InputError for what cannot be opened."""
+    if path == "-":
+        if sys.stdin is None or sys.stdin.isatty():
+            raise InputError("log from stdin (-): stdin is a terminal; pipe the log in, e.g. `... < vllm.log`")
+        return sys.stdin.buffer, Source("stdin")
+    try:
+        raw = open(path, "rb")  # noqa: SIM115 — returned to the caller, who closes it
+    except FileNotFoundError:
+        raise InputError(f"log not found: {path}") from None
+    except IsADirectoryError:
+        raise InputError(f"log {path} is a folder, not a file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read log {path}: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(os.fstat(raw.fileno()).st_mode):
+        raw.close()
+        raise InputError(f"log {path} is a folder, not a file")
+    return raw, Source(path)
+
+
+def blocks(raw: BinaryIO, source: Source) -> Iterator[bytes]:
+    """Blocks of whole lines (each ends with a newline), in order; `source` counts bytes, lines and long lines."""
+    first = _read(raw, _SAMPLE, source)
+    stream: BinaryIO = raw
+    head = first
+    if first[:2] == b"\x1f\x8b":
+        source.gzip = True
+        stream = gzip.GzipFile(fileobj=_Replay(first, raw), mode="rb")  # type: ignore[assignment]
+        head = _read(stream, _SAMPLE, source)
+    _check_text(head, source.label)
+    source.bytes_read = len(head)
+    carry, skipping, pending = b"", False, head
+    while pending:
+        if skipping:
+            newline = pending.find(b"\n")
+            if newline < 0:
+                pending = _more(stream, source)
+                continue
+            pending, skipping = pending[newline + 1 :], False
+        buf = carry + pending
+        last = buf.rfind(b"\n")
+        carry = buf[last + 1 :]
+        if last >= 0:
+            source.lines += buf.count(b"\n", 0, last + 1)
+            yield buf[: last + 1]
+        if len(carry) > MAX_LINE:
+            source.lines += 1
+            source.long_lines += 1
+            yield carry[:MAX_LINE] + b"\n"
+            carry, skipping = b"", True
+        pending = _more(stream, source)
+    if carry:
+        source.lines += 1
+        yield carry + b"\n"
+
+
+def _more(stream: BinaryIO, source: Source) -> bytes:
+    if source.ended_early:
+        return b""
+    data = _read(stream, BLOCK, source)
+    source.bytes_read += len(data)
+    return data
+
+
+def _read(stream: BinaryIO, size: int, source: Source) -> bytes:
+    """Up to `size` bytes (fewer only at the end); a gzip stream cut short or corrupt ends the input, said so."""
+    try:
+        # read1: what gzip has decompressed so far, so a stream cut short still gives all it holds
+        data = stream.read1(size) if isinstance(stream, gzip.GzipFile) else stream.read(size)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        where = f"after {source.bytes_read:,} bytes" if source.bytes_read else "at its start"
+        if not source.bytes_read and not isinstance(exc, EOFError):
+            raise InputError(f"log {source.label}: not a readable gzip stream ({exc})") from None
+        source.ended_early = f"the gzip stream ends early or is corrupt {where} ({exc}); read up to there"
+        return b""
+    except OSError as exc:
+        raise InputError(f"cannot read log {source.label}: {exc.strerror or exc}") from None
+    return data or b""
+
+
+def _check_text(head: bytes, label: str) -> None:
+    """One clear line for input that is not a text log: another format, or binary data."""
+    for magic, what in _OTHER_FORMATS:
+        if head.startswith(magic):
+            raise InputError(f"log {label} is {what}")
+    if not head:
+        return
+    junk = len(head) - len(head.translate(None, _CONTROL))
+    if junk * 10 > len(head):  # a text log, even one with stray bytes, is far below 10% control characters
+        raise InputError(
+            f"log {label} is not text: {junk:,} of its first {len(head):,} bytes are control characters "
+            "(a binary file? give the vLLM server log, plain or gzip)"
+        )
+
+
+class _Replay(io.RawIOBase):
+    """The bytes already read from a stream, then the rest of it: gzip reads from the start without seeking."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head, self._rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
