@@ -34,7 +34,7 @@ def main(path: str, model: str = "deepseek-v4-pro") -> int:
     torch.ones(8, 8, device="cuda") @ torch.ones(8, 8, device="cuda")
     torch.cuda.synchronize()
     mark("cuBLAS")
-    from mhcdoctor.decision import OPS
+    from mhcdoctor.documents.vocabulary import OPS
     from mhcdoctor.kernels import REGISTRY
     from mhcdoctor.models import builtin
     from mhcdoctor.verify import cases, worker

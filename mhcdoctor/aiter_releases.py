@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from mhcdoctor.facts import FixState
+from mhcdoctor.documents.check import FixState
 
 MHC_OPS_SINCE = Version("0.1.11")  # aiter/ops/mhc.py (#2136)
 NORM_ARGS_SINCE = Version("0.1.15rc0")  # mhc_pre takes norm_weight/norm_eps (tag v0.1.15-rc0)

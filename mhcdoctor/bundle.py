@@ -30,15 +30,15 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, TypedDict
+from typing import Any
 
 from mhcdoctor import __version__
 from mhcdoctor.clock import created_now
+from mhcdoctor.documents.bundle import SCHEMA, BundleManifest, Truncation
 from mhcdoctor.errors import InputError
 from mhcdoctor.outfiles import write_file
 from mhcdoctor.userfiles import parse_json, read_user_bytes
 
-SCHEMA = "mhcdoctor.bundle/1"
 ROOT = "mhcdoctor-report"
 DEFAULT_LIMIT = 4 << 20  # uncompressed bytes for the whole bundle: ample for a report, small enough to attach
 
@@ -59,29 +59,6 @@ _PAX = (b"x", b"g")
 _MIN_STRING = 200  # strings are never cut shorter than this
 
 
-class ManifestFile(TypedDict):
-    path: str
-    bytes: int
-    sha256: str
-
-
-class Truncation(TypedDict):
-    path: str
-    note: str
-
-
-class BundleManifest(TypedDict):
-    """mhcdoctor.bundle/1 (manifest.json), made in one place: `build_files`."""
-
-    schema: str
-    mhcdoctor_version: str
-    created: str
-    redacted: bool
-    limit_bytes: int
-    files: list[ManifestFile]
-    truncated: list[Truncation]
-
-
 @dataclass
 class Bundle:
     """A bundle read back: its files by path (relative to the bundle's folder) and the parsed documents.
@@ -99,7 +76,7 @@ def build_files(
 ) -> dict[str, bytes]:
     """Every file of the bundle, manifest.json included, within `limit` bytes (before compression).
 
-    `document` is the check/1 document (checkreport.CheckDocument, a layer above): the bundle reads only its probes."""
+    `document` is the check/1 document (documents.check.CheckDocument): the bundle reads only its probes."""
     truncated: list[Truncation] = []
     listed = document.get("probes")
     probes = [p for p in listed if isinstance(p, dict)] if isinstance(listed, list) else []

@@ -3,8 +3,8 @@
 `check`, `report` and the bundle all start from this document, so what a user sees on screen, what they paste and
 what support replays are the same data.
 
-The check/1 document is a TypedDict (`CheckDocument`), not a dataclass: it is read back from users' files
-(`explain --from`, `diff`, `merge`), redacted as JSON, and rendered in that form, so its typed form is its JSON.
+The check/1 document is a TypedDict (documents.check.CheckDocument), not a dataclass: it is read back from users'
+files (`explain --from`, `diff`, `merge`), redacted as JSON, and rendered in that form, so its typed form is its JSON.
 `build_check` is the one place it is made. Its `facts` and `probes` parts are the facts' and probes' own
 `to_dict()` output (FactsDocument, ProbeDocument); a document read back from a user's file is checked and
 normalised to the same types by reportfile, so the views read them as typed.
@@ -21,39 +21,22 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 from mhcdoctor import __version__
 from mhcdoctor.clock import created_now
-from mhcdoctor.decision import DecisionDocument, FindingDocument, severity_rank, worst_verdict
+from mhcdoctor.documents.check import SCHEMA, CheckDocument
+from mhcdoctor.documents.explain import FindingDocument
+from mhcdoctor.documents.vocabulary import severity_rank, worst_verdict
 from mhcdoctor.environment import relevant_env
-from mhcdoctor.facts import FactsDocument
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes, vllm_selfcheck
-from mhcdoctor.probes.base import ProbeDocument, guarded
+from mhcdoctor.probes.base import guarded
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.rules import decide
 
-SCHEMA = "mhcdoctor.check/1"
-
 if TYPE_CHECKING:
-    from mhcdoctor.verify import VerifyDocument
-
-
-class CheckDocument(TypedDict):
-    schema: str
-    mhcdoctor_version: str
-    created: str
-    mode: str  # fast | full
-    seconds: float
-    host: dict[str, str]
-    env: dict[str, str]
-    facts: FactsDocument  # Facts.to_dict()
-    probes: list[ProbeDocument]  # ProbeResult.to_dict() each
-    models: list[DecisionDocument]  # Decision.to_json_dict() per model
-    findings: list[FindingDocument]
-    verdict: str
-    verify: VerifyDocument | None
+    from mhcdoctor.documents.verify import VerifyDocument
 
 
 def build_check(

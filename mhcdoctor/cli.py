@@ -13,13 +13,10 @@ from types import FrameType
 import click
 
 from mhcdoctor import __version__, childproc
+from mhcdoctor.documents.vocabulary import ExitStatus
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import FactsError
 from mhcdoctor.models import ModelError
-
-# Exit code for a bug in mhcdoctor itself, kept apart from the verdicts (0, 1, 3) and bad input (2).
-EXIT_INTERNAL = 4
-
 
 # Subcommand -> module under mhcdoctor.commands. Each is imported only when used, so `check --fast` does not pay
 # for the verifier's or the bundler's imports.
@@ -94,7 +91,7 @@ def _main(argv: list[str] | None) -> None:
         code = cli.main(args=argv, prog_name="mhcdoctor", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("mhcdoctor: aborted", err=True)
-        sys.exit(130)
+        sys.exit(ExitStatus.ABORTED)
     except click.ClickException as exc:
         hint = ""
         if isinstance(exc, click.UsageError) and exc.ctx is not None:
@@ -103,10 +100,10 @@ def _main(argv: list[str] | None) -> None:
         sys.exit(exc.exit_code)
     except (InputError, ModelError, FactsError) as exc:
         click.echo(f"mhcdoctor: error: {exc}", err=True)
-        sys.exit(2)
+        sys.exit(ExitStatus.BAD_INPUT)
     except RecursionError:  # a report or config nested absurdly deep, found while walking it
         click.echo("mhcdoctor: error: the input is nested too deeply to read", err=True)
-        sys.exit(2)
+        sys.exit(ExitStatus.BAD_INPUT)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except BrokenPipeError:
@@ -119,5 +116,5 @@ def _main(argv: list[str] | None) -> None:
             "(a bug in mhcdoctor; MHCDOCTOR_DEBUG=1 shows the traceback)",
             err=True,
         )
-        sys.exit(EXIT_INTERNAL)
+        sys.exit(ExitStatus.INTERNAL_ERROR)
     sys.exit(code if isinstance(code, int) else 0)

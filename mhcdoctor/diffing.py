@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypedDict, TypeVar
+from typing import TypeVar
 
-from mhcdoctor.checkreport import CheckDocument
-from mhcdoctor.decision import SEVERITY_RANK
-
-SCHEMA = "mhcdoctor.diff/1"
+from mhcdoctor.documents.check import CheckDocument
+from mhcdoctor.documents.dataclass_json import as_document
+from mhcdoctor.documents.diff import SCHEMA, DiffDocument, DifferenceDocument, ReportAbout
+from mhcdoctor.documents.vocabulary import SEVERITY_RANK
 
 # Facts in the order that matters to the rules; anything not listed follows, alphabetically.
 FACT_ORDER: tuple[str, ...] = (
@@ -60,34 +60,6 @@ K = TypeVar("K")
 Pair = tuple[str, object, object]  # (key, A's value, B's value), values as the reports held them
 
 
-class DifferenceDocument(TypedDict):
-    section: str
-    key: str
-    a: object  # A's value, any JSON value (None: A does not have it)
-    b: object
-
-
-class ReportAbout(TypedDict):
-    """Which report a side is: the label it was given (its file), and what the report says of itself."""
-
-    source: str
-    hostname: object
-    created: object
-    mode: object
-    mhcdoctor_version: object
-
-
-class DiffDocument(TypedDict):
-    """The diff/1 document (`diff --json`)."""
-
-    schema: str
-    a: ReportAbout
-    b: ReportAbout
-    same: bool
-    notes: list[str]
-    differences: list[DifferenceDocument]
-
-
 @dataclass
 class Difference:
     section: str
@@ -96,7 +68,7 @@ class Difference:
     b: object
 
     def to_dict(self) -> DifferenceDocument:
-        return {"section": self.section, "key": self.key, "a": self.a, "b": self.b}
+        return as_document(self, DifferenceDocument)
 
 
 def _mapping(value: object) -> Mapping[str, object]:

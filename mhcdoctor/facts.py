@@ -14,25 +14,38 @@ marked here, where it is declared, and shows in explain from then on.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from mhcdoctor.documents.check import (
+    FIX_STATES,
+    PLATFORMS,
+    TORCH_BUILDS,
+    AiterDocument,
+    AiterJitDocument,
+    CacheDocument,
+    CompilerDocument,
+    DeepGemmDocument,
+    DeviceDocument,
+    FactsDocument,
+    FixState,
+    PackageDocument,
+    Platform,
+    TorchBuild,
+    TorchDocument,
+    VllmDocument,
+    VllmSelfCheckDocument,
+)
+from mhcdoctor.documents.dataclass_json import as_document
+from mhcdoctor.documents.vocabulary import JsonValue
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-# The machine's accelerator platform: the GPUs found (cpu: none). vLLM's own platform follows from it and from
-# vLLM's build (rules.dispatch.vllm_platform).
-Platform = Literal["rocm", "cuda", "xpu", "cpu"]
-FixState = Literal["present", "absent", "unknown"]
 
-PLATFORMS: tuple[str, ...] = ("rocm", "cuda", "xpu", "cpu")
 # What a vLLM wheel was built for: setup.py appends +cpu, +xpu, +rocmNNN (or +cuNNN) to the version.
 VLLM_BUILDS: tuple[str, ...] = ("cuda", "rocm", "xpu", "cpu")
-FIX_STATES: tuple[str, ...] = ("present", "absent", "unknown")
-# What torch was built for, from torch/version.py (torch_build_of).
-TorchBuild = Literal["rocm", "cuda", "xpu", "cpu"]
-TORCH_BUILDS: tuple[str, ...] = ("rocm", "cuda", "xpu", "cpu")
 
 
 def torch_build_of(version: str | None, cuda: str | None, hip: str | None, xpu: str | None) -> TorchBuild | None:
@@ -42,10 +55,6 @@ def torch_build_of(version: str | None, cuda: str | None, hip: str | None, xpu: 
         return None
     return "rocm" if hip else "cuda" if cuda else "xpu" if xpu or "+xpu" in version else "cpu"
 
-
-# A JSON value as the documents carry it (explain's `facts` part is one, projected from these dataclasses); read-only
-# containers, so that a dict[str, bool] is one.
-JsonValue: TypeAlias = str | int | float | bool | None | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
 
 # Field metadata: the rules read this fact (explain/1 shows it in its `facts` part).
 RULES_READ: Mapping[str, bool] = {"rules_read": True}
@@ -206,8 +215,7 @@ class Facts:
     def to_dict(self) -> FactsDocument:
         """The facts as JSON (check/1's `facts` part): every field, in declaration order. FactsDocument mirrors
         these dataclasses field for field (tests/test_facts.py holds them together)."""
-        document: FactsDocument = _as_json(self)
-        return document
+        return as_document(self, FactsDocument)
 
     @classmethod
     def from_dict(cls, data: object) -> Facts:
@@ -251,113 +259,6 @@ class Facts:
 # a FactsDocument always has every member.
 
 
-class DeviceDocument(TypedDict):
-    index: int
-    vendor: Literal["amd", "nvidia", "intel"]
-    arch: str | None
-    name: str | None
-    memory_bytes: int | None
-    driver: str | None
-    source: str
-
-
-class PackageDocument(TypedDict):
-    present: bool | None
-    version: str | None
-    imports: bool | None
-    import_error: str | None
-    location: str | None
-
-
-class AiterDocument(PackageDocument):
-    genuine: bool | None
-    distribution: str | None
-    sqrsum_fix: FixState
-    sqrsum_fix_evidence: str | None
-    has_mhc_ops: bool | None
-    mhc_pre_norm_args: bool | None
-    has_fused_post_pre: bool | None
-    module_mhc_so: str | None
-
-
-class DeepGemmDocument(PackageDocument):
-    vendored: bool | None
-    has_prenorm_gemm: bool | None
-
-
-class CacheDocument(TypedDict):
-    path: str | None
-    exists: bool | None
-    entries: int | None
-    mhc_entries: int | None
-    arch_entries: int | None
-
-
-class AiterJitDocument(TypedDict):
-    path: str
-    targets: list[str] | None
-    mtime: float | None
-    aiter_mtime: float | None
-    torch_mtime: float | None
-
-
-class TorchDocument(PackageDocument):
-    cuda: str | None
-    hip: str | None
-    xpu: str | None
-    build: TorchBuild | None
-    gpus_visible: int | None
-
-
-class VllmSelfCheckDocument(TypedDict):
-    platform: str | None
-    forward: str | None
-    has_tilelang: bool | None
-    has_tilelang_mhc: bool | None
-    has_aiter_mhc: bool | None
-    aiter_fused: bool | None
-    aiter_pre_norm: bool | None
-    fused: dict[str, str] | None
-    model_module: str | None
-    error: str | None
-
-
-class VllmDocument(PackageDocument):
-    build: str | None
-    build_evidence: str | None
-    selfcheck: VllmSelfCheckDocument | None
-
-
-class CompilerDocument(TypedDict):
-    found: bool | None
-    path: str | None
-    version: str | None
-
-
-class FactsDocument(TypedDict):
-    platform: Platform
-    arch: str | None
-    devices: list[DeviceDocument] | None
-    rocm_version: str | None
-    cuda_driver_version: str | None
-    nvidia_driver: str | None
-    torch: TorchDocument
-    nvcc: CompilerDocument
-    hipcc: CompilerDocument
-    aiter: AiterDocument
-    tilelang: PackageDocument
-    triton: PackageDocument
-    vllm: VllmDocument
-    xpu_kernels: PackageDocument
-    vllm_pins: dict[str, str] | None
-    tvm_ffi: PackageDocument
-    deepgemm: DeepGemmDocument
-    vllm_env: dict[str, str] | None
-    tilelang_cache: CacheDocument | None
-    aiter_jit: AiterJitDocument | None
-    sources: dict[str, str]
-
-
 # Each dataclass and its JSON form, for the test that holds them together.
 DOCUMENTS: Mapping[str, type] = {
     "Facts": FactsDocument,
@@ -390,10 +291,6 @@ def read_report_facts(data: object) -> ReportFacts:
     recorded = data if isinstance(data, dict) else {}
     absent = frozenset(f.name for f in dataclasses.fields(Facts) if f.name != "sources" and f.name not in recorded)
     return ReportFacts(facts, absent)
-
-
-def _as_json(obj: DataclassInstance) -> Any:  # dataclasses.asdict: the TypedDict of `obj`'s class (DOCUMENTS)
-    return dataclasses.asdict(obj)
 
 
 def rules_view(facts: Facts, vllm: Mapping[str, JsonValue]) -> dict[str, JsonValue]:

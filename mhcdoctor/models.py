@@ -11,26 +11,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
+from mhcdoctor.documents.dataclass_json import as_document
+from mhcdoctor.documents.models import ModelConfigDocument
 from mhcdoctor.userfiles import parse_json, read_user_text
 
 
 class ModelError(ValueError):
     """Bad model input: unknown name, unreadable or malformed config, a non-positive size."""
-
-
-class ModelConfigDocument(TypedDict):
-    """`ModelConfig.to_dict()`: `models --json`'s entries and bench/1's `model`."""
-
-    name: str | None
-    hidden_size: int
-    hc_mult: int
-    hc_sinkhorn_iters: int
-    hc_eps: float
-    rms_norm_eps: float
-    num_layers: int | None
-    note: str | None
 
 
 @dataclass(frozen=True)
@@ -45,16 +34,7 @@ class ModelConfig:
     note: str | None = None  # e.g. why a built-in is less certain
 
     def to_dict(self) -> ModelConfigDocument:
-        return {
-            "name": self.name,
-            "hidden_size": self.hidden_size,
-            "hc_mult": self.hc_mult,
-            "hc_sinkhorn_iters": self.hc_sinkhorn_iters,
-            "hc_eps": self.hc_eps,
-            "rms_norm_eps": self.rms_norm_eps,
-            "num_layers": self.num_layers,
-            "note": self.note,
-        }
+        return as_document(self, ModelConfigDocument)
 
 
 BUILTIN_MODELS: dict[str, ModelConfig] = {

@@ -29,8 +29,9 @@ import secrets as _secrets
 import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TypeVar
 
+from mhcdoctor.documents.bundle import REDACTIONS_SCHEMA, RedactionsDocument
 from mhcdoctor.environment import ENV_NAMES, ENV_PREFIXES, ENV_SUFFIXES, is_relevant_env
 
 MASK = "[masked]"
@@ -217,7 +218,7 @@ class Redactions:
 
     def to_dict(self) -> RedactionsDocument:
         return {
-            "schema": "mhcdoctor.redactions/1",
+            "schema": REDACTIONS_SCHEMA,
             "redacted": True,
             "rules": describe_rules(),
             "env": {"kept": self.env_kept, "dropped": self.env_dropped, "masked": sorted(self.env_masked)},
@@ -238,7 +239,7 @@ class Redactions:
 
 def not_redacted() -> RedactionsDocument:
     """The redactions.json of a bundle made with --no-redact."""
-    return {"schema": "mhcdoctor.redactions/1", "redacted": False, "rules": [], "env": None, "replaced": []}
+    return {"schema": REDACTIONS_SCHEMA, "redacted": False, "rules": [], "env": None, "replaced": []}
 
 
 def describe_rules() -> list[str]:
@@ -261,24 +262,6 @@ def describe_rules() -> list[str]:
 # A document redact() takes and gives back in the same type: a CheckDocument in, a CheckDocument out.
 _Doc = TypeVar("_Doc", bound=Mapping[str, object])
 _T = TypeVar("_T")
-
-
-class EnvRedactionsDocument(TypedDict):
-    kept: int
-    dropped: int
-    masked: list[str]
-
-
-# redactions.json of a bundle (mhcdoctor.redactions/1); "with" is a Python keyword, hence the functional form.
-ReplacementDocument = TypedDict("ReplacementDocument", {"kind": str, "with": str, "strings": int})
-
-
-class RedactionsDocument(TypedDict):
-    schema: str
-    redacted: bool
-    rules: list[str]
-    env: EnvRedactionsDocument | None
-    replaced: list[ReplacementDocument]
 
 
 def redact(

@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import TypeGuard
 
 from mhcdoctor.bundle import is_bundle_data, read_bundle_data
-from mhcdoctor.checkreport import SCHEMA as CHECK_SCHEMA
-from mhcdoctor.checkreport import CheckDocument
+from mhcdoctor.documents.check import SCHEMA as CHECK_SCHEMA
+from mhcdoctor.documents.check import CheckDocument, ProbeDocument
+from mhcdoctor.documents.verify import VerifyDocument
+from mhcdoctor.documents.vocabulary import JsonValue
 from mhcdoctor.errors import InputError
-from mhcdoctor.facts import FactsError, JsonValue, ReportFacts, read_report_facts
-from mhcdoctor.probes.base import ProbeDocument
+from mhcdoctor.facts import FactsError, ReportFacts, read_report_facts
 from mhcdoctor.redact import cut_for_display
 from mhcdoctor.text import visible_strings
 from mhcdoctor.userfiles import mismatch, parse_json, read_user_bytes
-from mhcdoctor.verify import VerifyDocument
 
 REPLAY_NAME = "report.json"
 # The title of the Markdown report's folded replay block (render.markdown writes it; report_from_markdown finds it).

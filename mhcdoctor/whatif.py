@@ -20,18 +20,9 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from mhcdoctor import aiter_releases, known
+from mhcdoctor.documents.check import FIX_STATES, PLATFORMS
 from mhcdoctor.errors import InputError
-from mhcdoctor.facts import (
-    FIX_STATES,
-    PLATFORMS,
-    AiterFacts,
-    CompilerFacts,
-    DeepGemmFacts,
-    Facts,
-    PackageFacts,
-    ReportFacts,
-    VllmFacts,
-)
+from mhcdoctor.facts import AiterFacts, CompilerFacts, DeepGemmFacts, Facts, PackageFacts, ReportFacts, VllmFacts
 from mhcdoctor.vllm_builds import build_from_version
 
 # gfx942, gfx950, gfx90a, gfx1100, gfx1250 ...; sm_90, sm_100, sm_120a, sm90.

@@ -84,13 +84,14 @@ def test_each_facts_document_has_its_dataclass_fields_in_order():
     import dataclasses
 
     from mhcdoctor import facts as facts_module
+    from mhcdoctor.documents.check import AiterDocument, FactsDocument
 
     for name, document in facts_module.DOCUMENTS.items():
         fields = [f.name for f in dataclasses.fields(getattr(facts_module, name))]
         assert list(document.__annotations__) == fields, name
     doc = build_facts(WhatIf(platform="rocm", arch="gfx942", aiter="0.1.13"), Facts).to_dict()
-    assert list(doc) == list(facts_module.FactsDocument.__annotations__)
-    assert list(doc["aiter"]) == list(facts_module.AiterDocument.__annotations__)
+    assert list(doc) == list(FactsDocument.__annotations__)
+    assert list(doc["aiter"]) == list(AiterDocument.__annotations__)
 
 
 def test_normalising_facts_fills_every_member_and_drops_unknown_ones():

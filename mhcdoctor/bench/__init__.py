@@ -11,24 +11,23 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Mapping
-from typing import TypedDict
 
 from mhcdoctor import __version__
 from mhcdoctor.bench.bytemodel import total_bytes
 from mhcdoctor.bench.devices import known_peak
 from mhcdoctor.bench.rows import TimedRow, is_timed_row
 from mhcdoctor.clock import created_now
-from mhcdoctor.decision import OPS
+from mhcdoctor.documents.bench import SCHEMA, BenchDocument, BenchResult, Peak, Step, StepCost
+from mhcdoctor.documents.verify import PathOutcome
+from mhcdoctor.documents.vocabulary import OPS
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import USER_PATH
-from mhcdoctor.models import ModelConfig, ModelConfigDocument
+from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.verify import resolve_devices, resolve_paths, user_kernels_context
-from mhcdoctor.verify.cases import Params, ParamsDocument
-from mhcdoctor.verify.rows import PathOutcome
+from mhcdoctor.verify.cases import Params
 from mhcdoctor.verify.runner import Progress, Ran, Task, run_jobs, unavailable
 
-SCHEMA = "mhcdoctor.bench/1"
 DECODE_TOKENS: tuple[int, ...] = (1, 8, 64, 256)
 PREFILL_TOKENS: tuple[int, ...] = (4096, 16384)
 DEFAULT_TIMEOUT = 600.0  # seconds for each path's child: JIT compiles and the torch path at 16384 tokens
@@ -36,93 +35,6 @@ SUBLAYERS = 2  # each DeepSeek-V4 layer wraps two sublayers (attention, then the
 _TIME = "mhcdoctor.bench.timing:time_case"
 _COPY = "mhcdoctor.bench.timing:measure_copy"
 _FALLBACK = "torch"  # a path without an op the step needs runs that op on vLLM's fallback
-
-
-class BenchModel(ModelConfigDocument):
-    sublayers_per_layer: int
-
-
-class Peak(TypedDict):
-    """The peak bandwidth the fractions are against, and where it comes from."""
-
-    tb_per_s: float | None
-    how: str | None  # "table", "measured", or None when unknown
-    device: str | None
-    source: str
-
-
-class BenchResult(TypedDict):
-    """One (path, op, token count) timed."""
-
-    path: str
-    op: str
-    tokens: int
-    status: str
-    median_ms: float | None
-    min_ms: float | None
-    runs: int | None
-    bytes: int
-    tb_per_s: float | None
-    fraction_of_peak: float | None
-    max_abs_err: float | None
-    max_rel_err: float | None
-    reason: str | None
-
-
-class _StepCostBase(TypedDict):
-    ms: float
-    ops: dict[str, str]  # op -> the path that runs it
-
-
-class StepCost(_StepCostBase, total=False):
-    """One decode step's cost on a choice of paths; against the best when there is one."""
-
-    vs_best_ms: float
-    times_best: float | None
-
-
-class StepBatch(TypedDict):
-    tokens: int
-    paths: dict[str, StepCost]
-    selected: StepCost | None
-    best: StepCost | None
-
-
-class Step(TypedDict):
-    plan: dict[str, int] | None
-    reason: str | None
-    batches: list[StepBatch]
-
-
-class Plot(TypedDict):
-    file: str
-    panels: dict[str, list[str]]  # op -> its lines' labels
-
-
-class _BenchDocumentBase(TypedDict):
-    schema: str
-    mhcdoctor_version: str
-    created: str
-    model: BenchModel
-    params: ParamsDocument
-    tokens: list[int]
-    device: str
-    device_name: str | None
-    timer: str
-    peak: Peak
-    selected: dict[str, str] | None
-    fused_post_pre: bool | None
-    paths: list[PathOutcome]
-    results: list[BenchResult]
-    step: Step
-    verdict: str
-    seconds: float
-
-
-class BenchDocument(_BenchDocumentBase, total=False):
-    """The bench/1 document (`bench --json`)."""
-
-    plot: Plot  # with --plot: the figure drawn (mhcdoctor.bench.plot)
 
 
 def step_plan(model: ModelConfig, fused: bool) -> dict[str, int] | None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import importlib.util
 import io
 
-from mhcdoctor.bench import BenchDocument, Plot
-from mhcdoctor.decision import OPS
+from mhcdoctor.documents.bench import BenchDocument, Plot
+from mhcdoctor.documents.vocabulary import OPS
 from mhcdoctor.errors import InputError
 from mhcdoctor.outfiles import write_file
 

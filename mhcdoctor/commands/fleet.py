@@ -20,8 +20,9 @@ from mhcdoctor.commands.options import (
     model_options,
     timeout_option_with,
 )
+from mhcdoctor.documents.fleet import FleetDocument
 from mhcdoctor.fleet.files import BUNDLE_ROOT, bundle_files
-from mhcdoctor.fleet.summary import FleetDocument, summarize
+from mhcdoctor.fleet.summary import summarize
 from mhcdoctor.outfiles import check_target
 from mhcdoctor.render.fleet import render_markdown, render_text
 from mhcdoctor.render.json_view import render_json

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from mhcdoctor.decision import VERDICT_EXIT
+from mhcdoctor.documents.vocabulary import VERDICT_EXIT, ExitStatus
 from mhcdoctor.models import BUILTIN_MODELS, ModelConfig, resolve
 
 F = Callable[..., Any]
@@ -146,11 +146,8 @@ def kernels_from_options(specs: tuple[str, ...]) -> dict[str, str] | None:
     return kernels or None
 
 
-def exit_code(verdict: str, fail_on: str | None) -> int:
-    """The exit code for a verdict (0 ok, 1 degraded, 3 fail), narrowed by --fail-on."""
-    code = VERDICT_EXIT[verdict]
-    if fail_on == "never":
-        return 0
-    if fail_on == "fail" and verdict == "degraded":
-        return 0
-    return code
+def exit_code(verdict: str, fail_on: str | None) -> ExitStatus:
+    """The exit status for a verdict (0 ok, 1 degraded, 3 fail), narrowed by --fail-on."""
+    if fail_on == "never" or (fail_on == "fail" and verdict == "degraded"):
+        return ExitStatus.OK
+    return VERDICT_EXIT[verdict]

@@ -13,10 +13,11 @@ from mhcdoctor.bundle import build_files, write_bundle
 from mhcdoctor.checkreport import build_check
 from mhcdoctor.commands.check import selected_models
 from mhcdoctor.commands.options import force_option, json_option, model_options, python_option, timeout_option
-from mhcdoctor.decision import DecisionDocument
+from mhcdoctor.documents.bundle import RedactionsDocument
+from mhcdoctor.documents.explain import DecisionDocument
 from mhcdoctor.outfiles import check_target
 from mhcdoctor.probes.target import probe_context
-from mhcdoctor.redact import Identity, RedactionsDocument, not_redacted, redact
+from mhcdoctor.redact import Identity, not_redacted, redact
 from mhcdoctor.render.decision_text import render_decision
 from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.markdown import render_markdown

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mhcdoctor.documents.fleet import FleetDocument
 from mhcdoctor.errors import InputError
-from mhcdoctor.fleet.summary import FleetDocument, NodeResult, natural_key, unique_names
+from mhcdoctor.fleet.summary import NodeResult, natural_key, unique_names
 from mhcdoctor.reportfile import load_report
 
 SUFFIXES: tuple[str, ...] = (".json", ".md", ".tar.gz", ".tgz")

@@ -27,12 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from mhcdoctor import childproc
-from mhcdoctor.checkreport import SCHEMA as CHECK_SCHEMA
-from mhcdoctor.decision import VERDICTS
+from mhcdoctor.documents.check import SCHEMA as CHECK_SCHEMA
+from mhcdoctor.documents.fleet import VerifyRun
+from mhcdoctor.documents.verify import SCHEMA as VERIFY_SCHEMA
+from mhcdoctor.documents.vocabulary import VERDICTS
 from mhcdoctor.errors import InputError
 from mhcdoctor.fleet import node_task
-from mhcdoctor.fleet.summary import NodeResult, VerifyRun, natural_key
-from mhcdoctor.verify import SCHEMA as VERIFY_SCHEMA
+from mhcdoctor.fleet.summary import NodeResult, natural_key
 
 _LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # read once, when ray is imported
 CONNECT_SECONDS = 5.0  # to reach the cluster's GCS before handing it to Ray

@@ -14,107 +14,24 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, TypedDict
 
 from mhcdoctor import __version__
 from mhcdoctor.clock import created_now
-from mhcdoctor.decision import OP_SHORT, OPS, SEVERITY_RANK, VERDICTS, worst_verdict
-
-SCHEMA = "mhcdoctor.fleet/1"
-
-# A node's status: `checked` has a report; every other status means no report, and the node counts as fail.
-NodeStatus = Literal["checked", "timeout", "lost", "not-installed", "error", "unreadable"]
+from mhcdoctor.documents.fleet import (
+    SCHEMA,
+    Difference,
+    FleetDocument,
+    FleetFinding,
+    NodeRow,
+    NodeStatus,
+    SharedFact,
+    VerifyRun,
+)
+from mhcdoctor.documents.vocabulary import OP_SHORT, OPS, SEVERITY_RANK, VERDICTS, worst_verdict
 
 MAX_TEXT = 200  # characters of any one value, title or fix shown
 MAX_MODELS = 16  # models compared per report (a report has one per built-in model, or the one asked for)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-class _VerifyRunBase(TypedDict):
-    gpu: str | None  # the GPU ids Ray gave the task, comma-separated
-    verdict: str
-    status: str  # "checked", "lost", "timeout" or "error"
-    error: str | None
-
-
-class VerifyRun(_VerifyRunBase, total=False):
-    """fleet --verify: one GPU's verify on a node."""
-
-    not_pass: list[str]  # when it ran: "path op" of each row that did not pass
-
-
-class NodeRow(TypedDict):
-    name: str
-    status: str  # a NodeStatus
-    verdict: str
-    error: str | None
-    seconds: float | None
-    source: str | None
-    host: str | None
-    findings: list[str]  # the ids of its findings
-    verify: list[VerifyRun]
-
-
-class Majority(TypedDict):
-    value: str
-    count: int
-
-
-class OddGroup(TypedDict):
-    value: str
-    count: int
-    nodes: list[str]
-
-
-class Difference(TypedDict):
-    """A fact that differs between nodes: what most nodes have, and each other group with its nodes."""
-
-    key: str
-    label: str
-    majority: Majority
-    odd: list[OddGroup]
-
-
-class SharedFact(TypedDict):
-    key: str
-    label: str
-    value: str
-
-
-class _FleetFindingBase(TypedDict):
-    id: str
-    severity: str
-    title: str
-    fix: str
-    nodes: list[str]
-
-
-class FleetFinding(_FleetFindingBase, total=False):
-    count: int  # len(nodes); always there once `summarize` returns
-
-
-class FleetCounts(TypedDict):
-    nodes: int
-    checked: int
-    ok: int
-    degraded: int
-    fail: int
-    unchecked: int
-
-
-class FleetDocument(TypedDict):
-    """The fleet/1 document (`fleet --json`, `merge --json`)."""
-
-    schema: str
-    mhcdoctor_version: str
-    created: str
-    source: str  # "ray" or "merge"
-    verdict: str
-    counts: FleetCounts
-    nodes: list[NodeRow]
-    differences: list[Difference]
-    shared: list[SharedFact]
-    findings: list[FleetFinding]
 
 
 @dataclass

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib.machinery import PathFinder
 from typing import TYPE_CHECKING, Protocol, TypeAlias, cast
 
-from mhcdoctor.decision import OPS
+from mhcdoctor.documents.vocabulary import OPS
 
 if TYPE_CHECKING:  # torch is imported by the path children only; mypy reads its types
     from torch import Tensor
@@ -60,7 +60,7 @@ class KernelPath(Protocol):
 
     @property
     def ops(self) -> tuple[str, ...]:
-        """The ops it implements (a subset of mhcdoctor.decision.OPS), known without importing its library."""
+        """The ops it implements (a subset of documents.vocabulary.OPS), known without importing its library."""
         ...
 
     @property

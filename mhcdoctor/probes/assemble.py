@@ -10,16 +10,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Literal
 
-from mhcdoctor.facts import (
-    AiterJitFacts,
-    CacheFacts,
-    Device,
-    Facts,
-    FactsError,
-    JsonValue,
-    VllmSelfCheck,
-    from_json,
-)
+from mhcdoctor.documents.vocabulary import JsonValue
+from mhcdoctor.facts import AiterJitFacts, CacheFacts, Device, Facts, FactsError, VllmSelfCheck, from_json
 from mhcdoctor.probes.base import ProbeResult
 from mhcdoctor.probes.devices import DeviceRecord, merge_devices, normalize_bdf, normalize_gfx
 

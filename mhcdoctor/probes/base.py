@@ -11,16 +11,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypedDict
 
 from mhcdoctor.childproc import EVIDENCE_CHARS
-from mhcdoctor.facts import JsonValue
+from mhcdoctor.documents.check import ProbeDocument, Status
+from mhcdoctor.documents.dataclass_json import as_document
+from mhcdoctor.documents.vocabulary import JsonValue
 from mhcdoctor.text import visible, visible_strings
-
-Status = Literal["ok", "missing", "error", "timeout", "crash", "skipped"]
-STATUSES: tuple[str, ...] = ("ok", "missing", "error", "timeout", "crash", "skipped")
 
 
 @dataclass
@@ -41,27 +39,7 @@ class ProbeResult:
         self.data = visible_strings(self.data)  # versions and paths read from METADATA may hold ESC too
 
     def to_dict(self) -> ProbeDocument:
-        return {
-            "name": self.name,
-            "status": self.status,
-            "data": asdict(self)["data"],
-            "evidence": list(self.evidence),
-            "source": self.source,
-            "seconds": self.seconds,
-            "error": self.error,
-        }
-
-
-class ProbeDocument(TypedDict):
-    """A probe's result as JSON (check/1's `probes`); `data` is what the probe found, as the probe wrote it."""
-
-    name: str
-    status: str
-    data: dict[str, JsonValue]
-    evidence: list[str]
-    source: str
-    seconds: float
-    error: str | None
+        return as_document(self, ProbeDocument)
 
 
 # A line of evidence: an output tail already cut to EVIDENCE_CHARS, plus its label ("stdout: ", "traceback ...").

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from mhcdoctor import childproc
-from mhcdoctor.probes.base import ProbeResult, Status
+from mhcdoctor.documents.check import Status
+from mhcdoctor.probes.base import ProbeResult
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.packages import distribution
 from mhcdoctor.probes.rocm import rocm_roots

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from mhcdoctor.facts import JsonValue
+from mhcdoctor.documents.vocabulary import JsonValue
 
 DeviceRecord = dict[str, JsonValue]  # a device as one probe reports it (JSON: it may come from a child's output)
 

@@ -12,7 +12,8 @@ import json
 import re
 
 from mhcdoctor import childproc
-from mhcdoctor.probes.base import ProbeResult, Status, read_text
+from mhcdoctor.documents.check import Status
+from mhcdoctor.probes.base import ProbeResult, read_text
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.devices import DeviceRecord, normalize_bdf
 

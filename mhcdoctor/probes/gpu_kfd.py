@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mhcdoctor.facts import JsonValue
+from mhcdoctor.documents.vocabulary import JsonValue
 from mhcdoctor.probes.base import ProbeResult, read_text
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.devices import DeviceRecord, gfx_from_target_version

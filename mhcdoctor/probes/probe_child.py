@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mhcdoctor.probes.base import ProbeResult, Status, timed
+from mhcdoctor.documents.check import Status
+from mhcdoctor.probes.base import ProbeResult, timed
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.python_child import ChildOutcome, run_child
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mhcdoctor import childproc
 from mhcdoctor.childproc import cut_evidence, signal_name
-from mhcdoctor.probes.base import Status
+from mhcdoctor.documents.check import Status
 from mhcdoctor.probes.context import ProbeContext
 
 

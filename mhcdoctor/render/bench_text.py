@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mhcdoctor.bench import BenchDocument
+from mhcdoctor.documents.bench import BenchDocument
 
 
 def _ms(value: float | None) -> str:

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from mhcdoctor.checkreport import CheckDocument
-from mhcdoctor.decision import OPS, DecisionDocument, FindingDocument, token_scope
-from mhcdoctor.facts import (
+from mhcdoctor.documents.check import (
     AiterDocument,
+    CheckDocument,
     FactsDocument,
-    JsonValue,
     PackageDocument,
+    ProbeDocument,
     TorchDocument,
     VllmDocument,
-    json_object,
 )
+from mhcdoctor.documents.explain import DecisionDocument, FindingDocument
+from mhcdoctor.documents.vocabulary import OPS, JsonValue, token_scope
+from mhcdoctor.facts import json_object
 from mhcdoctor.models import BUILTIN_MODELS
-from mhcdoctor.probes.base import ProbeDocument
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 from mhcdoctor.render.verify_text import render_text as render_verify
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from mhcdoctor.decision import DecisionDocument, FindingDocument, OpDocument, token_scope
-from mhcdoctor.facts import JsonValue, json_object
+from mhcdoctor.documents.explain import DecisionDocument, FindingDocument, OpDocument
+from mhcdoctor.documents.vocabulary import JsonValue, token_scope
+from mhcdoctor.facts import json_object
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 
 _OP_WIDTH = 19

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mhcdoctor.diffing import DiffDocument, ReportAbout
+from mhcdoctor.documents.diff import DiffDocument, ReportAbout
 
 # Values longer than this are shown on lines of their own.
 _INLINE = 40

@@ -12,7 +12,7 @@ from pathlib import Path
 from packaging.version import Version
 
 from mhcdoctor import aiter_releases, known
-from mhcdoctor.decision import OPS
+from mhcdoctor.documents.vocabulary import OPS
 from mhcdoctor.facts import AiterFacts, Facts, PackageFacts, TorchFacts
 from mhcdoctor.models import BUILTIN_MODELS
 from mhcdoctor.rules import decide

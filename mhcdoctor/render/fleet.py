@@ -6,7 +6,7 @@ The text stays one screen plus the differences whatever the fleet's size: node l
 
 from __future__ import annotations
 
-from mhcdoctor.fleet.summary import Difference, FleetDocument, FleetFinding, NodeRow
+from mhcdoctor.documents.fleet import Difference, FleetDocument, FleetFinding, NodeRow
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 
 NAMES_SHOWN = 6  # nodes named per line before "… and N more"

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mhcdoctor.decision import OPS
-from mhcdoctor.render.markdown import _cell, _details, _md  # one Markdown escaping for every report
-from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
-from mhcdoctor.vllmlog.analyse import OP_LABEL
-from mhcdoctor.vllmlog.document import (
+from mhcdoctor.documents.log import (
     FoundDocument,
     LogDocument,
     OpEvidenceDocument,
 )
+from mhcdoctor.documents.vocabulary import OP_LABEL, OPS
+from mhcdoctor.render.markdown import _cell, _details, _md  # one Markdown escaping for every report
+from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 
 _MAX_PROCESS_ROWS = 16
 _MAX_PROOF = 60  # proof lines in Markdown: an issue body stays far below GitHub's 65,536 characters

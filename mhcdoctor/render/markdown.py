@@ -14,9 +14,9 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from mhcdoctor.checkreport import CheckDocument
-from mhcdoctor.decision import OP_SHORT, OPS, DecisionDocument, FindingDocument, OpDocument
-from mhcdoctor.facts import AiterDocument, DeviceDocument, FactsDocument, PackageDocument
+from mhcdoctor.documents.check import AiterDocument, CheckDocument, DeviceDocument, FactsDocument, PackageDocument
+from mhcdoctor.documents.explain import DecisionDocument, FindingDocument, OpDocument
+from mhcdoctor.documents.vocabulary import OP_SHORT, OPS
 from mhcdoctor.render.check_text import render_check, runtime_parts
 from mhcdoctor.render.term import Style
 from mhcdoctor.render.verify_text import render_text as render_verify

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # types only: `check --fast` renders through here and imports no verify module
-    from mhcdoctor.verify import VerifyDocument
-    from mhcdoctor.verify.tolerance import ToleranceDocument
+    from mhcdoctor.documents.verify import ToleranceDocument, VerifyDocument
 
 
 def _num(value: float | None) -> str:

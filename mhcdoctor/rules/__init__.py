@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion
 
-from mhcdoctor.decision import EXPLAIN_SCHEMA, OPS, Decision, Finding, Gate, OpDecision, Verdict, VllmView
+from mhcdoctor.decision import Decision, Finding, Gate, OpDecision, VllmView
+from mhcdoctor.documents.explain import SCHEMA as EXPLAIN_SCHEMA
+from mhcdoctor.documents.vocabulary import OPS, Verdict
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.dispatch import Dispatch, dispatch, preferred_path

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from packaging.version import InvalidVersion, Version
 
 from mhcdoctor import aiter_releases, known
-from mhcdoctor.decision import OPS, Gate, OpDecision
+from mhcdoctor.decision import Gate, OpDecision
+from mhcdoctor.documents.vocabulary import OPS
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.releases import RuleSet

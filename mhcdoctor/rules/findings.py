@@ -15,7 +15,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from mhcdoctor import aiter_releases, known
-from mhcdoctor.decision import Finding, Severity, severity_rank
+from mhcdoctor.decision import Finding
+from mhcdoctor.documents.vocabulary import Severity, severity_rank
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.dispatch import (

@@ -19,21 +19,19 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypedDict
 
 from mhcdoctor import __version__
 from mhcdoctor.clock import created_now
-from mhcdoctor.decision import OPS, ModelDocument
+from mhcdoctor.documents.verify import SCHEMA, VerifyDocument, VerifyRow
+from mhcdoctor.documents.vocabulary import OPS
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.context import ProbeContext
-from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params, ParamsDocument
-from mhcdoctor.verify.rows import CaseRow, PathOutcome
+from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params
+from mhcdoctor.verify.rows import CaseRow
 from mhcdoctor.verify.runner import CHECK, Progress, Ran, count_gpus, run_jobs, unavailable, unavailable_outcome
-from mhcdoctor.verify.tolerance import OutputVerdict, ToleranceDocument
 
-SCHEMA = "mhcdoctor.verify/1"
 # Seconds for each (path, device) child: a cold tilelang JIT plus the stress shapes fit well inside.
 DEFAULT_TIMEOUT = 300.0
 STATUSES = ("pass", "fail", "skip", "error", "timeout")
@@ -44,47 +42,6 @@ NO_GPU = "none"  # the device of the rows when torch sees no GPU and --device di
 FIRST_GPU = "cuda:0"  # --device auto
 # How a path child says it found no GPU (verify/worker.py `_device_problem`).
 _NO_GPU_REASONS = ("no GPU visible to torch", "torch does not import")
-
-
-class VerifyRow(TypedDict):
-    """One (path, op, token count, device): how it ran and how far it was from the oracle."""
-
-    path: str
-    op: str
-    tokens: int
-    hidden: int
-    hc_mult: int
-    device: str
-    status: str  # one of STATUSES
-    max_abs_err: float | None
-    max_rel_err: float | None
-    tolerance: ToleranceDocument | None
-    worst_output: str | None
-    seconds: float
-    kernel_seconds: float | None
-    rows_checked: int | None
-    reason: str | None
-    outputs: list[OutputVerdict]  # per output tensor, from the path's child
-    evidence: list[str]
-    selected: bool | None
-
-
-class VerifyDocument(TypedDict):
-    schema: str
-    mhcdoctor_version: str
-    created: str
-    model: ModelDocument
-    params: ParamsDocument
-    tokens: list[int]
-    stress: bool
-    devices: list[str]
-    selected: dict[str, str] | None
-    paths: list[PathOutcome]  # each (path, device)'s outcome, as the runner reports it
-    results: list[VerifyRow]
-    summary: dict[str, int]
-    problems: list[str]
-    verdict: str
-    seconds: float
 
 
 def resolve_devices(device: str, ctx: ProbeContext, timeout: float) -> tuple[list[str], str | None]:

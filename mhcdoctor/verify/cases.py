@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
+from mhcdoctor.documents.dataclass_json import as_document
+from mhcdoctor.documents.verify import ParamsDocument
 from mhcdoctor.models import ModelConfig
 
 if TYPE_CHECKING:  # torch is imported where the cases run, in the path children
@@ -28,18 +30,6 @@ ZERO_ROW = 3
 FULL_CHECK_TOKENS = 512
 # Small token counts run twice with fresh inputs, so values left over from the first call show in the second.
 REPEAT_BELOW_TOKENS = 64
-
-
-class ParamsDocument(TypedDict):
-    """`Params.to_dict()`: the verify/1 and bench/1 documents' `params`, and what a path child is sent."""
-
-    hidden: int
-    hc_mult: int
-    rms_eps: float
-    hc_pre_eps: float
-    hc_sinkhorn_eps: float
-    hc_post_mult_value: float
-    sinkhorn_repeat: int
 
 
 @dataclass(frozen=True)
@@ -69,15 +59,7 @@ class Params:
         )
 
     def to_dict(self) -> ParamsDocument:
-        return {
-            "hidden": self.hidden,
-            "hc_mult": self.hc_mult,
-            "rms_eps": self.rms_eps,
-            "hc_pre_eps": self.hc_pre_eps,
-            "hc_sinkhorn_eps": self.hc_sinkhorn_eps,
-            "hc_post_mult_value": self.hc_post_mult_value,
-            "sinkhorn_repeat": self.sinkhorn_repeat,
-        }
+        return as_document(self, ParamsDocument)
 
 
 def case_seed(op: str, tokens: int, round_: int, seed: int = 0) -> int:

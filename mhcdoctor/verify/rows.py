@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import TypedDict, TypeGuard
 
+from mhcdoctor.documents.verify import OutputVerdict, ParamsDocument, ToleranceDocument
 from mhcdoctor.userfiles import mismatch
-from mhcdoctor.verify.cases import ParamsDocument
-from mhcdoctor.verify.tolerance import OutputVerdict, ToleranceDocument
 
 # A member's JSON types (type(None) where it may be null) and whether every row has it.
 RowSpec = dict[str, tuple[tuple[type, ...], bool]]
@@ -121,25 +120,6 @@ def is_case_row(row: dict[str, object]) -> TypeGuard[CaseRow]:
         and isinstance(outputs, list)
         and all(is_output_verdict(o) for o in outputs)
     )
-
-
-class _PathOutcomeBase(TypedDict):
-    path: str
-    device: str
-    status: str  # "ran", "unavailable", "error" or "timeout"
-    version: str | None
-    device_name: str | None
-    reason: str | None
-    seconds: float
-    evidence: list[str]
-
-
-class PathOutcome(_PathOutcomeBase, total=False):
-    """What happened to one (path, device) child: verify/1's and bench/1's `paths` entries. Its rows are apart
-    (`Ran.rows`)."""
-
-    notes: list[str]  # when the path loaded: what its adapter said about it
-    load_seconds: float | None
 
 
 class _RequestBase(TypedDict):

@@ -20,10 +20,11 @@ from typing import Generic, TypeGuard, TypeVar
 
 from mhcdoctor import childproc
 from mhcdoctor.childproc import cut_evidence, signal_name
+from mhcdoctor.documents.verify import PathOutcome
 from mhcdoctor.kernels import REGISTRY
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.verify.cases import Params
-from mhcdoctor.verify.rows import CaseRow, PathOutcome, WorkerRequest, is_case_row
+from mhcdoctor.verify.rows import CaseRow, WorkerRequest, is_case_row
 
 Progress = Callable[[str], None]
 _POLL_SECONDS = 0.05

@@ -28,30 +28,13 @@ all-zero token row into NaN.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
+
+from mhcdoctor.documents.dataclass_json import as_document
+from mhcdoctor.documents.verify import OutputVerdict, ToleranceDocument
 
 if TYPE_CHECKING:  # numpy is an extra (`kernels`): check and report read this module's types without it
     import numpy as np
-
-
-class ToleranceDocument(TypedDict):
-    abs: float
-    rel: float
-
-
-class _Verdict(TypedDict):
-    name: str
-    tolerance: ToleranceDocument
-    max_abs_err: float | None  # None when the shapes differ
-    max_rel_err: float | None
-    passed: bool
-
-
-class OutputVerdict(_Verdict, total=False):
-    """One output against the oracle (`compare`): a row's `outputs` in verify/1."""
-
-    reason: str  # when it fails
-    bad_rows: list[int]  # when values are over tolerance: the first 20 token rows that are
 
 
 @dataclass(frozen=True)
@@ -60,7 +43,7 @@ class Tolerance:
     rel: float  # |out - ref| allowed, as a fraction of the largest |ref| in the same token row
 
     def to_dict(self) -> ToleranceDocument:
-        return {"abs": self.abs, "rel": self.rel}
+        return as_document(self, ToleranceDocument)
 
 
 TOLERANCES: dict[str, Tolerance] = {

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, TypedDict
 import numpy as np
 
 from mhcdoctor import oracle
+from mhcdoctor.documents.verify import OutputVerdict, ToleranceDocument
 from mhcdoctor.kernels import OpOutput, OpUnsupported, PathImpl
 from mhcdoctor.verify import cases
 from mhcdoctor.verify.rows import WorkerRequest, is_request
-from mhcdoctor.verify.tolerance import OutputVerdict, ToleranceDocument, compare
+from mhcdoctor.verify.tolerance import compare
 
 if TYPE_CHECKING:  # imported where the cases run
     from torch import Tensor

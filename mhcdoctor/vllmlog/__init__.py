@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
+from mhcdoctor.documents.log import LOG_SCHEMA, LogDocument
 from mhcdoctor.redact import Identity
 from mhcdoctor.vllmlog.analyse import analyse, compare
-from mhcdoctor.vllmlog.document import LOG_SCHEMA, LogDocument
 from mhcdoctor.vllmlog.scan import Scanner
 from mhcdoctor.vllmlog.stream import blocks, open_log
 

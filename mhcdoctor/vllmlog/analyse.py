@@ -5,10 +5,9 @@ prediction against the evidence. Pure: no I/O.
 
 from __future__ import annotations
 
-from mhcdoctor.checkreport import CheckDocument
-from mhcdoctor.decision import OPS, OpDocument, worst_verdict
-from mhcdoctor.vllmlog import formats as F
-from mhcdoctor.vllmlog.document import (
+from mhcdoctor.documents.check import CheckDocument
+from mhcdoctor.documents.explain import OpDocument
+from mhcdoctor.documents.log import (
     LOG_SCHEMA,
     CompileDocument,
     CompilesDocument,
@@ -27,11 +26,12 @@ from mhcdoctor.vllmlog.document import (
     TilelangDocument,
     VersionsDocument,
 )
+from mhcdoctor.documents.vocabulary import OP_LABEL, OPS, worst_verdict
+from mhcdoctor.vllmlog import formats as F
 from mhcdoctor.vllmlog.findings import text_of
 from mhcdoctor.vllmlog.scan import Compile, Evidence, Found, Kept, Scan
 from mhcdoctor.vllmlog.stream import Source
 
-OP_LABEL = {"mhc_pre": "mhc_pre", "mhc_post": "mhc_post", "mhc_fused_post_pre": "fused post+pre", "hc_head": "hc_head"}
 _SEVERITY_VERDICT = {"fail": "fail", "warn": "degraded", "info": "ok"}
 # The built-in models by the name a Hugging Face repo gives them (deepseek-ai/DeepSeek-V4-Flash).
 _MODEL_NAMES = (("v4.1-flash", "deepseek-v4.1-flash"), ("v4-pro", "deepseek-v4-pro"), ("v4-flash", "deepseek-v4-flash"))

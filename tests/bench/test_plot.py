@@ -9,8 +9,8 @@ from typing import Any
 import needs
 import pytest
 
-from mhcdoctor.bench import BenchDocument, BenchResult
 from mhcdoctor.bench import plot as plot_module
+from mhcdoctor.documents.bench import BenchDocument, BenchResult
 from mhcdoctor.errors import InputError
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.verify import cases

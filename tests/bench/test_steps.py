@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mhcdoctor.bench import BenchResult, StepCost, step_costs, step_plan
+from mhcdoctor.bench import step_costs, step_plan
+from mhcdoctor.documents.bench import BenchResult, StepCost
 from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
 
 

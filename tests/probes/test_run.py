@@ -12,8 +12,8 @@ import time
 import fakes
 import pytest
 
+from mhcdoctor.documents.check import STATUSES
 from mhcdoctor.probes import PROBES, facts_from_probes, run_probes
-from mhcdoctor.probes.base import STATUSES
 
 CHILD_PROBES = {"gpu.amdsmi", "gpu.nvml", "gpu.torch", "aiter.import", "tilelang.import"}
 CHILD_PROBES |= {"triton.import", "vllm.import"}

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mhcdoctor.decision import OPS
+from mhcdoctor.documents.vocabulary import OPS
 from mhcdoctor.kernels import PathImpl
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.verify import cases, worker

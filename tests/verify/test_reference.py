@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mhcdoctor import oracle
-from mhcdoctor.decision import OPS
+from mhcdoctor.documents.vocabulary import OPS
 from mhcdoctor.kernels import Op
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.verify import cases

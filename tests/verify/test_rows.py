@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from mhcdoctor.bench.rows import TIMED_SPEC, TimedRow, is_timed_row
+from mhcdoctor.documents.verify import OutputVerdict
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.verify import rows, worker
 from mhcdoctor.verify.cases import Params
 from mhcdoctor.verify.rows import CASE_SPEC, CaseRow, RowSpec, is_case_row, is_output_verdict
-from mhcdoctor.verify.tolerance import OutputVerdict
 
 
 @pytest.mark.parametrize(

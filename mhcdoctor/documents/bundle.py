@@ -1,0 +1,51 @@
+"""A bundle's own documents: its manifest (mhcdoctor.bundle/1, manifest.json) and what redaction replaced
+(mhcdoctor.redactions/1, redactions.json).
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+SCHEMA = "mhcdoctor.bundle/1"
+REDACTIONS_SCHEMA = "mhcdoctor.redactions/1"
+
+
+class ManifestFile(TypedDict):
+    path: str
+    bytes: int
+    sha256: str
+
+
+class Truncation(TypedDict):
+    path: str
+    note: str
+
+
+class BundleManifest(TypedDict):
+    """mhcdoctor.bundle/1 (manifest.json), made in one place: `build_files`."""
+
+    schema: str
+    mhcdoctor_version: str
+    created: str
+    redacted: bool
+    limit_bytes: int
+    files: list[ManifestFile]
+    truncated: list[Truncation]
+
+
+class EnvRedactionsDocument(TypedDict):
+    kept: int
+    dropped: int
+    masked: list[str]
+
+
+# redactions.json of a bundle (mhcdoctor.redactions/1); "with" is a Python keyword, hence the functional form.
+ReplacementDocument = TypedDict("ReplacementDocument", {"kind": str, "with": str, "strings": int})
+
+
+class RedactionsDocument(TypedDict):
+    schema: str
+    redacted: bool
+    rules: list[str]
+    env: EnvRedactionsDocument | None
+    replaced: list[ReplacementDocument]

@@ -1,0 +1,67 @@
+"""The explain/1 document (`explain --json`) and a decision as check/1 carries it in `models`.
+
+`Decision.to_json_dict()` (mhcdoctor.decision) is the one place this JSON is made; it is typed here, not by the
+dataclasses, because it is also read back: from a user's saved report, after redaction, and the text and Markdown
+views render it in that form, so what a user sees and what they paste are the same data.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+from mhcdoctor.documents.vocabulary import JsonValue
+
+SCHEMA = "mhcdoctor.explain/1"
+
+# What a gate tests, where a finding must know it: "package": whether vLLM finds or imports the path's package
+# (has_tilelang(), find_spec('aiter'), layers/mhc.py's `import tilelang`); "aiter-api": vLLM 0.30+'s probe of
+# aiter's API (mhc_pre's norm arguments, mhc_fused_post_pre). None: any other test.
+GateKind = Literal["package", "aiter-api"]
+
+
+class GateDocument(TypedDict):
+    path: str
+    gate: str
+    observed: JsonValue
+    passed: bool
+    text: str
+    kind: GateKind | None
+
+
+class OpDocument(TypedDict):
+    path: str
+    why: list[GateDocument]
+    preferred: str | None
+
+
+class FindingDocument(TypedDict):
+    id: str
+    severity: str
+    title: str
+    detail: str
+    fix: str
+    refs: list[str]
+    ops: list[str]
+    from_tokens: int | None
+
+
+class ModelDocument(TypedDict):
+    name: str | None
+    hidden_size: int
+    hc_mult: int
+
+
+class DecisionDocument(TypedDict):
+    model: ModelDocument
+    facts: dict[str, JsonValue]  # facts.rules_view: the facts the rules read, and what was made of vLLM
+    rules: str
+    rules_note: str | None
+    ops: dict[str, OpDocument]
+    fused_post_pre: bool
+    findings: list[FindingDocument]
+    verdict: str
+    sources: dict[str, str]
+
+
+class ExplainDocument(DecisionDocument):
+    schema: str

@@ -1,0 +1,98 @@
+"""The fleet/1 document (`fleet --json`, `merge --json`): many nodes' check/1 reports summarised."""
+
+from __future__ import annotations
+
+from typing import Literal, TypedDict
+
+SCHEMA = "mhcdoctor.fleet/1"
+
+
+# A node's status: `checked` has a report; every other status means no report, and the node counts as fail.
+NodeStatus = Literal["checked", "timeout", "lost", "not-installed", "error", "unreadable"]
+
+
+class _VerifyRunBase(TypedDict):
+    gpu: str | None  # the GPU ids Ray gave the task, comma-separated
+    verdict: str
+    status: str  # "checked", "lost", "timeout" or "error"
+    error: str | None
+
+
+class VerifyRun(_VerifyRunBase, total=False):
+    """fleet --verify: one GPU's verify on a node."""
+
+    not_pass: list[str]  # when it ran: "path op" of each row that did not pass
+
+
+class NodeRow(TypedDict):
+    name: str
+    status: str  # a NodeStatus
+    verdict: str
+    error: str | None
+    seconds: float | None
+    source: str | None
+    host: str | None
+    findings: list[str]  # the ids of its findings
+    verify: list[VerifyRun]
+
+
+class Majority(TypedDict):
+    value: str
+    count: int
+
+
+class OddGroup(TypedDict):
+    value: str
+    count: int
+    nodes: list[str]
+
+
+class Difference(TypedDict):
+    """A fact that differs between nodes: what most nodes have, and each other group with its nodes."""
+
+    key: str
+    label: str
+    majority: Majority
+    odd: list[OddGroup]
+
+
+class SharedFact(TypedDict):
+    key: str
+    label: str
+    value: str
+
+
+class _FleetFindingBase(TypedDict):
+    id: str
+    severity: str
+    title: str
+    fix: str
+    nodes: list[str]
+
+
+class FleetFinding(_FleetFindingBase, total=False):
+    count: int  # len(nodes); always there once `summarize` returns
+
+
+class FleetCounts(TypedDict):
+    nodes: int
+    checked: int
+    ok: int
+    degraded: int
+    fail: int
+    unchecked: int
+
+
+class FleetDocument(TypedDict):
+    """The fleet/1 document (`fleet --json`, `merge --json`)."""
+
+    schema: str
+    mhcdoctor_version: str
+    created: str
+    source: str  # "ray" or "merge"
+    verdict: str
+    counts: FleetCounts
+    nodes: list[NodeRow]
+    differences: list[Difference]
+    shared: list[SharedFact]
+    findings: list[FleetFinding]

@@ -1,0 +1,18 @@
+"""A model config as `models --json` lists it and bench/1 carries it."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+
+class ModelConfigDocument(TypedDict):
+    """`ModelConfig.to_dict()`: `models --json`'s entries and bench/1's `model`."""
+
+    name: str | None
+    hidden_size: int
+    hc_mult: int
+    hc_sinkhorn_iters: int
+    hc_eps: float
+    rms_norm_eps: float
+    num_layers: int | None
+    note: str | None

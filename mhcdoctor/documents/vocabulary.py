@@ -1,0 +1,63 @@
+"""What every document shares: the ops, the paths, severities and verdicts with their order, and the exit statuses."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from enum import IntEnum
+from typing import Literal, TypeAlias
+
+# A JSON value as the documents carry it (explain's `facts` part is one, projected from the facts' dataclasses);
+# read-only containers, so that a dict[str, bool] is one.
+JsonValue: TypeAlias = str | int | float | bool | None | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
+
+# The four mHC ops, in the order every view lists them (the one list: renderers, verify, bench and fleet use it).
+OPS: tuple[str, ...] = ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
+OP_SHORT: dict[str, str] = {"mhc_pre": "pre", "mhc_post": "post", "mhc_fused_post_pre": "fused", "hc_head": "head"}
+# How the log views name the ops (log/1's text and Markdown).
+OP_LABEL = {"mhc_pre": "mhc_pre", "mhc_post": "mhc_post", "mhc_fused_post_pre": "fused post+pre", "hc_head": "hc_head"}
+
+# xpu: vllm-xpu-kernels' ops (torch.ops._xpu_C); cpu: the ops of vLLM's CPU build (torch.ops._C.*_fused_cpu).
+PathName = Literal["aiter", "tilelang", "triton", "torch", "xpu", "cpu", "unavailable"]
+Severity = Literal["info", "warn", "fail"]
+Verdict = Literal["ok", "degraded", "fail"]
+
+# Least to most severe: the one ranking of severities and the one of verdicts.
+SEVERITIES: tuple[Severity, ...] = ("info", "warn", "fail")
+VERDICTS: tuple[Verdict, ...] = ("ok", "degraded", "fail")
+SEVERITY_RANK: dict[str, int] = {s: i for i, s in enumerate(SEVERITIES)}
+VERDICT_RANK: dict[str, int] = {v: i for i, v in enumerate(VERDICTS)}
+
+
+class ExitStatus(IntEnum):
+    """Every exit status of every command, in one place (as httpie's ExitStatus)."""
+
+    OK = 0
+    DEGRADED = 1
+    BAD_INPUT = 2  # a usage error or input that cannot be read: one line on stderr
+    FAIL = 3
+    INTERNAL_ERROR = 4  # a bug in mhcdoctor itself, kept apart from the verdicts and bad input
+    ABORTED = 130  # Ctrl-C
+
+
+VERDICT_EXIT: dict[str, ExitStatus] = {"ok": ExitStatus.OK, "degraded": ExitStatus.DEGRADED, "fail": ExitStatus.FAIL}
+
+
+def worst_verdict(verdicts: Iterable[str]) -> str:
+    """The worst of `verdicts` ("ok" when there are none; a verdict not known ranks as "ok")."""
+    return max(verdicts, key=lambda v: VERDICT_RANK.get(v, 0), default="ok")
+
+
+def severity_rank(severity: str) -> int:
+    """A severity's rank, least severe 0 (a severity not known ranks as info)."""
+    return SEVERITY_RANK.get(severity, 0)
+
+
+# Token counts from here on are prefill in practice (decode batches stay well below).
+PREFILL_FROM = 512
+
+
+def token_scope(tokens: int | None) -> str:
+    """ "from 1024 tokens: prefill" (a call that large is a prompt being read); "" where any count shows it."""
+    if tokens is None:
+        return ""
+    return f"from {tokens} tokens" + (": prefill" if tokens >= PREFILL_FROM else "")
