@@ -92,7 +92,7 @@ def build_check(
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "mode": "fast" if ctx.fast else "full",
         "seconds": round(time.perf_counter() - start, 3),
-        "host": _host(),
+        "host": _host(ctx),
         "env": relevant_env(ctx.env),
         "facts": facts.to_dict(),
         "probes": [r.to_dict() for r in results],
@@ -112,7 +112,9 @@ def merge_findings(per_model: Iterable[list[FindingDocument]]) -> list[FindingDo
     return sorted(seen.values(), key=lambda f: -severity_rank(f["severity"]))
 
 
-def _host() -> dict[str, str]:
+def _host(ctx: ProbeContext) -> dict[str, str]:
+    """This machine, and the interpreter whose environment was probed (`--python`; else the doctor's own)."""
+
     def safe(fn: Callable[[], object]) -> str:
         try:
             return str(fn())
@@ -122,8 +124,8 @@ def _host() -> dict[str, str]:
     return {
         "hostname": safe(socket.gethostname),
         "user": safe(getpass.getuser),
-        "python": sys.executable,
-        "python_version": platform.python_version(),
+        "python": ctx.python,
+        "python_version": ctx.python_version,
         "os": safe(platform.platform),
         "cwd": safe(os.getcwd),
-    }
+    } | ({} if ctx.python == sys.executable else {"doctor_python": sys.executable})

@@ -23,6 +23,7 @@ from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import USER_PATH
 from mhcdoctor.models import ModelConfig, ModelConfigDocument
 from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.text import plural
 from mhcdoctor.verify import resolve_devices, resolve_paths, user_kernels_context
 from mhcdoctor.verify.cases import Params, ParamsDocument
 from mhcdoctor.verify.rows import PathOutcome
@@ -185,7 +186,8 @@ def run_bench(
         if skipped is not None:
             outcomes.append(Ran(skipped))
             continue
-        say(f"timing {name} on {dev} ({len(counts)} token counts at hidden {model.hidden_size}; kernels JIT first)")
+        sizes = f"{plural(len(counts), 'token count')} at hidden {model.hidden_size}"
+        say(f"timing {name} on {dev} ({sizes}; kernels JIT first)")
         outcomes += run_jobs([(name, dev)], list(OPS), counts, params, ctx, timeout, say, task)
     device_name = next((o.outcome["device_name"] for o in outcomes if o.outcome["device_name"]), None)
     peak = _peak(device_name, dev, params, ctx, timeout, say, options or {})
@@ -208,7 +210,7 @@ def run_bench(
         "paths": [o.outcome for o in outcomes],
         "results": results,
         "step": step_costs(results, plan, selected, [t for t in counts if t in DECODE_TOKENS]),
-        "verdict": _verdict(results),
+        "verdict": _verdict(results, selected),
         "seconds": round(time.perf_counter() - start, 3),
     }
     if plan is None:
@@ -318,8 +320,14 @@ def _cost(
     return {"ms": sum(plan[op] * times[(path, op, batch)] for op, path in ops.items()), "ops": ops}
 
 
-def _verdict(results: list[BenchResult]) -> str:
-    """ok: everything timed was right; degraded: some path computed wrong or failed; fail: nothing was timed."""
+def _verdict(results: list[BenchResult], selected: dict[str, str] | None) -> str:
+    """As verify judges wrong numbers: fail when a path the rules select (vLLM's op or this project's), or the
+    user's --kernel, computes wrong (every path counts as selected when the selection is not known) or when nothing
+    was timed; degraded when another path computes wrong or a path did not finish; else ok."""
     if not any(r["status"] == "pass" for r in results):
         return "fail"
+    for r in results:
+        chosen = selected.get(r["op"]) if selected is not None else None
+        if r["status"] == "fail" and (selected is None or r["path"] in (USER_PATH, chosen, f"vllm:{chosen}")):
+            return "fail"
     return "degraded" if any(r["status"] in ("fail", "error", "timeout") for r in results) else "ok"

@@ -21,6 +21,7 @@ from mhcdoctor.commands.options import (
     model_from_options,
     model_options,
     python_option,
+    refuse_together,
     timeout_option,
 )
 from mhcdoctor.facts import Facts
@@ -87,7 +88,12 @@ Rules per vLLM release: docs/rules.md; findings and their fixes: docs/findings.m
 )
 @click.option("--rocm", default=None, metavar="VERSION", help="What if the ROCm version were this.")
 @click.option(
-    "--from", "from_path", default=None, metavar="REPORT.json", help="Take the facts from a saved check --json."
+    "--from",
+    "from_paths",
+    multiple=True,
+    metavar="REPORT",
+    help="Take the facts from a saved report: check --json or report --json, a report --bundle, or a saved "
+    "report's Markdown.",
 )
 @click.option("--deep", is_flag=True, help="Also import tilelang and aiter (child processes) to see whether they load.")
 @python_option
@@ -106,7 +112,7 @@ def command(
     tilelang: str | None,
     vllm: str | None,
     rocm: str | None,
-    from_path: str | None,
+    from_paths: tuple[str, ...],
     deep: bool,
     python: str | None,
     as_json: bool,
@@ -114,6 +120,12 @@ def command(
     fail_on: str | None,
 ) -> int:
     """Which path vLLM takes for each mHC op, every gate on the way, and what will go wrong."""
+    if len(from_paths) > 1:
+        raise click.UsageError(f"--from takes one report, not {len(from_paths)} (mhcdoctor diff compares two)")
+    from_path = from_paths[0] if from_paths else None
+    why = "--from takes every fact from the report, and these probe this machine"
+    refuse_together({"--from": from_path, "--deep": deep}, why)
+    refuse_together({"--from": from_path, "--python": python}, why)
     config = model_from_options(model, config_path, hidden, hc_mult)
     whatif = WhatIf(platform, arch, aiter, aiter_fix, tilelang, vllm, rocm)
     probe = probe_facts(deep, timeout, python)

@@ -17,6 +17,7 @@ from mhcdoctor.commands.options import (
     json_option,
     model_args,
     model_options,
+    refuse_together,
     timeout_option_with,
 )
 from mhcdoctor.fleet.files import BUNDLE_ROOT, bundle_files
@@ -67,6 +68,8 @@ def command(
     """One check per node of a Ray cluster, pinned to it, all in parallel; the summary names the nodes that differ.
     Exit code: the worst node's verdict; a node that could not be checked counts as fail."""
     from mhcdoctor.fleet.ray_runner import default_address, run_fleet
+
+    refuse_together({"--json": as_json, "--markdown": markdown})
 
     node_model_args = model_args(model, config_path, hidden, hc_mult)
     check_args = ["report", "--json", "--timeout", f"{min(20.0, timeout):g}", *node_model_args]

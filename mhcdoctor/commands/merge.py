@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from mhcdoctor.commands.fleet import emit
-from mhcdoctor.commands.options import fail_on_option, json_option
+from mhcdoctor.commands.options import fail_on_option, json_option, refuse_together
 from mhcdoctor.fleet.files import load_nodes, report_files
 from mhcdoctor.fleet.summary import summarize
 
@@ -27,6 +27,7 @@ def command(
 ) -> int:
     """Merge saved reports (`report --json`, `--bundle` files or saved Markdown; a folder: all of them) into one
     fleet summary. Each node is named after its file."""
+    refuse_together({"--json": as_json, "--markdown": markdown})
     files = report_files(list(inputs))
     nodes = load_nodes(files)
     summary = summarize(nodes, source="merge")

@@ -140,6 +140,13 @@ def kernels_from_options(specs: tuple[str, ...]) -> dict[str, str] | None:
     return kernels or None
 
 
+def refuse_together(given: dict[str, object], why: str = "") -> None:
+    """Bad input when more than one of these options (flag -> value) is given: no option silently wins."""
+    named = [flag for flag, value in given.items() if value not in (None, False, ())]
+    if len(named) > 1:
+        raise click.UsageError(f"{' and '.join(named)} cannot be given together" + (f": {why}" if why else ""))
+
+
 def exit_code(verdict: str, fail_on: str | None) -> int:
     """The exit code for a verdict (0 ok, 1 degraded, 3 fail), narrowed by --fail-on."""
     code = VERDICT_EXIT[verdict]

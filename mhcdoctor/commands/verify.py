@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from mhcdoctor.commands.options import (
@@ -22,6 +24,7 @@ from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.render.json_view import render_json
+from mhcdoctor.render.term import Style
 from mhcdoctor.render.verify_text import render_text
 from mhcdoctor.rules import decide
 from mhcdoctor.verify import DEFAULT_TIMEOUT, run_verify
@@ -75,5 +78,5 @@ def command(
         selected=lambda: _selected_paths(cfg),
         kernels=user,
     )
-    click.echo(render_json(doc) if as_json else render_text(doc))
+    click.echo(render_json(doc) if as_json else render_text(doc, Style.for_stream(sys.stdout)))
     return exit_code(doc["verdict"], fail_on)

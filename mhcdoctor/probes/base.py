@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -87,6 +88,7 @@ class ProbeContext:
 
     root: Path = Path("/")  # prefix for /sys, /proc, /opt/rocm, /usr/local/cuda
     python: str = sys.executable  # the interpreter children run in
+    python_version: str = field(default_factory=platform.python_version)  # that interpreter's
     search_path: list[str] = field(default_factory=lambda: list(sys.path))  # where packages are looked up
     timeout: float = 20.0  # seconds for each child
     fast: bool = False  # no imports, no GPU initialisation

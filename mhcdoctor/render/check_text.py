@@ -31,7 +31,7 @@ def render_check(doc: CheckDocument, style: Style, verbose: bool = False) -> str
     mode = doc["mode"]
     head = f"mhcdoctor {doc['mhcdoctor_version']} {style.dash()} check ({mode}, {doc['seconds']:.2f} s)"
     lines += [style.bold(head), ""]
-    lines += _machine(facts, style, doc["models"])
+    lines += _machine(facts, style, doc["models"], doc["host"])
     lines += [""] + _models(doc["models"], style)
     findings = doc["findings"]
     if findings:
@@ -45,7 +45,12 @@ def render_check(doc: CheckDocument, style: Style, verbose: bool = False) -> str
     return "\n".join(lines) + "\n"
 
 
-def _machine(facts: FactsDocument, style: Style, models: list[DecisionDocument] | None = None) -> list[str]:
+def _machine(
+    facts: FactsDocument,
+    style: Style,
+    models: list[DecisionDocument] | None = None,
+    host: dict[str, str] | None = None,
+) -> list[str]:
     rows: list[tuple[str, str, str]] = []
     devices = facts["devices"]
     if devices:
@@ -61,6 +66,8 @@ def _machine(facts: FactsDocument, style: Style, models: list[DecisionDocument] 
     else:
         rows.append(("fail", "GPU", "no GPU visible (AMD, NVIDIA or Intel)"))
     rows.append(("info", "platform", _runtime_line(facts)))
+    if host and host.get("python"):  # the environment probed: vLLM's (--python), or the doctor's own
+        rows.append(("info", "Python", f"{host.get('python_version', '?')} ({host['python']})"))
     rows.append(_torch_row(facts["torch"]))
     for key, comp in (("nvcc", facts["nvcc"]), ("hipcc", facts["hipcc"])):
         if comp["found"]:

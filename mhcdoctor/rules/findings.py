@@ -251,13 +251,18 @@ def _kernel_api_gone(ctx: FindingContext) -> bool:
 
 def _pin_text(ctx: FindingContext) -> str:
     parts = [f"{name} {installed} (vLLM pins {name}{spec})" for name, spec, installed in pin_differences(ctx.facts)]
-    text = f"vLLM {ctx.facts.vllm.version or ''} was built and tested against other versions: " + "; ".join(parts)
+    text = f"{_named('vLLM', ctx.facts.vllm.version)} was built and tested against other versions: " + "; ".join(parts)
     if _kernel_api_gone(ctx):
         text += (
             f". tilelang before {TILELANG_KERNEL_API_SINCE} has no T.pdl_sync/T.pdl_trigger, which vLLM's tilelang "
             f"mHC kernels call: {ctx.ops_text('tilelang')} fail when they are compiled"
         )
     return text + "."
+
+
+def _named(name: str, version: str | None) -> str:
+    """`vLLM 0.34.0`, or `vLLM` alone when the version is unknown (never a double space)."""
+    return f"{name} {version}" if version else name
 
 
 def _import_error(error: str | None) -> str:
@@ -579,7 +584,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         summary="The GPUs are found in sysfs, /proc or NVML, but torch.cuda.device_count() is 0 (full check).",
         when=_torch_sees_no_gpu,
         detail=lambda c: (
-            f"The {c.facts.platform} GPUs are there, but torch {c.facts.torch.version or ''} counts none, so vLLM "
+            f"The {c.facts.platform} GPUs are there, but {_named('torch', c.facts.torch.version)} counts none, so vLLM "
             "cannot start on them. Usual causes: a driver older than torch's "
             f"{'CUDA' if c.facts.platform == 'cuda' else 'ROCm'} runtime needs, CUDA_VISIBLE_DEVICES / "
             "HIP_VISIBLE_DEVICES hiding every GPU, or no access to /dev/nvidia* or /dev/kfd in a container."
@@ -635,9 +640,9 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         "or a vLLM built against another torch): vLLM runs nothing (full check and explain --deep).",
         when=lambda c: c.facts.vllm.present is True and c.facts.vllm.imports is False,
         detail=lambda c: (
-            f"`import vllm` fails: {_import_error(c.facts.vllm.import_error)}. vLLM "
-            f"{c.facts.vllm.version or ''} cannot start, so no mHC op runs; the paths shown are what it would "
-            "run once it imports."
+            f"`import vllm` fails: {_import_error(c.facts.vllm.import_error)}. "
+            f"{_named('vLLM', c.facts.vllm.version)} cannot start, so no mHC op runs; the paths shown are what it "
+            "would run once it imports."
         ),
         fix="pip check  # names what vLLM lacks; reinstall it with its requirements: "
         "pip install \"vllm==$(pip show vllm | sed -n 's/^Version: //p')\"",
@@ -682,8 +687,8 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         "fail when vLLM selects the aiter path (its find_spec accepts any `aiter`), warn on ROCm otherwise.",
         when=_impostor,
         detail=lambda c: (
-            f"`aiter` comes from {c.facts.aiter.distribution or 'another distribution'} "
-            f"{c.facts.aiter.version or ''}, not amd-aiter. vLLM tests only find_spec('aiter'), so it "
+            f"`aiter` comes from {_named(c.facts.aiter.distribution or 'another distribution', c.facts.aiter.version)}"
+            ", not amd-aiter. vLLM tests only find_spec('aiter'), so it "
             + (f"calls aiter for {c.ops_text('aiter')} and fails there." if c.ops_on("aiter") else "may select it.")
         ),
         fix=AITER_BUILD,
@@ -719,7 +724,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         when=_aiter_no_mhc,
         detail=lambda c: (
             f"aiter {c.facts.aiter.version or '(version unknown)'} has no aiter/ops/mhc.py (aiter's mHC ops "
-            f"arrived in {aiter_releases.MHC_OPS_SINCE}). vLLM {c.vllm_version or ''} tests only "
+            f"arrived in {aiter_releases.MHC_OPS_SINCE}). {_named('vLLM', c.vllm_version)} tests only "
             f"find_spec('aiter') and the arch, so it sends {c.ops_text('aiter')} to aiter; `from aiter.ops.mhc "
             "import ...` then raises ModuleNotFoundError at the first forward."
             + (
@@ -742,7 +747,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         "chip-info helpers) stops the model from being built.",
         when=_aiter_import_breaks_vllm,
         detail=lambda c: (
-            f"`import aiter` raises {c.facts.aiter.import_error}. vLLM {c.vllm_version or ''}'s layers/mhc.py "
+            f"`import aiter` raises {c.facts.aiter.import_error}. {_named('vLLM', c.vllm_version)}'s layers/mhc.py "
             "calls _aiter_mhc_op_accepts_norm() when it is imported, and that catches only AttributeError, "
             f"ImportError, TypeError and ValueError, so the {escaping_exception(c.facts.aiter.import_error)} "
             "escapes: layers/mhc.py does not import and no mHC op runs, whatever path the trace shows."
@@ -758,7 +763,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         summary="The aiter path runs mhc_pre and the installed aiter lacks the race fix (aiter #3033).",
         when=lambda c: _genuine_on_aiter(c) and c.facts.aiter.sqrsum_fix == "absent",
         detail=lambda c: (
-            f"aiter {c.facts.aiter.version or ''} stores row sums from lanes 16–63 into other warps' "
+            f"{_named('aiter', c.facts.aiter.version)} stores row sums from lanes 16–63 into other warps' "
             "rows, so the RMS factor is wrong once more than 16 tokens run "
             f"({', '.join(c.sqrsum_ops_on_aiter())} on aiter). "
             "Fixed by aiter #3033 (commit b639cb6), in v0.1.14-rc0 and later; vLLM never checks the version."
@@ -805,8 +810,8 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         detail=lambda c: (
             f"vLLM {c.vllm_version or '0.29'} passes norm_weight/norm_eps to aiter.ops.mhc.mhc_pre "
             f"(aiter {aiter_releases.NORM_ARGS_SINCE}+) and imports mhc_fused_post_pre "
-            f"({aiter_releases.FUSED_SINCE}+); aiter "
-            f"{c.facts.aiter.version or ''} lacks them, so {c.ops_text('aiter')} raise at the first call."
+            f"({aiter_releases.FUSED_SINCE}+); "
+            f"{_named('aiter', c.facts.aiter.version)} lacks them, so {c.ops_text('aiter')} raise at the first call."
         ),
         fix="Build aiter 0.1.16 or later: " + AITER_BUILD + "  (or pip install 'vllm>=0.30', which falls back)",
         refs=(PR + "52737", AITER),
@@ -819,7 +824,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         summary="vLLM 0.30+ found no mhc_fused_post_pre, or no norm_weight/norm_eps on mhc_pre, and fell back.",
         when=_aiter_fallback_for_api,
         detail=lambda c: (
-            f"aiter {c.facts.aiter.version or ''} lacks mhc_fused_post_pre (0.1.16+) or the norm "
+            f"{_named('aiter', c.facts.aiter.version)} lacks mhc_fused_post_pre (0.1.16+) or the norm "
             "arguments of mhc_pre (0.1.15+), so those ops run on tilelang or torch while the rest stays on aiter."
         ),
         fix="Build aiter 0.1.16 or later: " + AITER_BUILD,
@@ -885,7 +890,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         summary="A find_spec-only release (0.20–0.22, 0.28+) selects tilelang that fails to import.",
         when=_tilelang_selected_broken,
         detail=lambda c: (
-            f"has_tilelang() only asks find_spec, so vLLM {c.vllm_version or ''} sends "
+            f"has_tilelang() only asks find_spec, so {_named('vLLM', c.vllm_version)} sends "
             f"{c.ops_text('tilelang')} to tilelang, whose import fails: "
             f"{c.facts.tilelang.import_error or 'see the tilelang.import probe'}."
         ),

@@ -28,6 +28,7 @@ from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.text import plural
 from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params, ParamsDocument
 from mhcdoctor.verify.rows import CaseRow, PathOutcome
 from mhcdoctor.verify.runner import CHECK, Progress, Ran, count_gpus, run_jobs, unavailable, unavailable_outcome
@@ -193,7 +194,7 @@ def run_verify(
         say(
             f"running {', '.join(sorted({n for n, _ in requests}))} on {', '.join(devices)}"
             f"{' if torch sees a GPU' if devices == [FIRST_GPU] and device.strip().lower() in ('auto', '') else ''} "
-            f"({len(counts)} token count{'s' if len(counts) != 1 else ''} at hidden {model.hidden_size})"
+            f"({plural(len(counts), 'token count')} at hidden {model.hidden_size})"
         )
         ran = run_jobs(requests, list(OPS), counts, params, ctx, timeout, say, CHECK, seed)
         outcomes += ran
@@ -276,7 +277,7 @@ def _verdict(results: list[VerifyRow], selected: dict[str, str] | None) -> tuple
     for r in results:
         if r["status"] not in BAD:
             continue
-        line = f"{r['path']} {r['op']} at {r['tokens']} tokens on {r['device']}: {r['status']}: {r['reason']}"
+        line = f"{r['path']} {r['op']} at {plural(r['tokens'], 'token')} on {r['device']}: {r['status']}: {r['reason']}"
         if selected is None or r["selected"]:
             verdict = "fail"
             problems.append(line)

@@ -22,6 +22,7 @@ from mhcdoctor import childproc
 from mhcdoctor.childproc import cut_evidence, signal_name
 from mhcdoctor.kernels import REGISTRY
 from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.text import plural
 from mhcdoctor.verify.cases import Params
 from mhcdoctor.verify.rows import CaseRow, PathOutcome, WorkerRequest, is_case_row
 
@@ -282,7 +283,7 @@ def _outcome(job: Job, timeout: float, task: Task[R]) -> Ran[R]:
                     "tokens": count,
                     "status": "skip",
                     "reason": f"not reached: the {job.path} child {why}"
-                    + (f" during {in_flight[0]} at {in_flight[1]} tokens" if in_flight else ""),
+                    + (f" during {in_flight[0]} at {plural(in_flight[1], 'token')}" if in_flight else ""),
                     "evidence": evidence if in_flight is None else [],
                     "seconds": 0.0,
                 }
