@@ -18,14 +18,14 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypedDict
 
 from mhcdoctor import __version__
 from mhcdoctor.decision import OPS, ModelDocument
 from mhcdoctor.errors import InputError
-from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH
+from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH, ops_of
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.text import plural
@@ -188,6 +188,8 @@ def run_verify(
                 requests.append((name, dev))
             else:
                 outcomes.append(Ran(skipped))
+    if not requests and device.strip().lower() in ("auto", ""):
+        devices = []  # auto stands for the GPU a path child finds: no child started, so no device was used
     pool = ThreadPoolExecutor(max_workers=1)
     chosen = pool.submit(selected if callable(selected) else lambda: selected)
     if requests:
@@ -206,7 +208,7 @@ def run_verify(
     pool.shutdown()
     order = {name: i for i, name in enumerate(names)}
     outcomes.sort(key=lambda o: (order[o.outcome["path"]], o.outcome["device"]))
-    results = [_row(o, row, params, picked) for o in outcomes for row in _rows_of(o, counts)]
+    results = [_row(o, row, params, picked) for o in outcomes for row in _rows_of(o, counts, ctx.env)]
     verdict, problems = _verdict(results, picked)
     return {
         "schema": SCHEMA,
@@ -234,13 +236,14 @@ def _no_gpu_seen(ran: list[Ran[CaseRow]]) -> bool:
     )
 
 
-def _rows_of(ran: Ran[CaseRow], counts: list[int]) -> list[CaseRow]:
+def _rows_of(ran: Ran[CaseRow], counts: list[int], env: Mapping[str, str]) -> list[CaseRow]:
+    """A path's rows: those it ran, or for a path not started one skip row per op it runs."""
     outcome = ran.outcome
     if outcome["status"] != "unavailable":
         return ran.rows
     return [
         {"op": op, "tokens": t, "status": "skip", "reason": outcome["reason"], "seconds": 0.0}
-        for op in REGISTRY[outcome["path"]].ops
+        for op in ops_of(outcome["path"], env)
         for t in counts
     ]
 

@@ -20,9 +20,9 @@ from typing import Generic, TypeGuard, TypeVar
 
 from mhcdoctor import childproc
 from mhcdoctor.childproc import cut_evidence, signal_name
-from mhcdoctor.kernels import REGISTRY
+from mhcdoctor.kernels import REGISTRY, ops_of
 from mhcdoctor.probes.base import ProbeContext
-from mhcdoctor.text import plural
+from mhcdoctor.text import plural, visible
 from mhcdoctor.verify.cases import Params
 from mhcdoctor.verify.rows import CaseRow, PathOutcome, WorkerRequest, is_case_row
 
@@ -115,7 +115,7 @@ def run_jobs(
             for index, (path, device) in enumerate(requests):
                 folder = tmp / f"job{index}"
                 folder.mkdir()
-                wanted = [op for op in ops if op in REGISTRY[path].ops]
+                wanted = [op for op in ops if op in ops_of(path, ctx.env)]
                 job = Job(path, device, wanted, tokens, folder / "events", folder)
                 _start(job, params, ctx, str(tmp), seed, task)
                 jobs.append(job)
@@ -255,13 +255,14 @@ def _outcome(job: Job, timeout: float, task: Task[R]) -> Ran[R]:
         why = f"did not finish within {timeout:g} s"
         status = "timeout"
     elif code is not None and code < 0:
-        why = f"the child crashed ({signal_name(-code)})"
+        why = f"crashed ({signal_name(-code)})"
         status = "error"
     else:
-        why = f"the child exited with code {code} before finishing"
+        last = _last_error(stderr)  # e.g. "ModuleNotFoundError: No module named 'numpy'": what the user must fix
+        why = f"exited with code {code} before finishing" + (f": {last}" if last else "")
         status = "error"
     if outcome["reason"] is None:
-        outcome["reason"] = why
+        outcome["reason"] = f"the child {why}"
     outcome["status"] = status
     for op in job.ops:
         for count in job.tokens:
@@ -273,7 +274,7 @@ def _outcome(job: Job, timeout: float, task: Task[R]) -> Ran[R]:
                     "op": op,
                     "tokens": count,
                     "status": status,
-                    "reason": f"{why} while running this case",
+                    "reason": f"the child {why} while running this case",
                     "evidence": evidence,
                     "seconds": seconds,
                 }
@@ -290,6 +291,14 @@ def _outcome(job: Job, timeout: float, task: Task[R]) -> Ran[R]:
             if task.is_row(stub):  # every task's rows have a stub's members (verify.rows.BASE_SPEC)
                 rows.append(stub)
     return Ran(outcome, rows)
+
+
+def _last_error(stderr: str) -> str | None:
+    """The exception a Python child died of: the last line of its traceback (`ModuleNotFoundError: No module ...`)."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    if not lines or not any(line.startswith("Traceback (most recent call last)") for line in lines):
+        return None
+    return visible(lines[-1])[:300]
 
 
 def count_gpus(ctx: ProbeContext, timeout: float) -> tuple[int, str | None]:

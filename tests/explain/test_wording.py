@@ -1,4 +1,4 @@
-"""What a new user reads: no doubled words or spaces, no `1 tokens`, a model named once, help that says what it takes."""
+"""What a new user reads: no doubled spaces, a model named once, help that says what it takes."""
 
 from __future__ import annotations
 

@@ -223,3 +223,60 @@ def test_vllm_ops_are_their_own_rows_and_a_wrong_one_fails(tmp_path: Path) -> No
         3,
         {("vllm:tilelang", "mhc_post"): "fail", ("vllm:torch", "mhc_pre"): "pass", ("vllm:torch", "mhc_post"): "pass"},
     )
+
+
+def _python_without(tmp_path: Path, *missing: str) -> Path:
+    """An interpreter that sees this environment's packages except `missing` (as after `pip install . torch`)."""
+    import site as site_module
+
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    for folder in site_module.getsitepackages():
+        for entry in Path(folder).iterdir():
+            top = entry.name.split("-")[0].split(".")[0].lower()
+            if top not in missing and not (seen / entry.name).exists():
+                (seen / entry.name).symlink_to(entry)
+    python = tmp_path / "python"
+    repo = HERE.parents[1]
+    python.write_text(f'#!/bin/sh\nPYTHONPATH="{repo}:{seen}" exec "{sys.executable}" -S "$@"\n')
+    python.chmod(0o755)
+    return python
+
+
+def test_without_numpy_each_path_says_which_module_is_missing_and_how_to_install_it(tmp_path: Path) -> None:
+    python = _python_without(tmp_path, "numpy")
+    args = [str(python), "-m", "mhcdoctor", "verify", *SMALL, "--path", "torch", "--tokens", "1"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert "torch         (all)" in proc.stdout
+    assert (
+        "numpy is not installed (No module named 'numpy' on the search path); pip install 'mhcdoctor[verify]' "
+        "installs torch and numpy" in proc.stdout
+    )
+    assert "not reached" not in proc.stdout
+
+
+def test_a_child_that_dies_on_an_import_says_what_it_died_of(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "numpy").mkdir(parents=True)
+    (site / "numpy" / "__init__.py").write_text("raise ImportError('numpy is broken here')\n")
+    proc = verify(*SMALL, "--path", "torch", "--tokens", "1", "--json", site=site)
+    doc = json.loads(proc.stdout)
+    reasons = {r["reason"] for r in doc["results"]}
+    assert reasons == {
+        "not reached: the torch child exited with code 1 before finishing: ImportError: numpy is broken here"
+    }
+
+
+def test_a_user_kernel_for_one_op_has_rows_for_that_op_only(tmp_path: Path) -> None:
+    python = _python_without(tmp_path, "numpy")
+    args = [str(python), "-m", "mhcdoctor", "verify", *SMALL, "--kernel", "mhc_post=mykernels:post", "--json"]
+    doc = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path).stdout)
+    assert {(r["path"], r["op"]) for r in doc["results"]} == {("user", "mhc_post")}
+
+
+def test_a_venv_without_torch_names_no_gpu_in_the_header(tmp_path: Path) -> None:
+    python = _python_without(tmp_path, "torch")
+    args = [str(python), "-m", "mhcdoctor", "verify", "--hidden", "256", "--tokens", "1"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    header = proc.stdout.splitlines()[0]
+    assert header.endswith("on no device: nothing ran") and "cuda:0" not in proc.stdout
