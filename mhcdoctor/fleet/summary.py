@@ -4,8 +4,9 @@ Pure: no I/O. The summary holds, in this order: the fleet verdict (the worst nod
 checked counts as fail), the facts that differ between nodes with the odd nodes named (the largest group of
 nodes is "the others"), the facts every checked node shares, once, and the findings grouped by id with the nodes
 that raised each. Only the facts that decide the mHC path or its correctness are compared (GPU arch and count,
-driver, ROCm/CUDA, torch, the Python version, aiter and its sqrsum fix, tilelang, triton, vLLM, the path per op, the verdict): the
-full per-node detail stays in each node's report, and `mhcdoctor diff` compares two of them field by field.
+driver, ROCm/CUDA, torch, the Python version, aiter and its sqrsum fix, tilelang, triton, vLLM, the path per op,
+the verdict): the full per-node detail stays in each node's report, and `mhcdoctor diff` compares two of them
+field by field.
 """
 
 from __future__ import annotations
