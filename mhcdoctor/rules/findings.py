@@ -466,6 +466,15 @@ def _build_mismatch(ctx: FindingContext) -> str | None:
     )
 
 
+# vLLM's build per platform, as the fixes name it (https://docs.vllm.ai/en/latest/getting_started/installation/):
+# PyPI's wheel is the CUDA build; CPU, ROCm and XPU have builds of their own.
+_VLLM_BUILDS = {
+    "cuda": "vLLM's CUDA build (pip install vllm)",
+    "cpu": "vLLM's CPU build (0.30+, e.g. vllm-0.34.0+cpu from vLLM's releases; PyPI's vllm is the CUDA build)",
+    "rocm": "vLLM's ROCm build (AMD's vLLM image or a +rocm wheel)",
+    "xpu": "vLLM's XPU build",
+}
+
 # --- the catalogue -------------------------------------------------------------------------------------------------
 
 CATALOGUE: tuple[FindingSpec, ...] = (
@@ -482,8 +491,8 @@ CATALOGUE: tuple[FindingSpec, ...] = (
             "('cpu' in its version), so it builds no model; the CUDA build also lacks the CPU mHC ops "
             "(hc_pre_fused_cpu & co.)."
         ),
-        fix="Run on a ROCm, CUDA or Intel XPU machine; or serve on CPU with vLLM's CPU build (0.30+, e.g. "
-        "vllm-0.34.0+cpu from vLLM's releases); replay: mhcdoctor explain --platform cpu --vllm 0.34.0+cpu",
+        fix=f"Run on a ROCm, CUDA or Intel XPU machine; or serve on CPU with {_VLLM_BUILDS['cpu']}; replay: "
+        "mhcdoctor explain --platform cpu --vllm 0.34.0+cpu",
         refs=(PR + "41946", "https://github.com/vllm-project/vllm/blob/main/vllm/platforms/__init__.py"),
     ),
     FindingSpec(
@@ -525,8 +534,8 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         "vLLM's platform here is another GPU platform: its compiled ops do not fit.",
         when=lambda c: _build_mismatch(c) is not None,
         detail=lambda c: f"{_build_mismatch(c)}.",
-        fix="pip uninstall -y vllm, then install the build for this machine (ROCm: AMD's vLLM image or a +rocm "
-        "wheel; XPU: vLLM's XPU build; CUDA: pip install vllm)",
+        fix="pip uninstall -y vllm, then install the build for this machine (ROCm: "
+        f"{_VLLM_BUILDS['rocm']}; XPU: {_VLLM_BUILDS['xpu']}; CUDA: {_VLLM_BUILDS['cuda']})",
         refs=("https://docs.vllm.ai/en/latest/getting_started/installation/",),
     ),
     FindingSpec(
@@ -629,7 +638,13 @@ CATALOGUE: tuple[FindingSpec, ...] = (
             f"No vLLM was found, so this is what the newest known release ({NEWEST.first}–"
             f"{NEWEST.last}) would run; ask about another with --vllm VERSION."
         ),
-        fix="pip install vllm  # or ask about a release without it: mhcdoctor explain --vllm 0.25.1",
+        fix="Install the vLLM build for this machine (CUDA: pip install vllm; CPU, ROCm, XPU: their own builds); "
+        "or ask about a release without it: mhcdoctor explain --vllm 0.25.1",
+        # the same build no-gpu and vllm-build-mismatch name: PyPI's `vllm` is the CUDA build
+        fix_for=lambda c: (
+            f"Install {_VLLM_BUILDS.get(c.facts.platform, _VLLM_BUILDS['cuda'])}; or ask about a "
+            "release without it: mhcdoctor explain --vllm 0.25.1"
+        ),
         refs=(PR + "52737",),
     ),
     FindingSpec(

@@ -31,3 +31,11 @@ def test_explain_help_says_from_reads_every_kind_of_saved_report() -> None:
 def test_the_models_table_has_no_trailing_spaces() -> None:
     lines = doctor.run("models").stdout.splitlines()
     assert len(lines) > 3 and [line for line in lines if line != line.rstrip()] == []
+
+
+def test_without_gpu_or_vllm_both_fixes_name_the_cpu_build(run_cli) -> None:
+    """PyPI's vllm is the CUDA build: telling a CPU-only machine to `pip install vllm` contradicts no-gpu."""
+    doc = run_cli("explain", "--json").json()
+    fixes = {f["id"]: f["fix"] for f in doc["findings"]}
+    assert "vLLM's CPU build (0.30+" in fixes["no-gpu"] and "vLLM's CPU build (0.30+" in fixes["vllm-not-installed"]
+    assert "pip install vllm" not in fixes["vllm-not-installed"]
