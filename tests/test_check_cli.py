@@ -254,3 +254,13 @@ def test_a_report_of_another_interpreter_names_it_and_its_version(machine):
     assert (doc["host"]["python"], doc["host"]["python_version"]) == (str(machine.python), asked)
     assert doc["host"]["doctor_python"] == sys.executable
     assert f"Python    {asked} ({machine.python})" in machine.check("--fast").stdout
+
+
+def test_the_impostor_shows_why_its_mhc_ops_fail_and_is_never_called_an_old_aiter(machine):
+    fakes.impostor_aiter(machine.site)
+    verbose = machine.check("-v").stdout
+    probe = verbose.split("aiter.import", 1)[1]
+    assert "from aiter.ops import mhc: ModuleNotFoundError: No module named 'aiter.ops'" in probe
+    replay = machine.run("explain", "--platform", "rocm", "--arch", "gfx942").stdout
+    assert "aiter before" not in replay and "Build aiter 0.1.16" not in replay
+    assert "the installed `aiter` is not AMD's aiter and has no aiter.ops.mhc" in replay

@@ -282,6 +282,9 @@ def aiter_api_gate(f: Facts, feature: str) -> Gate:
     if f.aiter.imports is False:
         text = "aiter fails to import, so vLLM's probe of aiter.ops.mhc fails"
         return Gate("aiter", gate, False, False, text, kind="aiter-api")
+    if f.aiter.genuine is False:  # PyPI's `aiter` has no version of AMD's to be "before"
+        text = "the installed `aiter` is not AMD's aiter and has no aiter.ops.mhc, so vLLM's probe of it fails"
+        return Gate("aiter", gate, False, False, text, kind="aiter-api")
     if value is None:
         return Gate("aiter", gate, None, False, _unknown(f"whether {yes.split(' and ')[-1]}"), kind="aiter-api")
     return Gate("aiter", gate, value, value, yes if value else no, kind="aiter-api")

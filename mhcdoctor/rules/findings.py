@@ -306,7 +306,7 @@ def _torch_fallback_fix(ctx: FindingContext) -> str:
         # tilelang mHC is off on this arch (gfx942, gfx1250): only aiter offers a kernel here
         if aiter is None:
             continue
-        if aiter.kind == "package":
+        if aiter.kind == "package" or ctx.facts.aiter.genuine is False:  # the impostor is no aiter to upgrade
             return "Build AMD's aiter (tilelang mHC is off on this GPU): " + AITER_BUILD
         if aiter.kind == "aiter-api":
             return f"Build aiter {aiter_releases.FUSED_SINCE} or later (this one lacks the API vLLM probes for): " + (
