@@ -233,3 +233,9 @@ def test_as_root_the_summary_and_redactions_json_say_the_user_was_replaced(tmp_p
     replaced = json.loads(_members(bundle)["redactions.json"])["replaced"]
     assert any(r["kind"] == "user" and r["with"].startswith("user-") for r in replaced)
     assert json.loads(_members(bundle)["report.json"])["host"]["user"].startswith("user-")
+
+
+def test_redactions_json_follows_its_published_schema(user_report):
+    _, _, bundle = user_report
+    schema = json.loads((SCHEMAS / "redactions.schema.json").read_text())
+    jsonschema.validate(json.loads(_members(bundle)["redactions.json"]), schema)
