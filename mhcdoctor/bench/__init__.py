@@ -24,7 +24,7 @@ from mhcdoctor.kernels import USER_PATH
 from mhcdoctor.models import ModelConfig, ModelConfigDocument
 from mhcdoctor.probes.base import ProbeContext
 from mhcdoctor.text import plural
-from mhcdoctor.verify import resolve_devices, resolve_paths, user_kernels_context
+from mhcdoctor.verify import check_fits, resolve_devices, resolve_paths, user_kernels_context
 from mhcdoctor.verify.cases import Params, ParamsDocument
 from mhcdoctor.verify.rows import PathOutcome
 from mhcdoctor.verify.runner import Progress, Ran, Task, run_jobs, unavailable
@@ -173,6 +173,7 @@ def run_bench(
     if not devices:
         raise InputError(f"nothing to time: {no_device}")
     dev = devices[0]
+    check_fits(model, counts, devices, ctx)
     names = resolve_paths(paths, peers=True)
     if kernels:
         names.append(USER_PATH)

@@ -72,7 +72,7 @@ def tokens_from_option(value: str | None) -> list[int] | None:
     if value is None:
         return None
     try:
-        counts = [int(part) for part in value.split(",") if part.strip()]
+        counts = [int(part) for part in value.split(",")]  # an empty part (1,,7) is a typo, not nothing
     except ValueError:
         raise InputError(f"--tokens takes comma-separated positive integers, not {value!r}") from None
     if not counts or any(c < 1 for c in counts):

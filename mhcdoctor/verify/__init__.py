@@ -16,6 +16,7 @@ import dataclasses
 import datetime as _dt
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -27,9 +28,10 @@ from mhcdoctor.decision import OPS, ModelDocument
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH, ops_of
 from mhcdoctor.models import ModelConfig
-from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.probes import facts_from_probes, run_probes
+from mhcdoctor.probes.base import ProbeContext, read_text
 from mhcdoctor.text import plural
-from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params, ParamsDocument
+from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params, ParamsDocument, least_bytes
 from mhcdoctor.verify.rows import CaseRow, PathOutcome
 from mhcdoctor.verify.runner import CHECK, Progress, Ran, count_gpus, run_jobs, unavailable, unavailable_outcome
 from mhcdoctor.verify.tolerance import OutputVerdict, ToleranceDocument
@@ -123,6 +125,38 @@ def resolve_devices(device: str, ctx: ProbeContext, timeout: float) -> tuple[lis
     return [], why + "; --device cpu runs the paths on the CPU"
 
 
+def check_fits(model: ModelConfig, counts: list[int], devices: list[str], ctx: ProbeContext) -> None:
+    """InputError when the largest case cannot fit in the memory of the device it runs on (the CPU: MemAvailable;
+    a GPU: its memory where a file probe read it), so that a size typo is one line, not a child allocating until the
+    kernel kills it."""
+    need = least_bytes(max(counts), model.hidden_size, model.hc_mult)
+    for device in devices:
+        have, where = _memory(device, ctx)
+        if have is not None and need > have:
+            raise InputError(
+                f"{plural(max(counts), 'token')} at hidden {model.hidden_size}, hc_mult {model.hc_mult} need at least "
+                f"{_size(need)} on {device}, which has {_size(have)} ({where}); give fewer --tokens or a smaller model"
+            )
+
+
+def _memory(device: str, ctx: ProbeContext) -> tuple[int | None, str]:
+    if device == "cpu":
+        text = read_text(ctx.path("/proc/meminfo")) or ""
+        found = re.search(r"^MemAvailable:\s+(\d+) kB", text, re.MULTILINE)
+        return (int(found.group(1)) * 1024 if found else None), "MemAvailable in /proc/meminfo"
+    index = int(device.split(":", 1)[1]) if ":" in device and device.split(":", 1)[1].isdigit() else 0
+    facts = facts_from_probes(run_probes(dataclasses.replace(ctx, fast=True)))
+    memory = next((d.memory_bytes for d in facts.devices or [] if d.index == index), None)
+    return memory, f"GPU {index}'s memory"
+
+
+def _size(value: int) -> str:
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if value >= size:
+            return f"{value / size:.1f} {unit}"
+    return f"{value} B"
+
+
 def resolve_paths(paths: list[str] | None, peers: bool = False) -> list[str]:
     """--path names, or by default every path (those run on request only with `peers`)."""
     if not paths:
@@ -175,6 +209,7 @@ def run_verify(
         names.append(USER_PATH)
         ctx = user_kernels_context(ctx, kernels)
     devices, no_device = resolve_devices(device, ctx, min(timeout, 60.0))
+    check_fits(model, counts, devices, ctx)
     params = Params.from_model(model)
     start = time.perf_counter()
     outcomes: list[Ran[CaseRow]] = []

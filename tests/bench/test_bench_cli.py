@@ -86,6 +86,7 @@ def test_the_text_table_says_cpu_timing_and_the_cost_per_step() -> None:
     ("args", "message"),
     [
         (["--device", "all"], "bench times one device at a time"),
+        (["--tokens", "99999999999", "--device", "cpu"], "need at least 43008.0 TB on cpu, which has"),
         (["--kernel", "mhc_post"], "--kernel takes OP=MODULE:FUNC"),
         (["--plot", "/nonexistent-folder/x.png"], "does not exist"),
     ],

@@ -39,3 +39,9 @@ def test_without_gpu_or_vllm_both_fixes_name_the_cpu_build(run_cli) -> None:
     fixes = {f["id"]: f["fix"] for f in doc["findings"]}
     assert "vLLM's CPU build (0.30+" in fixes["no-gpu"] and "vLLM's CPU build (0.30+" in fixes["vllm-not-installed"]
     assert "pip install vllm" not in fixes["vllm-not-installed"]
+
+
+def test_an_arch_no_gpu_has_is_refused(run_cli) -> None:
+    result = run_cli("explain", "--arch", "gfx9999")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert "--arch 'gfx9999' is no GPU arch known to mhcdoctor" in result.stderr

@@ -148,6 +148,13 @@ def test_each_spelling_of_a_gpu_is_checked_against_what_torch_sees(
     "args, message",
     [
         (["--tokens", "0"], "--tokens takes comma-separated positive integers"),
+        (["--tokens", "1,,7"], "--tokens takes comma-separated positive integers, not '1,,7'"),
+        # sizes that would make the child allocate until the kernel kills it: refused with the bytes needed
+        (["--tokens", "99999999999", "--device", "cpu"], "99999999999 tokens at hidden 7168, hc_mult 4 need at least "),
+        (
+            ["--hc-mult", "1000", "--device", "cpu"],
+            "80 tokens at hidden 7168, hc_mult 1000 need at least 57.5 TB on cpu",
+        ),
         (["--device", "gpu0"], "--device must be auto, all, cpu, N or cuda:N"),
         (["--model", "deepseek-v9"], "unknown model"),
     ],
