@@ -95,7 +95,7 @@ def build_facts(whatif: WhatIf, base: Callable[[], Facts]) -> Facts:
     facts = base()
     platform = whatif.platform or _platform_of_arch(whatif.arch)
     if platform is not None and platform != facts.platform:
-        _forget_platform(facts)
+        _forget_platform(facts, "--platform" if whatif.platform else "--arch")
         facts.set("platform", platform, "user:--platform" if whatif.platform else "user:--arch")
     elif platform is not None:
         facts.sources["platform"] = "user:--platform" if whatif.platform else facts.sources.get("platform", "")
@@ -111,6 +111,8 @@ def build_facts(whatif: WhatIf, base: Callable[[], Facts]) -> Facts:
         _set_package(facts, "tilelang", whatif.tilelang)
     if whatif.vllm is not None:
         _set_package(facts, "vllm", whatif.vllm)
+    if whatif.platform == "cpu" and facts.vllm.version is None:  # rules.dispatch.vllm_platform takes it so
+        facts.sources["vllm.build"] = ASSUMED + "--platform"  # its CPU build, as --platform xpu takes torch's XPU build
     return facts
 
 
@@ -184,8 +186,13 @@ def _platform_of_arch(arch: str | None) -> str | None:
     return "rocm" if arch.lower().startswith("gfx") else "cuda"
 
 
-def _forget_platform(facts: Facts) -> None:
-    """The probed machine's platform facts describe another machine now: make them unknown."""
+# How the header names the dropped facts (DecisionDocument.sources marks each "assumed:<option>").
+ASSUMED = "assumed:"
+
+
+def _forget_platform(facts: Facts, option: str) -> None:
+    """The probed machine's platform facts describe another machine now: make them unknown, marked as such, so that
+    the view can say what the what-if assumes (an unknown fact raises no finding by itself)."""
     facts.devices = None
     facts.arch = None
     facts.rocm_version = facts.cuda_driver_version = facts.nvidia_driver = None
@@ -195,6 +202,7 @@ def _forget_platform(facts: Facts) -> None:
     for key in list(facts.sources):
         if key.startswith(_PLATFORM_BOUND):
             del facts.sources[key]
+    facts.sources.update(dict.fromkeys(_PLATFORM_BOUND, ASSUMED + option))
 
 
 def _set_aiter(facts: Facts, value: str) -> None:
