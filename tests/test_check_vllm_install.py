@@ -97,3 +97,17 @@ def test_a_relative_python_path_reaches_the_import_children(machine):
     relative = str(machine.python.relative_to(machine.tmp))
     proc = doctor.run("check", "--json", "--python", relative, env=machine.env(), cwd=machine.tmp)
     assert json.loads(proc.stdout)["facts"]["vllm"]["import_error"] == "ModuleNotFoundError: No module named 'torch'"
+
+
+def test_a_no_deps_vllm_without_its_requirements_is_no_plain_tick_in_a_fast_check(machine):
+    """`pip install --no-deps vllm==0.34.0`: its Requires-Dist (torch, tilelang) is in METADATA, readable by --fast;
+    `check --fast --fail-on fail` is the image gate the playbook recommends, so a vLLM that cannot import fails it."""
+    fakes.nvidia_proc(machine.root)
+    fakes.library(machine.site, "vllm", "0.34.0", requires=PINS_034)
+    doc, proc = machine.check_json("--fast", "--fail-on", "fail")
+    finding = next(f for f in doc["findings"] if f["id"] == "vllm-pin-mismatch")
+    assert finding["severity"] == "fail" and proc.returncode == 3
+    assert "torch not installed (vLLM pins torch==2.14.0)" in finding["detail"]
+    assert "tilelang not installed (vLLM pins tilelang==0.1.12)" in finding["detail"]
+    vllm_row = next(line for line in machine.check("--fast").stdout.splitlines() if " vLLM " in line)
+    assert "✓" not in vllm_row and "its Requires-Dist is not met" in vllm_row

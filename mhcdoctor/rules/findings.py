@@ -223,35 +223,54 @@ def _aiter_import_breaks_vllm(ctx: FindingContext) -> bool:
 TILELANG_KERNEL_API_SINCE = Version("0.1.8")
 
 
+NOT_INSTALLED = "not installed"
+
+
 def _installed_version(facts: Facts, name: str) -> str | None:
+    """The installed version of a library vLLM pins; NOT_INSTALLED when the probes found none (`pip install
+    --no-deps vllm`); None when unknown."""
     if name == "amd-aiter":
         return facts.aiter.version if facts.aiter.genuine is not False else None
     package = {"torch": facts.torch, "tilelang": facts.tilelang, "triton": facts.triton}.get(name)
-    return package.version if package is not None and package.present is not False else None
+    if package is not None and package.present is False:
+        return NOT_INSTALLED
+    return package.version if package is not None else None
 
 
 def pin_differences(facts: Facts) -> list[tuple[str, str, str]]:
-    """(name, vLLM's specifier, installed version) for each pinned library installed at a version the pin excludes."""
+    """(name, vLLM's specifier, installed version or NOT_INSTALLED) for each library vLLM's Requires-Dist pins that
+    is missing or installed at a version the pin excludes."""
     out = []
     for name, spec in (facts.vllm_pins or {}).items():
         installed = _installed_version(facts, name)
         try:
-            if installed and not SpecifierSet(spec).contains(installed, prereleases=True):
+            if installed == NOT_INSTALLED or (
+                installed and not SpecifierSet(spec).contains(installed, prereleases=True)
+            ):
                 out.append((name, spec, installed))
         except (InvalidSpecifier, InvalidVersion):
             continue
     return out
 
 
+def _torch_missing(ctx: FindingContext) -> bool:
+    """vLLM requires torch and it is not installed: `import vllm` fails (seen without importing, e.g. by --fast)."""
+    return any(name == "torch" and installed == NOT_INSTALLED for name, _, installed in pin_differences(ctx.facts))
+
+
 def _kernel_api_gone(ctx: FindingContext) -> bool:
     """The installed tilelang predates an API vLLM's tilelang mHC kernels call, and an op runs on them."""
-    version = next((Version(v) for n, _, v in pin_differences(ctx.facts) if n == "tilelang"), None)
+    version = next(
+        (Version(v) for n, _, v in pin_differences(ctx.facts) if n == "tilelang" and v != NOT_INSTALLED), None
+    )
     return version is not None and version < TILELANG_KERNEL_API_SINCE and bool(ctx.ops_on("tilelang"))
 
 
 def _pin_text(ctx: FindingContext) -> str:
     parts = [f"{name} {installed} (vLLM pins {name}{spec})" for name, spec, installed in pin_differences(ctx.facts)]
     text = f"{_named('vLLM', ctx.facts.vllm.version)} was built and tested against other versions: " + "; ".join(parts)
+    if _torch_missing(ctx):
+        text += ". Without torch, `import vllm` fails: vLLM cannot start"
     if _kernel_api_gone(ctx):
         text += (
             f". tilelang before {TILELANG_KERNEL_API_SINCE} has no T.pdl_sync/T.pdl_trigger, which vLLM's tilelang "
@@ -666,11 +685,11 @@ CATALOGUE: tuple[FindingSpec, ...] = (
     ),
     FindingSpec(
         id="vllm-pin-mismatch",
-        severity=lambda c: "fail" if _kernel_api_gone(c) else "warn",
-        title="Libraries installed at versions vLLM does not pin",
+        severity=lambda c: "fail" if _kernel_api_gone(c) or _torch_missing(c) else "warn",
+        title="Libraries vLLM pins are missing or at other versions",
         summary="The installed vLLM's Requires-Dist pins torch, tilelang or triton to versions other than those "
-        "installed (read from its METADATA, no import); fail where the installed tilelang lacks an API vLLM's "
-        "tilelang mHC kernels call.",
+        "installed, or they are not installed (`pip install --no-deps vllm`; read from its METADATA, no import); "
+        "fail where torch is missing or the installed tilelang lacks an API vLLM's tilelang mHC kernels call.",
         when=lambda c: bool(pin_differences(c.facts)),
         detail=_pin_text,
         fix="pip install \"vllm==$(pip show vllm | sed -n 's/^Version: //p')\"  # reinstalls what it pins",
