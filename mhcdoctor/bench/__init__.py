@@ -9,7 +9,6 @@ bandwidth, the fraction of peak and the cost per decode step.
 from __future__ import annotations
 
 import datetime as _dt
-import sys
 import time
 from collections.abc import Mapping
 from typing import TypedDict
@@ -23,6 +22,7 @@ from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import USER_PATH
 from mhcdoctor.models import ModelConfig, ModelConfigDocument
 from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.progress import StderrProgress
 from mhcdoctor.text import plural
 from mhcdoctor.verify import check_fits, resolve_devices, resolve_paths, user_kernels_context
 from mhcdoctor.verify.cases import Params, ParamsDocument
@@ -161,7 +161,8 @@ def run_bench(
     `options` go to the timer (warmup, repeats, budget_s, copy_bytes).
     """
     ctx = ctx or ProbeContext()
-    say = progress or (lambda text: print(f"mhcdoctor bench: {text}", file=sys.stderr, flush=True))
+    printer = StderrProgress("mhcdoctor bench")
+    say = progress or printer
     if model.hc_mult < 1 or model.hidden_size < 1:
         raise InputError("hidden size and hc_mult must be positive")
     counts = sorted(set(tokens or (*DECODE_TOKENS, *PREFILL_TOKENS)))
@@ -192,6 +193,7 @@ def run_bench(
         outcomes += run_jobs([(name, dev)], list(OPS), counts, params, ctx, timeout, say, task)
     device_name = next((o.outcome["device_name"] for o in outcomes if o.outcome["device_name"]), None)
     peak = _peak(device_name, dev, params, ctx, timeout, say, options or {})
+    printer.close()  # the status line a terminal showed ends before the results
     results = [_result(o.outcome, row, params, peak) for o in outcomes for row in o.rows]
     plan = step_plan(model, bool(fused))
     model_doc = model.to_dict()

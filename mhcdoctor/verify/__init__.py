@@ -17,7 +17,6 @@ import datetime as _dt
 import json
 import os
 import re
-import sys
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +29,7 @@ from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH, ops_of
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes
 from mhcdoctor.probes.base import ProbeContext, read_text
+from mhcdoctor.progress import StderrProgress
 from mhcdoctor.text import plural
 from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params, ParamsDocument, least_bytes
 from mhcdoctor.verify.rows import CaseRow, PathOutcome
@@ -198,7 +198,8 @@ def run_verify(
     It may be a function returning that map: it then runs on a thread while the paths run.
     """
     ctx = ctx or ProbeContext()
-    say = progress or (lambda text: print(f"mhcdoctor verify: {text}", file=sys.stderr, flush=True))
+    printer = StderrProgress("mhcdoctor verify")
+    say = progress or printer
     if model.hc_mult < 1 or model.hidden_size < 1:
         raise InputError("hidden size and hc_mult must be positive")
     counts = sorted(set(tokens or DEFAULT_TOKENS) | (set(STRESS_TOKENS) if stress else set()))
@@ -234,6 +235,7 @@ def run_verify(
             f"({plural(len(counts), 'token count')} at hidden {model.hidden_size})"
         )
         ran = run_jobs(requests, list(OPS), counts, params, ctx, timeout, say, CHECK, seed)
+        printer.close()  # the status line a terminal showed ends before the results
         outcomes += ran
         if device.strip().lower() in ("auto", "") and _no_gpu_seen(ran):
             devices = []

@@ -22,6 +22,7 @@ from mhcdoctor import childproc
 from mhcdoctor.childproc import cut_evidence, signal_name
 from mhcdoctor.kernels import REGISTRY, ops_of
 from mhcdoctor.probes.base import ProbeContext
+from mhcdoctor.progress import Step
 from mhcdoctor.text import plural, visible
 from mhcdoctor.verify.cases import Params
 from mhcdoctor.verify.rows import CaseRow, PathOutcome, WorkerRequest, is_case_row
@@ -68,6 +69,7 @@ class Job:
     events: list[Event] = field(default_factory=list)
     ended: str | None = None  # None while running; "exit", "timeout"
     seconds: float = 0.0
+    started_cases: int = 0  # "start" events read so far (progress)
 
 
 def unavailable(path: str, device: str, ctx: ProbeContext) -> PathOutcome | None:
@@ -188,6 +190,13 @@ def _read_events(job: Job, progress: Progress) -> None:
         job.events.append(event)
         if event.get("event") == "progress":
             progress(f"{job.path} on {job.device}: {event.get('text')}")
+        elif event.get("event") == "start":  # each case as it begins: long CPU runs are never silent
+            job.started_cases += 1
+            total = len(job.ops) * len(job.tokens)
+            tokens = event.get("tokens")
+            size = plural(tokens, "token") if isinstance(tokens, int) else "?"
+            text = f"{job.path} on {job.device}: {event.get('op')} at {size} ({job.started_cases} of {total})"
+            progress(Step(text, job.started_cases - 1, total))
 
 
 def _text(value: object) -> str | None:

@@ -287,3 +287,31 @@ def test_a_venv_without_torch_names_no_gpu_in_the_header(tmp_path: Path) -> None
     proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     header = proc.stdout.splitlines()[0]
     assert header.endswith("on no device: nothing ran") and "cuda:0" not in proc.stdout
+
+
+def test_each_case_is_progress_on_stderr_and_a_terminal_gets_a_bar_never_stdout(tmp_path: Path) -> None:
+    """Long CPU runs are never silent: every (path, op, size) shows as it starts, on stderr only, so --json's stdout
+    stays one document; on a terminal one status line is redrawn with a bar."""
+    import pty
+
+    leader, follower = pty.openpty()
+    args = [sys.executable, "-m", "mhcdoctor", "verify", *SMALL, "--path", "torch", "--tokens", "1,7", "--json"]
+    env = {**os.environ, "TERM": "xterm", "PYTHONPATH": str(HERE.parents[1])}
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=follower, env=env, cwd=tmp_path)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    stdout, _ = proc.communicate(timeout=120)
+    terminal = b"".join(chunks).decode()
+    assert json.loads(stdout)["verdict"] == "ok"  # stdout: the one JSON document, nothing else
+    assert "\r\x1b[Kmhcdoctor verify: [" in terminal
+    assert "torch on cpu: hc_head at 7 tokens (8 of 8)" in terminal
+    assert "torch on cpu: mhc_pre at 1 token (1 of 8)" in verify(*SMALL, "--path", "torch", "--tokens", "1,7").stderr
