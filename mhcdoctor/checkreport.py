@@ -28,7 +28,7 @@ from mhcdoctor import __version__
 from mhcdoctor.decision import DecisionDocument, FindingDocument, severity_rank, worst_verdict
 from mhcdoctor.facts import FactsDocument
 from mhcdoctor.models import ModelConfig
-from mhcdoctor.probes import facts_from_probes, run_probes, vllm_selfcheck
+from mhcdoctor.probes import PROBES, facts_from_probes, run_probes, vllm_selfcheck
 from mhcdoctor.probes.base import ProbeContext, ProbeDocument, guarded
 from mhcdoctor.redact import relevant_env
 from mhcdoctor.rules import decide
@@ -73,8 +73,12 @@ def build_check(
     sizes = list(dict.fromkeys((m.hidden_size, m.hc_mult) for m in models))
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="selfcheck") as pool:  # vLLM imports slowly: meanwhile
         selfcheck = pool.submit(guarded, vllm_selfcheck.NAME, partial(vllm_selfcheck.probe, ctx, sizes))
-        results = run_probes(ctx)
-        results.append(selfcheck.result())
+        # one vLLM child, not two: the self-check's first step is the import the vllm.import probe would run
+        results = run_probes(ctx, skip={vllm_selfcheck.IMPORT_NAME})
+        checked = selfcheck.result()
+        at = [*PROBES].index(vllm_selfcheck.IMPORT_NAME)  # results stay in PROBES order
+        results.insert(at, vllm_selfcheck.import_result(checked))
+        results.append(checked)
     facts = facts_from_probes(results)
     model_docs = [decide(facts, model).to_json_dict() for model in models]
     if verify and models:

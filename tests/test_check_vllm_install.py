@@ -111,3 +111,27 @@ def test_a_no_deps_vllm_without_its_requirements_is_no_plain_tick_in_a_fast_chec
     assert "tilelang not installed (vLLM pins tilelang==0.1.12)" in finding["detail"]
     vllm_row = next(line for line in machine.check("--fast").stdout.splitlines() if " vLLM " in line)
     assert "✓" not in vllm_row and "its Requires-Dist is not met" in vllm_row
+
+
+def test_a_full_check_imports_vllm_in_one_child_and_still_reports_the_import(machine):
+    """Importing a real vLLM costs about 10 s of CPU: the self-check's child imports it once for both probes."""
+    imports = machine.tmp / "vllm-imports"
+    folder = fakes.vllm(machine.site, "0.34.0+cpu")
+    init = folder / "__init__.py"
+    init.write_text(f"open({str(imports)!r}, 'a').write('imported\\n')\n" + init.read_text())
+    doc, _ = machine.check_json()
+    assert imports.read_text().count("imported") == 1
+    probes = {p["name"]: p for p in doc["probes"]}
+    assert (probes["vllm.import"]["status"], probes["vllm.import"]["data"]["version"]) == ("ok", "0.34.0+cpu")
+    assert probes["vllm.selfcheck"]["data"]["platform"] == "CpuPlatform"
+    assert doc["facts"]["vllm"]["imports"] is True
+    names = [p["name"] for p in doc["probes"]]
+    assert names.index("vllm.import") < names.index("vllm_xpu_kernels")  # in the probes' own order
+
+
+def test_a_vllm_that_does_not_import_fails_the_import_probe_from_the_one_child(machine):
+    fakes.library(machine.site, "vllm", "0.34.0", init=NO_TORCH)
+    doc, _ = machine.check_json()
+    probes = {p["name"]: p for p in doc["probes"]}
+    assert probes["vllm.import"]["status"] == "error"
+    assert probes["vllm.import"]["error"] == "ModuleNotFoundError: No module named 'torch'"
