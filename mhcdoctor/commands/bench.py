@@ -41,7 +41,7 @@ def _rules(model: ModelConfig) -> tuple[dict[str, str] | None, bool]:
 
 @click.command("bench")
 @model_options
-@tokens_option("1,8,64,256 and 4096,16384")
+@tokens_option("1,8,64,256 and 4096,16384; on the CPU 1,8,64,256")
 @paths_option("Time only this path (repeatable). Default: every path that is installed.")
 @device_option("Device to time on: auto (the first GPU), N, cuda:N, cpu.")
 @path_timeout_option(DEFAULT_TIMEOUT)

@@ -94,3 +94,10 @@ def test_the_text_table_says_cpu_timing_and_the_cost_per_step() -> None:
 def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
     proc = bench("--path", "torch", *args)
     assert (proc.returncode, proc.stderr.count("\n"), message in proc.stderr) == (2, 1, True), proc.stderr
+
+
+def test_on_the_cpu_the_default_sizes_are_the_decode_sizes_and_it_says_so() -> None:
+    """The torch path at 16384 tokens passes bench's timeout on a small CPU: its defaults there are the decode sizes."""
+    proc = bench("--hidden", "256", "--device", "cpu", "--path", "torch", "--json", "--repeats", "3")
+    assert json.loads(proc.stdout)["tokens"] == [1, 8, 64, 256]
+    assert "on the CPU the defaults are the decode sizes 1, 8, 64, 256" in proc.stderr
