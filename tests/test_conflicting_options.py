@@ -23,13 +23,13 @@ def saved(tmp_path: Path) -> Path:
     [
         (
             ["explain", "--from", "{r}", "--deep"],
-            "--from and --deep cannot be given together: --from takes every fact from the report, and these probe "
+            "--from and --deep cannot be given together: --from takes every fact from the report, and --deep probes "
             "this machine",
         ),
         (
             ["explain", "--from", "{r}", "--python", "{python}"],
-            "--from and --python cannot be given together: --from takes every fact from the report, and these "
-            "probe this machine",
+            "--from and --python cannot be given together: --from takes every fact from the report, and --python "
+            "names an environment to probe",
         ),
         (["explain", "--from", "{r}", "--from", "{r}"], "--from takes one report, not 2 (mhcdoctor diff compares two)"),
         (["merge", "{r}", "--json", "--markdown"], "--json and --markdown cannot be given together"),

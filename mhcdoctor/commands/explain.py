@@ -123,9 +123,9 @@ def command(
     if len(from_paths) > 1:
         raise click.UsageError(f"--from takes one report, not {len(from_paths)} (mhcdoctor diff compares two)")
     from_path = from_paths[0] if from_paths else None
-    why = "--from takes every fact from the report, and these probe this machine"
-    refuse_together({"--from": from_path, "--deep": deep}, why)
-    refuse_together({"--from": from_path, "--python": python}, why)
+    report = "--from takes every fact from the report"
+    refuse_together({"--from": from_path, "--deep": deep}, f"{report}, and --deep probes this machine")
+    refuse_together({"--from": from_path, "--python": python}, f"{report}, and --python names an environment to probe")
     config = model_from_options(model, config_path, hidden, hc_mult)
     whatif = WhatIf(platform, arch, aiter, aiter_fix, tilelang, vllm, rocm)
     probe = probe_facts(deep, timeout, python)
