@@ -16,6 +16,7 @@ from mhcdoctor import __version__, childproc
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import FactsError
 from mhcdoctor.models import ModelError
+from mhcdoctor.text import plural
 
 # Exit code for a bug in mhcdoctor itself, kept apart from the verdicts (0, 1, 3) and bad input (2).
 EXIT_INTERNAL = 4
@@ -62,7 +63,7 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     _stopping = True
     stopped = childproc.shutdown()
     name = "interrupted" if signum == signal.SIGINT else f"stopped by {childproc.signal_name(signum)}"
-    detail = f"; killed {stopped} child process{'es' if stopped != 1 else ''}" if stopped else ""
+    detail = f"; killed {plural(stopped, 'child process', 'child processes')}" if stopped else ""
     with contextlib.suppress(OSError):
         os.write(2, f"mhcdoctor: {name}{detail}\n".encode())
     os._exit(128 + signum)
