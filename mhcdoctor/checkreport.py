@@ -30,7 +30,7 @@ from mhcdoctor.documents.explain import FindingDocument
 from mhcdoctor.documents.vocabulary import severity_rank, worst_verdict
 from mhcdoctor.environment import relevant_env
 from mhcdoctor.models import ModelConfig
-from mhcdoctor.probes import facts_from_probes, run_probes, vllm_selfcheck
+from mhcdoctor.probes import PROBES, facts_from_probes, run_probes, vllm_selfcheck
 from mhcdoctor.probes.base import guarded
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.rules import decide
@@ -57,8 +57,12 @@ def build_check(
     sizes = list(dict.fromkeys((m.hidden_size, m.hc_mult) for m in models))
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="selfcheck") as pool:  # vLLM imports slowly: meanwhile
         selfcheck = pool.submit(guarded, vllm_selfcheck.NAME, partial(vllm_selfcheck.probe, ctx, sizes))
-        results = run_probes(ctx)
-        results.append(selfcheck.result())
+        # one vLLM child, not two: the self-check's first step is the import the vllm.import probe would run
+        results = run_probes(ctx, skip={vllm_selfcheck.IMPORT_NAME})
+        checked = selfcheck.result()
+        at = [*PROBES].index(vllm_selfcheck.IMPORT_NAME)  # results stay in PROBES order
+        results.insert(at, vllm_selfcheck.import_result(checked))
+        results.append(checked)
     facts = facts_from_probes(results)
     model_docs = [decide(facts, model).to_json_dict() for model in models]
     if verify and models:
@@ -76,7 +80,7 @@ def build_check(
         "created": created_now(),
         "mode": "fast" if ctx.fast else "full",
         "seconds": round(time.perf_counter() - start, 3),
-        "host": _host(),
+        "host": _host(ctx),
         "env": relevant_env(ctx.env),
         "facts": facts.to_dict(),
         "probes": [r.to_dict() for r in results],
@@ -96,7 +100,9 @@ def merge_findings(per_model: Iterable[list[FindingDocument]]) -> list[FindingDo
     return sorted(seen.values(), key=lambda f: -severity_rank(f["severity"]))
 
 
-def _host() -> dict[str, str]:
+def _host(ctx: ProbeContext) -> dict[str, str]:
+    """This machine, and the interpreter whose environment was probed (`--python`; else the doctor's own)."""
+
     def safe(fn: Callable[[], object]) -> str:
         try:
             return str(fn())
@@ -106,8 +112,8 @@ def _host() -> dict[str, str]:
     return {
         "hostname": safe(socket.gethostname),
         "user": safe(getpass.getuser),
-        "python": sys.executable,
-        "python_version": platform.python_version(),
+        "python": ctx.python,
+        "python_version": ctx.python_version,
         "os": safe(platform.platform),
         "cwd": safe(os.getcwd),
-    }
+    } | ({} if ctx.python == sys.executable else {"doctor_python": sys.executable})

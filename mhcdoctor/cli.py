@@ -17,6 +17,7 @@ from mhcdoctor.documents.vocabulary import ExitStatus
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import FactsError
 from mhcdoctor.models import ModelError
+from mhcdoctor.text import plural
 
 # Subcommand -> module under mhcdoctor.commands. Each is imported only when used, so `check --fast` does not pay
 # for the verifier's or the bundler's imports.
@@ -59,7 +60,7 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     _stopping = True
     stopped = childproc.shutdown()
     name = "interrupted" if signum == signal.SIGINT else f"stopped by {childproc.signal_name(signum)}"
-    detail = f"; killed {stopped} child process{'es' if stopped != 1 else ''}" if stopped else ""
+    detail = f"; killed {plural(stopped, 'child process', 'child processes')}" if stopped else ""
     with contextlib.suppress(OSError):
         os.write(2, f"mhcdoctor: {name}{detail}\n".encode())
     os._exit(128 + signum)

@@ -2,9 +2,9 @@
 
 `Decision` and its parts are dataclasses: the code builds them (rules.decide) and nothing reads them back.
 `Decision.to_json_dict()` is the one place their JSON is made: the explain/1 document (`to_explain_document()`)
-and each model's entry of check/1. That JSON is typed by TypedDicts (documents.explain.DecisionDocument and its parts), not by
-these dataclasses, because it is also read back: from a user's saved report, after redaction, and the text and
-Markdown views render it in that form, so what a user sees and what they paste are the same data.
+and each model's entry of check/1. That JSON is typed by TypedDicts (documents.explain.DecisionDocument and its
+parts), not by these dataclasses, because it is also read back: from a user's saved report, after redaction, and
+the text and Markdown views render it in that form, so what a user sees and what they paste are the same data.
 """
 
 from __future__ import annotations

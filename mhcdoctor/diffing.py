@@ -4,7 +4,8 @@
 Differences are ordered by how much they explain: the verdict first, then which path each op takes, the
 findings, the verify results, then the facts that drive the rules (platform and arch, aiter, vLLM, tilelang
 before compilers and install locations), the devices one by one, probe outcomes and the environment.
-Things that differ between any two runs (creation time, timings, the host's name) are never differences.
+Things that differ between any two runs (creation time, timings, the host's name) are never differences, and
+neither is a home folder shown as `~` in a redacted report and spelt out in a raw (`--no-redact`) one.
 
 Both reports come through mhcdoctor.reportfile, checked to their check/1 types all the way down; a member an older
 release did not write may be absent, so members are looked up with `.get` on the JSON (`Mapping[str, object]`), and
@@ -13,6 +14,8 @@ a difference's two values are what the reports held (`object`: any JSON value).
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
@@ -81,16 +84,49 @@ def _list(value: object) -> list[object]:
 
 def diff_reports(a: Mapping[str, object], b: Mapping[str, object]) -> list[Difference]:
     """Every difference between two check/1 documents, most important first."""
-    found: list[Difference] = []
-    found += _compare("verdict", [("verdict", a.get("verdict"), b.get("verdict"))])
-    found += _compare("ops", _model_pairs(a, b))
-    found += _compare("findings", _finding_pairs(a, b))
-    found += _compare("verify", _verify_pairs(a.get("verify"), b.get("verify")))
-    found += _compare("facts", _fact_pairs(_mapping(a.get("facts")), _mapping(b.get("facts"))))
-    found += _compare("devices", _device_pairs(_mapping(a.get("facts")), _mapping(b.get("facts"))))
-    found += _compare("probes", _keyed_pairs(_probe_status(a), _probe_status(b)))
-    found += _compare("env", _keyed_pairs(_mapping(a.get("env")), _mapping(b.get("env"))))
-    return found
+    sections: list[tuple[str, list[Pair]]] = [
+        ("verdict", [("verdict", a.get("verdict"), b.get("verdict"))]),
+        ("ops", _model_pairs(a, b)),
+        ("findings", _finding_pairs(a, b)),
+        ("verify", _verify_pairs(a.get("verify"), b.get("verify"))),
+        ("facts", _fact_pairs(_mapping(a.get("facts")), _mapping(b.get("facts")))),
+        # the interpreter decides which wheels install and work (tile-kernels 2.x needs Python 3.12+)
+        ("python", [("python_version", _python_version(a), _python_version(b))]),
+        ("devices", _device_pairs(_mapping(a.get("facts")), _mapping(b.get("facts")))),
+        ("probes", _keyed_pairs(_probe_status(a), _probe_status(b))),
+        ("env", _keyed_pairs(_mapping(a.get("env")), _mapping(b.get("env")))),
+    ]
+    home = _spelt_out_home([pair for _, pairs in sections for pair in pairs])
+    return [
+        Difference(section, key, va, vb)
+        for section, pairs in sections
+        for key, va, vb in pairs
+        if va != vb and (home is None or _as_tilde(va, home) != _as_tilde(vb, home))
+    ]
+
+
+def _python_version(doc: Mapping[str, object]) -> object:
+    return _mapping(doc.get("host")).get("python_version")
+
+
+def _spelt_out_home(pairs: list[Pair]) -> str | None:
+    """The home folder one report spells out where the other, redacted, shows `~` (`~/venv` against
+    `/home/ann/venv` gives `/home/ann`): the one most pairs agree on, or None."""
+    found: Counter[str] = Counter()
+    for _, x, y in pairs:
+        for short, full in ((x, y), (y, x)):
+            if isinstance(short, str) and isinstance(full, str) and short.startswith("~/") and full.startswith("/"):
+                home = full[: len(full) - len(short) + 1]
+                if full.endswith(short[1:]) and len(home) > 1 and not home.endswith("/") and ":" not in home:
+                    found[home] += 1
+    return found.most_common(1)[0][0] if found else None
+
+
+def _as_tilde(value: object, home: str) -> object:
+    """`value` with `home` written as `~` where it stands as a whole folder, as redaction writes it."""
+    if not isinstance(value, str):
+        return value
+    return re.sub(re.escape(home) + r"(?=[/:\s]|$)", "~", value)
 
 
 def notes(a: CheckDocument, b: CheckDocument) -> list[str]:
@@ -118,10 +154,6 @@ def to_document(
         "notes": notes(a, b),
         "differences": [d.to_dict() for d in differences],
     }
-
-
-def _compare(section: str, pairs: list[Pair]) -> list[Difference]:
-    return [Difference(section, key, a, b) for key, a, b in pairs if a != b]
 
 
 def _model_key(doc: Mapping[str, object]) -> str:

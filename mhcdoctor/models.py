@@ -106,14 +106,14 @@ def resolve(
         cfg = load_config(config)
     elif model:
         cfg = builtin(model)
-    elif hidden is not None:
-        cfg = ModelConfig(None, hidden)
+    elif hidden is not None:  # `--hidden 7168` alone is DeepSeek-V4-Pro's shape: named so when all else agrees
+        cfg = ModelConfig(None, hidden, hc_mult=4 if hc_mult is None else hc_mult)
+        same = [b for b in BUILTIN_MODELS.values() if replace(b, name=None, num_layers=None, note=None) == cfg]
+        cfg = same[0] if same else cfg
     else:
         cfg = builtin(DEFAULT_MODEL)
-    if hidden is not None:
+    if hidden is not None:  # every view shows the hidden size next to the name, so the name stays as given
         cfg = replace(cfg, hidden_size=_positive_int(hidden, "--hidden", None))
-        if model and hidden != BUILTIN_MODELS[model.strip().lower()].hidden_size:
-            cfg = replace(cfg, name=f"{cfg.name} (hidden {hidden})")
     if hc_mult is not None:
         cfg = replace(cfg, hc_mult=_positive_int(hc_mult, "--hc-mult", None))
     return cfg

@@ -295,7 +295,10 @@ def redact(
         for key, kind in (("hostname", "host"), ("user", "user")):
             value = host.get(key)
             if isinstance(value, str) and value and value != "unknown":
-                out["host"][key] = pseudonym(kind, value.split(".")[0] if kind == "host" else value, salt)
+                replacement = pseudonym(kind, value.split(".")[0] if kind == "host" else value, salt)
+                if out["host"][key] != replacement:  # not yet counted: a generic name (root) the text rules leave
+                    record.note(kind, replacement)
+                out["host"][key] = replacement
     # Every walk above rebuilds each container as it found it (strings change, keys and shapes do not), so the copy
     # has the type of the document it was made from.
     redacted: _Doc = _cut(out, DISPLAY_CHARS)

@@ -11,6 +11,11 @@ _V = TypeVar("_V")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffd]")
 
 
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """`1 token`, `7 tokens`: a number and its noun, plural when the number is not one."""
+    return f"{n} {noun if n == 1 else many or noun + 's'}"
+
+
 def visible(text: str) -> str:
     """`text` with every control character shown as `?`: nothing from outside reaches the terminal as a command."""
     return _CONTROL.sub("?", text)

@@ -52,7 +52,9 @@ def read_user_bytes(
 def _read_fd(fd: int, where: str, error: type[Exception], limit: int, seconds: float) -> bytes:
     """Read to EOF, `limit` bytes at most. From a pipe or FIFO: the first byte must come within FIRST_BYTE_SECONDS
     (a FIFO's writer may open it after us: until then it reads as empty) and EOF within `seconds`."""
-    regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    mode = os.fstat(fd).st_mode
+    regular = stat.S_ISREG(mode)
+    waits = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)  # only these may get a writer later; /dev/null is done now
     start = time.monotonic()
     chunks: list[bytes] = []
     total = 0
@@ -69,7 +71,7 @@ def _read_fd(fd: int, where: str, error: type[Exception], limit: int, seconds: f
             if total > limit:
                 raise error(f"{where} is larger than {limit >> 20} MiB; is it the right file?")
             continue
-        if regular or (chunk == b"" and total):
+        if regular or (chunk == b"" and (total or not waits)):
             break  # EOF
         waited = time.monotonic() - start
         if not total and waited > FIRST_BYTE_SECONDS:

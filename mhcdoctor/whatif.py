@@ -27,6 +27,14 @@ from mhcdoctor.vllm_builds import build_from_version
 
 # gfx942, gfx950, gfx90a, gfx1100, gfx1250 ...; sm_90, sm_100, sm_120a, sm90.
 _ARCH = re.compile(r"^(gfx[0-9]{2,4}[0-9a-f]?|sm_?[0-9]{2,3}a?)$")
+# GPU archs that exist: LLVM's AMDGPU processors (https://llvm.org/docs/AMDGPUUsage.html#processors), GCN 5 on,
+# and NVIDIA's compute capabilities (https://developer.nvidia.com/cuda-gpus) from Volta; `a` variants are sm_90a &c.
+KNOWN_ARCHS = frozenset(
+    "gfx900 gfx902 gfx904 gfx906 gfx908 gfx909 gfx90a gfx90c gfx940 gfx941 gfx942 gfx950 "
+    "gfx1010 gfx1011 gfx1012 gfx1013 gfx1030 gfx1031 gfx1032 gfx1033 gfx1034 gfx1035 gfx1036 "
+    "gfx1100 gfx1101 gfx1102 gfx1103 gfx1150 gfx1151 gfx1152 gfx1153 gfx1200 gfx1201 gfx1250 gfx1251 "
+    "sm_70 sm_72 sm_75 sm_80 sm_86 sm_87 sm_88 sm_89 sm_90 sm_100 sm_101 sm_103 sm_110 sm_120 sm_121".split()
+)
 # Facts that describe the machine's platform: they do not survive a change of platform.
 _PLATFORM_BOUND = (
     "devices",
@@ -76,7 +84,7 @@ def build_facts(whatif: WhatIf, base: Callable[[], Facts]) -> Facts:
     facts = base()
     platform = whatif.platform or _platform_of_arch(whatif.arch)
     if platform is not None and platform != facts.platform:
-        _forget_platform(facts)
+        _forget_platform(facts, "--platform" if whatif.platform else "--arch")
         facts.set("platform", platform, "user:--platform" if whatif.platform else "user:--arch")
     elif platform is not None:
         facts.sources["platform"] = "user:--platform" if whatif.platform else facts.sources.get("platform", "")
@@ -95,6 +103,8 @@ def build_facts(whatif: WhatIf, base: Callable[[], Facts]) -> Facts:
         _vendored_deepgemm(facts)
     if whatif.deepgemm is not None:
         _set_deepgemm(facts, whatif.deepgemm)
+    if whatif.platform == "cpu" and facts.vllm.version is None:  # rules.dispatch.vllm_platform takes it so
+        facts.sources["vllm.build"] = ASSUMED + "--platform"  # its CPU build, as --platform xpu takes torch's XPU build
     return facts
 
 
@@ -157,6 +167,12 @@ def _validate(w: WhatIf) -> None:
     if w.arch is not None:
         if not _ARCH.match(normal_arch(w.arch)):
             raise InputError(f"--arch {w.arch!r} is not a GPU arch such as gfx942, gfx950, gfx90a or sm_90")
+        arch = normal_arch(w.arch)
+        if arch not in KNOWN_ARCHS and not (arch.startswith("sm_") and arch.removesuffix("a") in KNOWN_ARCHS):
+            raise InputError(
+                f"--arch {w.arch!r} is no GPU arch known to mhcdoctor (AMD gfx900-gfx1251, NVIDIA sm_70-sm_121; "
+                "e.g. gfx942, gfx950, gfx90a, sm_90)"
+            )
         implied = _platform_of_arch(w.arch)
         if w.platform is not None and implied != w.platform:
             raise InputError(f"--arch {w.arch} is a {implied} arch, but --platform is {w.platform}")
@@ -187,8 +203,13 @@ def _platform_of_arch(arch: str | None) -> str | None:
     return "rocm" if arch.lower().startswith("gfx") else "cuda"
 
 
-def _forget_platform(facts: Facts) -> None:
-    """The probed machine's platform facts describe another machine now: make them unknown."""
+# How the header names the dropped facts (DecisionDocument.sources marks each "assumed:<option>").
+ASSUMED = "assumed:"
+
+
+def _forget_platform(facts: Facts, option: str) -> None:
+    """The probed machine's platform facts describe another machine now: make them unknown, marked as such, so that
+    the view can say what the what-if assumes (an unknown fact raises no finding by itself)."""
     facts.devices = None
     facts.arch = None
     facts.rocm_version = facts.cuda_driver_version = facts.nvidia_driver = None
@@ -198,6 +219,7 @@ def _forget_platform(facts: Facts) -> None:
     for key in list(facts.sources):
         if key.startswith(_PLATFORM_BOUND):
             del facts.sources[key]
+    facts.sources.update(dict.fromkeys(_PLATFORM_BOUND, ASSUMED + option))
 
 
 def _set_aiter(facts: Facts, value: str) -> None:

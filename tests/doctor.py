@@ -128,3 +128,26 @@ def _as_child(env: dict[str, str], cwd: Path) -> Iterator[None]:
 
 
 _PACKAGE = str(Path(__file__).resolve().parents[1] / "mhcdoctor")
+
+
+def on_terminal(*args: str, env: Mapping[str, str], cwd: Path | str | None = None, timeout: float = 120) -> str:
+    """What `python -m mhcdoctor ARGS` writes to stdout when stdout is a terminal (a pty), TERM=xterm."""
+    import pty
+
+    leader, follower = pty.openpty()
+    environ = {**env, "TERM": "xterm"}
+    cmd = [sys.executable, "-m", "mhcdoctor", *args]
+    proc = subprocess.Popen(cmd, stdout=follower, stderr=subprocess.DEVNULL, env=environ, cwd=cwd)
+    os.close(follower)  # read while it writes: a full terminal buffer must not block it
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    proc.wait(timeout=timeout)
+    return b"".join(chunks).decode("utf-8", "replace")

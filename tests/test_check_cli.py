@@ -6,15 +6,16 @@ The environment under test is a wrapper interpreter (`python -S` with only the f
 
 from __future__ import annotations
 
-import os
+import json
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import doctor
 import fakes
 import pytest
-from fakemachine import REPO, Machine, finding_ids, model
+from fakemachine import Machine, finding_ids, model
 
 
 @pytest.fixture
@@ -145,30 +146,14 @@ def test_hostile_files_never_reach_the_terminal_raw(machine):
 
 
 def test_colour_only_on_a_terminal_and_never_with_no_color(machine):
-    import pty
-
     def run_on_terminal(extra_env: dict[str, str]) -> str:
-        leader, follower = pty.openpty()
-        env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-        env.update({"MHCDOCTOR_SYSROOT": str(machine.root), "PYTHONPATH": str(REPO), "TERM": "xterm", **extra_env})
-        cmd = [sys.executable, "-m", "mhcdoctor", "check", "--fast", "--python", str(machine.python)]
-        proc = subprocess.Popen(cmd, stdout=follower, stderr=subprocess.DEVNULL, env=env)
-        os.close(follower)  # read while it writes: a full terminal buffer must not block it
-        chunks = []
-        while True:
-            try:
-                data = os.read(leader, 65536)
-            except OSError:
-                break
-            if not data:
-                break
-            chunks.append(data)
-        os.close(leader)
-        proc.wait(timeout=60)
-        return b"".join(chunks).decode("utf-8", "replace")
+        env = {**machine.env(), **extra_env}
+        return doctor.on_terminal("check", "--fast", "--python", str(machine.python), env=env)
 
     assert "\033[" in run_on_terminal({})
     assert "\033[" not in run_on_terminal({"NO_COLOR": "1"})
+    # https://no-color.org: only a non-empty NO_COLOR turns colour off
+    assert "\033[" in run_on_terminal({"NO_COLOR": ""})
 
 
 def test_a_cuda_torch_on_a_rocm_machine_is_a_fail(machine):
@@ -214,3 +199,24 @@ def test_an_aiter_that_vllm_selects_but_that_does_not_import_is_a_fail_with_its_
     assert finding["severity"] == "fail" and "undefined symbol: hipModuleLoad" in finding["detail"]
     assert proc.returncode == 3
     assert "aiter-not-importable" in machine.check().stdout
+
+
+def test_a_report_of_another_interpreter_names_it_and_its_version(machine):
+    """`--python` is the playbook's recipe when mhcdoctor lives outside vLLM's venv: the report describes that
+    interpreter, not the doctor's own."""
+    asked = subprocess.run([str(machine.python), "-c", "import platform; print(platform.python_version())"],
+                           capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    doc = json.loads(machine.run("report", "--fast", "--json", "--no-redact").stdout)
+    assert (doc["host"]["python"], doc["host"]["python_version"]) == (str(machine.python), asked)
+    assert doc["host"]["doctor_python"] == sys.executable
+    assert f"Python    {asked} ({machine.python})" in machine.check("--fast").stdout
+
+
+def test_the_impostor_shows_why_its_mhc_ops_fail_and_is_never_called_an_old_aiter(machine):
+    fakes.impostor_aiter(machine.site)
+    verbose = machine.check("-v").stdout
+    probe = verbose.split("aiter.import", 1)[1]
+    assert "from aiter.ops import mhc: ModuleNotFoundError: No module named 'aiter.ops'" in probe
+    replay = machine.run("explain", "--platform", "rocm", "--arch", "gfx942").stdout
+    assert "aiter before" not in replay and "Build aiter 0.1.16" not in replay
+    assert "the installed `aiter` is not AMD's aiter and has no aiter.ops.mhc" in replay

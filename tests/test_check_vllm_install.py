@@ -97,3 +97,41 @@ def test_a_relative_python_path_reaches_the_import_children(machine):
     relative = str(machine.python.relative_to(machine.tmp))
     proc = doctor.run("check", "--json", "--python", relative, env=machine.env(), cwd=machine.tmp)
     assert json.loads(proc.stdout)["facts"]["vllm"]["import_error"] == "ModuleNotFoundError: No module named 'torch'"
+
+
+def test_a_no_deps_vllm_without_its_requirements_is_no_plain_tick_in_a_fast_check(machine):
+    """`pip install --no-deps vllm==0.34.0`: its Requires-Dist (torch, tilelang) is in METADATA, readable by --fast;
+    `check --fast --fail-on fail` is the image gate the playbook recommends, so a vLLM that cannot import fails it."""
+    fakes.nvidia_proc(machine.root)
+    fakes.library(machine.site, "vllm", "0.34.0", requires=PINS_034)
+    doc, proc = machine.check_json("--fast", "--fail-on", "fail")
+    finding = next(f for f in doc["findings"] if f["id"] == "vllm-pin-mismatch")
+    assert finding["severity"] == "fail" and proc.returncode == 3
+    assert "torch not installed (vLLM pins torch==2.14.0)" in finding["detail"]
+    assert "tilelang not installed (vLLM pins tilelang==0.1.12)" in finding["detail"]
+    vllm_row = next(line for line in machine.check("--fast").stdout.splitlines() if " vLLM " in line)
+    assert "✓" not in vllm_row and "its Requires-Dist is not met" in vllm_row
+
+
+def test_a_full_check_imports_vllm_in_one_child_and_still_reports_the_import(machine):
+    """Importing a real vLLM costs about 10 s of CPU: the self-check's child imports it once for both probes."""
+    imports = machine.tmp / "vllm-imports"
+    folder = fakes.vllm(machine.site, "0.34.0+cpu")
+    init = folder / "__init__.py"
+    init.write_text(f"open({str(imports)!r}, 'a').write('imported\\n')\n" + init.read_text())
+    doc, _ = machine.check_json()
+    assert imports.read_text().count("imported") == 1
+    probes = {p["name"]: p for p in doc["probes"]}
+    assert (probes["vllm.import"]["status"], probes["vllm.import"]["data"]["version"]) == ("ok", "0.34.0+cpu")
+    assert probes["vllm.selfcheck"]["data"]["platform"] == "CpuPlatform"
+    assert doc["facts"]["vllm"]["imports"] is True
+    names = [p["name"] for p in doc["probes"]]
+    assert names.index("vllm.import") < names.index("vllm_xpu_kernels")  # in the probes' own order
+
+
+def test_a_vllm_that_does_not_import_fails_the_import_probe_from_the_one_child(machine):
+    fakes.library(machine.site, "vllm", "0.34.0", init=NO_TORCH)
+    doc, _ = machine.check_json()
+    probes = {p["name"]: p for p in doc["probes"]}
+    assert probes["vllm.import"]["status"] == "error"
+    assert probes["vllm.import"]["error"] == "ModuleNotFoundError: No module named 'torch'"

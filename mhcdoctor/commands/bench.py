@@ -29,7 +29,7 @@ from mhcdoctor.render.json_view import render_json
 
 @click.command("bench")
 @model_options
-@tokens_option("1,8,64,256 and 4096,16384")
+@tokens_option("1,8,64,256 and 4096,16384; on the CPU 1,8,64,256")
 @paths_option("Time only this path (repeatable). Default: every path that is installed.")
 @device_option("Device to time on: auto (the first GPU), N, cuda:N, cpu.")
 @path_timeout_option(DEFAULT_TIMEOUT)

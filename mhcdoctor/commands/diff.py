@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from mhcdoctor.commands.options import json_option
 from mhcdoctor.diffing import diff_reports, to_document
 from mhcdoctor.render.diff_text import render_text
 from mhcdoctor.render.json_view import render_json
+from mhcdoctor.render.term import Style
 from mhcdoctor.reportfile import load_report
 
 
@@ -27,5 +30,5 @@ def command(a: str, b: str, as_json: bool) -> int:
     if as_json:
         click.echo(render_json(document))
     else:
-        click.echo(render_text(document), nl=False)
+        click.echo(render_text(document, Style.for_stream(sys.stdout)), nl=False)
     return 1 if differences else 0

@@ -21,6 +21,7 @@ from mhcdoctor.commands.options import (
     model_from_options,
     model_options,
     python_option,
+    refuse_together,
     timeout_option,
 )
 from mhcdoctor.facts import Facts
@@ -93,7 +94,12 @@ Rules per vLLM release: docs/rules.md; findings and their fixes: docs/findings.m
     help="What if this standalone deep_gemm were installed (it shadows vLLM's vendored copy); none: no DeepGEMM.",
 )
 @click.option(
-    "--from", "from_path", default=None, metavar="REPORT.json", help="Take the facts from a saved check --json."
+    "--from",
+    "from_paths",
+    multiple=True,
+    metavar="REPORT",
+    help="Take the facts from a saved report: check --json or report --json, a report --bundle, or a saved "
+    "report's Markdown.",
 )
 @click.option("--deep", is_flag=True, help="Also import tilelang and aiter (child processes) to see whether they load.")
 @python_option
@@ -113,7 +119,7 @@ def command(
     vllm: str | None,
     rocm: str | None,
     deepgemm: str | None,
-    from_path: str | None,
+    from_paths: tuple[str, ...],
     deep: bool,
     python: str | None,
     as_json: bool,
@@ -121,6 +127,12 @@ def command(
     fail_on: str | None,
 ) -> int:
     """Which path vLLM takes for each mHC op, every gate on the way, and what will go wrong."""
+    if len(from_paths) > 1:
+        raise click.UsageError(f"--from takes one report, not {len(from_paths)} (mhcdoctor diff compares two)")
+    from_path = from_paths[0] if from_paths else None
+    report = "--from takes every fact from the report"
+    refuse_together({"--from": from_path, "--deep": deep}, f"{report}, and --deep probes this machine")
+    refuse_together({"--from": from_path, "--python": python}, f"{report}, and --python names an environment to probe")
     config = model_from_options(model, config_path, hidden, hc_mult)
     whatif = WhatIf(platform, arch, aiter, aiter_fix, tilelang, vllm, rocm, deepgemm)
     probe = probe_facts(deep, timeout, python)

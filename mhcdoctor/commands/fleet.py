@@ -18,6 +18,7 @@ from mhcdoctor.commands.options import (
     json_option,
     model_args,
     model_options,
+    refuse_together,
     timeout_option_with,
 )
 from mhcdoctor.documents.fleet import FleetDocument
@@ -73,8 +74,10 @@ def command(
     Exit code: the worst node's verdict; a node that could not be checked counts as fail."""
     from mhcdoctor.fleet.ray_runner import default_address, run_fleet
 
+    refuse_together({"--json": as_json, "--markdown": markdown})
     if bundle_path:  # before the nodes are checked, which can take minutes
         check_target(bundle_path, "bundle", force)
+
     node_model_args = model_args(model, config_path, hidden, hc_mult)
     check_args = ["report", "--json", "--timeout", f"{min(20.0, timeout):g}", *node_model_args]
     check_args += ["--fast"] if fast else []

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from mhcdoctor.commands.fleet import emit
-from mhcdoctor.commands.options import fail_on_option, force_option, json_option
+from mhcdoctor.commands.options import fail_on_option, force_option, json_option, refuse_together
 from mhcdoctor.fleet.files import load_nodes, report_files
 from mhcdoctor.fleet.summary import summarize
 from mhcdoctor.outfiles import check_target
@@ -29,6 +29,7 @@ def command(
 ) -> int:
     """Merge saved reports (`report --json`, `--bundle` files or saved Markdown; a folder: all of them) into one
     fleet summary. Each node is named after its file."""
+    refuse_together({"--json": as_json, "--markdown": markdown})
     if bundle_path:
         check_target(bundle_path, "bundle", force)
     files = report_files(list(inputs))

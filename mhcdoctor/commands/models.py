@@ -26,5 +26,5 @@ def command(as_json: bool) -> int:
         layers = str(config.num_layers) if config.num_layers is not None else "?"
         default = " (default)" if name == DEFAULT_MODEL else ""
         note = (config.note or "") + default
-        click.echo(f"{name:<22} {config.hidden_size:>6} {config.hc_mult:>7} {layers:>6}  {note.strip()}")
+        click.echo(f"{name:<22} {config.hidden_size:>6} {config.hc_mult:>7} {layers:>6}  {note.strip()}".rstrip())
     return 0

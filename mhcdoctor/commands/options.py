@@ -72,7 +72,7 @@ def tokens_from_option(value: str | None) -> list[int] | None:
     if value is None:
         return None
     try:
-        counts = [int(part) for part in value.split(",") if part.strip()]
+        counts = [int(part) for part in value.split(",")]  # an empty part (1,,7) is a typo, not nothing
     except ValueError:
         raise InputError(f"--tokens takes comma-separated positive integers, not {value!r}") from None
     if not counts or any(c < 1 for c in counts):
@@ -144,6 +144,13 @@ def kernels_from_options(specs: tuple[str, ...]) -> dict[str, str] | None:
             raise InputError(f"--kernel gives {op} twice ({kernels[op]} and {target})")
         kernels[op] = target
     return kernels or None
+
+
+def refuse_together(given: dict[str, object], why: str = "") -> None:
+    """Bad input when more than one of these options (flag -> value) is given: no option silently wins."""
+    named = [flag for flag, value in given.items() if value not in (None, False, ())]
+    if len(named) > 1:
+        raise click.UsageError(f"{' and '.join(named)} cannot be given together" + (f": {why}" if why else ""))
 
 
 def exit_code(verdict: str, fail_on: str | None) -> ExitStatus:

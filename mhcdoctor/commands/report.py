@@ -7,14 +7,24 @@ and writes nothing. A report never fails for a broken probe: hangs and crashes a
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from mhcdoctor.bundle import build_files, write_bundle
 from mhcdoctor.checkreport import build_check
 from mhcdoctor.commands.check import selected_models
-from mhcdoctor.commands.options import force_option, json_option, model_options, python_option, timeout_option
+from mhcdoctor.commands.options import (
+    force_option,
+    json_option,
+    model_options,
+    python_option,
+    refuse_together,
+    timeout_option,
+)
 from mhcdoctor.documents.bundle import RedactionsDocument
 from mhcdoctor.documents.explain import DecisionDocument
+from mhcdoctor.errors import InputError
 from mhcdoctor.outfiles import check_target
 from mhcdoctor.probes.target import probe_context
 from mhcdoctor.redact import Identity, not_redacted, redact
@@ -60,6 +70,13 @@ def command(
     """A redacted report of this machine: Markdown for a GitHub issue (or --json), and with --bundle a tar.gz
     holding the report, every probe's raw output and timing, a manifest of sha256 sums and what was redacted."""
     models = selected_models(model, config_path, hidden, hc_mult)
+    refuse_together(
+        {"--preview": preview, "--json": as_json},
+        "--preview prints every file that would be shared under a header; report --json alone writes nothing "
+        "but its one document",
+    )
+    if bundle_path and os.path.isdir(bundle_path):
+        raise InputError(f"--bundle {bundle_path} is a folder; give a file name, e.g. {bundle_path}/report.tar.gz")
     if bundle_path and not preview:  # before the check runs, which can take a while
         check_target(bundle_path, "bundle", force)
     if run_verify and fast:
@@ -75,7 +92,7 @@ def command(
     main = render_json(shared) + "\n" if as_json else markdown
     files = build_files(shared, markdown, redactions) if bundle_path else {}
     if preview:
-        _preview(main, files, redactions, as_json)
+        _preview(markdown, files, redactions)
         return 0
     if bundle_path:
         size = write_bundle(bundle_path, files, replace=force)
@@ -97,15 +114,15 @@ def _note(redactions: RedactionsDocument, bundle_path: str | None) -> str:
     return f"{redacted} · {replay}"
 
 
-def _preview(main: str, files: dict[str, bytes], redactions: RedactionsDocument, as_json: bool) -> None:
+def _preview(markdown: str, files: dict[str, bytes], redactions: RedactionsDocument) -> None:
     """Every file that would be shared, each under a header, then the record of what was redacted."""
     if files:
         for name, data in sorted(files.items()):
             click.echo(f"==> {name} <==")
             click.echo(data.decode("utf-8", errors="replace"))
     else:
-        click.echo("==> " + ("report.json" if as_json else "report.md") + " (stdout) <==")
-        click.echo(main)
+        click.echo("==> report.md (stdout) <==")
+        click.echo(markdown)
         click.echo("==> what was redacted <==")
         click.echo(render_json(redactions))
     click.echo("mhcdoctor: preview only; nothing was written", err=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from mhcdoctor.commands.options import (
@@ -20,6 +22,7 @@ from mhcdoctor.commands.options import (
 )
 from mhcdoctor.commands.selection import selected_here
 from mhcdoctor.render.json_view import render_json
+from mhcdoctor.render.term import Style
 from mhcdoctor.render.verify_text import render_text
 from mhcdoctor.verify import DEFAULT_TIMEOUT, run_verify
 
@@ -66,5 +69,5 @@ def command(
         selected=lambda: selected_here(cfg).paths,  # None: no runnable path, so every failing path is a fail
         kernels=user,
     )
-    click.echo(render_json(doc) if as_json else render_text(doc))
+    click.echo(render_json(doc) if as_json else render_text(doc, Style.for_stream(sys.stdout)))
     return exit_code(doc["verdict"], fail_on)

@@ -115,7 +115,9 @@ def _run(
             (n for n in alive if not gpu_nodes_only or _gpus(n) > 0),
             key=lambda n: (natural_key(str(n["NodeManagerAddress"])), n["NodeID"]),
         )
-        if len(nodes) < len(alive):
+        if alive and not nodes:
+            progress(f"none of the {len(alive)} node(s) offers Ray a GPU: nothing to check (--gpu-nodes-only)")
+        elif len(nodes) < len(alive):
             progress(f"{len(alive) - len(nodes)} node(s) without a GPU left out (--gpu-nodes-only)")
         width = max(2, len(str(len(nodes) - 1)))
         runs = [NodeRun(NodeResult(f"node-{i:0{width}d}", "timeout", source=n["NodeID"])) for i, n in enumerate(nodes)]

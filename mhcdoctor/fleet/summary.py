@@ -4,8 +4,9 @@ Pure: no I/O. The summary holds, in this order: the fleet verdict (the worst nod
 checked counts as fail), the facts that differ between nodes with the odd nodes named (the largest group of
 nodes is "the others"), the facts every checked node shares, once, and the findings grouped by id with the nodes
 that raised each. Only the facts that decide the mHC path or its correctness are compared (GPU arch and count,
-driver, ROCm/CUDA, torch, aiter and its sqrsum fix, tilelang, triton, vLLM, the path per op, the verdict): the
-full per-node detail stays in each node's report, and `mhcdoctor diff` compares two of them field by field.
+driver, ROCm/CUDA, torch, the Python version, aiter and its sqrsum fix, tilelang, triton, vLLM, the path per op,
+the verdict): the full per-node detail stays in each node's report, and `mhcdoctor diff` compares two of them
+field by field.
 """
 
 from __future__ import annotations
@@ -146,6 +147,8 @@ FACTS: tuple[tuple[str, str, Callable[[Mapping[str, object]], str]], ...] = (
     ("rocm", "ROCm", lambda d: _or(_get(d, "facts", "rocm_version"), "none")),
     ("cuda", "CUDA (driver)", lambda d: _or(_get(d, "facts", "cuda_driver_version"), "none")),
     ("torch", "torch", _torch),
+    # the interpreter decides which wheels work (tile-kernels 2.x needs 3.12+)
+    ("python", "Python", lambda d: _or(_get(d, "host", "python_version"))),
     ("aiter", "aiter", _aiter),
     ("tilelang", "tilelang", _package("tilelang")),
     ("triton", "triton", _package("triton")),

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable, Iterator, Sequence
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.machinery import PathFinder
 from typing import TYPE_CHECKING, Protocol, TypeAlias, cast
@@ -83,8 +84,10 @@ class KernelPath(Protocol):
         ...
 
 
-# What every path's child imports besides the path's own package: verify's cases and device checks are torch code.
-WORKER_REQUIRES = "torch"
+# What every path's child imports besides the path's own package: verify's cases and device checks are torch code,
+# the oracle and the comparison NumPy (verify/worker.py). The `verify` extra installs both.
+WORKER_REQUIRES = ("torch", "numpy")
+VERIFY_EXTRA = "pip install 'mhcdoctor[verify]'"
 
 
 def package_present(package: str, search_path: Sequence[str]) -> bool:
@@ -132,9 +135,10 @@ class AdapterPath:
     def health(self, device: str, search_path: Sequence[str]) -> str | None:
         # What the device rules out is for `load` to say, after the import: a broken library is then reported as
         # broken even when the CPU was asked for (and `--device auto` learns there is no GPU only in the child).
-        for package in dict.fromkeys((self.requires, WORKER_REQUIRES)):
+        for package in dict.fromkeys((self.requires, *WORKER_REQUIRES)):
             if not package_present(package, search_path):
-                return f"{package} is not installed (nothing named {package!r} on the search path)"
+                hint = f"; {VERIFY_EXTRA} installs torch and numpy" if package in WORKER_REQUIRES else ""
+                return f"{package} is not installed (No module named {package!r} on the search path){hint}"
         return None
 
     def load(self, device: str, progress: Progress) -> PathImpl:
@@ -202,3 +206,15 @@ REGISTRY = Registry(
     ],
     unlisted=[USER],
 )
+
+
+def ops_of(path: str, env: Mapping[str, str]) -> tuple[str, ...]:
+    """The ops `path` runs: the user's, those given with --kernel (USER_KERNELS_ENV in the children's `env`)."""
+    if path == USER_PATH:
+        try:
+            specs = json.loads(env.get(USER_KERNELS_ENV, "{}"))
+        except ValueError:
+            specs = {}
+        if isinstance(specs, dict):
+            return tuple(op for op in ALL_OPS if op in specs)
+    return REGISTRY[path].ops

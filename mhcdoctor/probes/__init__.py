@@ -8,7 +8,7 @@ See docs/probes.md for what each probe reads and what each status means.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from importlib.machinery import PathFinder
@@ -67,10 +67,11 @@ PROBES: dict[str, Probe] = {
 }
 
 
-def run_probes(ctx: ProbeContext) -> list[ProbeResult]:
-    """Run every probe; a probe's own bug becomes an `error` result. Results come back in PROBES order."""
+def run_probes(ctx: ProbeContext, skip: Collection[str] = ()) -> list[ProbeResult]:
+    """Run every probe but those in `skip`; a probe's own bug becomes an `error` result. Results come back in PROBES
+    order."""
     PathFinder.invalidate_caches()  # packages may have been installed since this process last looked
-    calls = [partial(guarded, name, partial(probe, ctx)) for name, probe in PROBES.items()]
+    calls = [partial(guarded, name, partial(probe, ctx)) for name, probe in PROBES.items() if name not in skip]
     if ctx.fast:  # files only: sequential is faster than starting threads
         return [call() for call in calls]
     # Threads only wait on children and subprocesses, so one per probe lets every child run at once.

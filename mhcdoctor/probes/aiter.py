@@ -197,4 +197,11 @@ def probe_import(ctx: ProbeContext) -> ProbeResult:
         return skipped(IMPORT_NAME, source)
     if find_package("aiter", ctx.search_path) is None:
         return ProbeResult(IMPORT_NAME, "missing", {"imported": False}, [], source, error="aiter is not installed")
-    return run_probe_child(IMPORT_NAME, AITER_IMPORT_CODE, ctx, source)
+    result = run_probe_child(IMPORT_NAME, AITER_IMPORT_CODE, ctx, source)
+    if result.data.get("imported") is True:  # what each of the two imports did, for `check -v` and the bundle
+        result.evidence.append(f"import aiter: ok ({result.data.get('file')})")
+        if result.data.get("mhc_ops_imported") is False:
+            result.evidence.append(f"from aiter.ops import mhc: {result.data.get('mhc_ops_error')}")
+        elif result.data.get("mhc_ops_imported") is True:
+            result.evidence.append("from aiter.ops import mhc: ok")
+    return result

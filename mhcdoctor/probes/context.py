@@ -6,6 +6,7 @@ sees the packages the probes saw; mhcdoctor.probes.target builds it from --pytho
 from __future__ import annotations
 
 import os
+import platform
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ class ProbeContext:
 
     root: Path = Path("/")  # prefix for /sys, /proc, /opt/rocm, /usr/local/cuda
     python: str = sys.executable  # the interpreter children run in
+    python_version: str = field(default_factory=platform.python_version)  # that interpreter's
     search_path: list[str] = field(default_factory=lambda: list(sys.path))  # where packages are looked up
     timeout: float = 20.0  # seconds for each child
     fast: bool = False  # no imports, no GPU initialisation

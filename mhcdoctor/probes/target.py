@@ -16,7 +16,7 @@ from mhcdoctor.errors import InputError
 from mhcdoctor.probes.context import ProbeContext
 
 SYSROOT_ENV = "MHCDOCTOR_SYSROOT"
-_ASK_PATH = "import json, sys; print(json.dumps(sys.path))"
+_ASK_PATH = "import json, platform, sys; print(json.dumps([platform.python_version(), sys.path]))"
 _ASK_TIMEOUT = 15.0
 
 
@@ -26,21 +26,27 @@ def probe_context(fast: bool = False, timeout: float = 20.0, python: str | None 
         return ProbeContext(root=root, fast=fast, timeout=timeout)
     if os.sep in python:  # ./venv/bin/python: children start in another folder, so make it absolute
         python = os.path.abspath(python)
-    return ProbeContext(root=root, fast=fast, timeout=timeout, python=python, search_path=interpreter_path(python))
+    if os.path.isdir(python):
+        raise InputError(f"--python {python} is a folder; give its interpreter, e.g. {python}/bin/python")
+    version, search_path = interpreter(python)
+    return ProbeContext(
+        root=root, fast=fast, timeout=timeout, python=python, python_version=version, search_path=search_path
+    )
 
 
-def interpreter_path(python: str) -> list[str]:
-    """`sys.path` of another interpreter; one InputError line when it cannot be run."""
+def interpreter(python: str) -> tuple[str, list[str]]:
+    """The version and `sys.path` of another interpreter; one InputError line when it cannot be run."""
     done = childproc.run([python, "-c", _ASK_PATH], dict(os.environ), _ASK_TIMEOUT)
     if done.status == "error":
         raise InputError(f"cannot run --python {python}: {done.error}")
     if done.status == "timeout":
         raise InputError(f"cannot run --python {python}: it did not answer within {_ASK_TIMEOUT:g} s")
     try:
-        paths = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
+        answer = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
     except (ValueError, IndexError):
-        paths = None
-    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise InputError(f"--python {python} is not a working Python interpreter: {last}")
-    return [p for p in paths if p]
+        answer = None
+    match answer:
+        case [str(version), list(paths)] if all(isinstance(p, str) for p in paths):
+            return version, [p for p in paths if p]
+    last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    raise InputError(f"--python {python} is not a working Python interpreter: {last}")

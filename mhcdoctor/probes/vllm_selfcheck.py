@@ -9,6 +9,10 @@ so the child evaluates the assignments of that __init__ in order, in the model m
 `self` that holds only hidden_size and hc_mult (a statement that needs anything else is skipped); where the
 model has no such attribute the value is not reported. The `rules-disagree-with-vllm` finding compares these
 values with the rules' trace.
+
+Importing vLLM costs seconds of CPU (about 10 s on a real install), so a full check imports it once: this child's
+first step is `import vllm`, and `import_result` gives the `vllm.import` probe's result from it (checkreport runs
+the probes without their own vLLM import child).
 """
 
 from __future__ import annotations
@@ -33,6 +37,14 @@ def step(key, fn):
     except BaseException as exc:
         out.setdefault("error", (key + ": " + type(exc).__name__ + ": " + str(exc)).splitlines()[0][:500])
     report(out)
+try:
+    import vllm
+except BaseException as exc:  # what the vllm.import probe would have seen (import_result reads it back)
+    report(failure(exc, imported=False))
+    raise SystemExit(0)
+version = getattr(vllm, "__version__", None)
+out.update(imported=True, version=str(version) if version is not None else None, file=getattr(vllm, "__file__", None))
+report(out)
 try:
     from vllm.platforms import current_platform
     out["platform"] = type(current_platform).__name__
@@ -101,6 +113,24 @@ def fused_flags():
 
 step("fused", fused_flags)
 """
+
+
+IMPORT_NAME = "vllm.import"
+_IMPORT_KEYS = ("imported", "version", "file")
+
+
+def import_result(selfcheck: ProbeResult) -> ProbeResult:
+    """The vllm.import probe's result, read from the self-check child (which imported vLLM first): imported, with
+    its version, when that step finished, even if a later step failed or hung; else the child's failure."""
+    source = "child: import vllm (the self-check's first step)"
+    data = {k: selfcheck.data[k] for k in _IMPORT_KEYS if k in selfcheck.data}
+    if data.get("imported") is True:
+        return ProbeResult(IMPORT_NAME, "ok", data, [], source, selfcheck.seconds)
+    if selfcheck.status == "ok":  # an answer without the import's step: an older child, or a bug
+        return ProbeResult(IMPORT_NAME, "error", {"imported": False}, [], source, selfcheck.seconds, "no answer")
+    evidence = list(selfcheck.evidence)
+    return ProbeResult(IMPORT_NAME, selfcheck.status, {"imported": False}, evidence, source, selfcheck.seconds,
+                       selfcheck.error)  # fmt: skip
 
 
 def probe(ctx: ProbeContext, sizes: list[tuple[int, int]]) -> ProbeResult:

@@ -12,7 +12,9 @@ def _ms(value: float | None) -> str:
 
 
 def _tb(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"  # a CPU's decode sizes reach millionths of a TB/s
 
 
 def _pct(value: float | None) -> str:

@@ -31,7 +31,7 @@ def render_check(doc: CheckDocument, style: Style, verbose: bool = False) -> str
     mode = doc["mode"]
     head = f"mhcdoctor {doc['mhcdoctor_version']} {style.dash()} check ({mode}, {doc['seconds']:.2f} s)"
     lines += [style.bold(head), ""]
-    lines += _machine(facts, style, doc["models"])
+    lines += _machine(facts, style, doc["models"], doc["host"], doc["findings"])
     lines += [""] + _models(doc["models"], style)
     findings = doc["findings"]
     if findings:
@@ -45,7 +45,13 @@ def render_check(doc: CheckDocument, style: Style, verbose: bool = False) -> str
     return "\n".join(lines) + "\n"
 
 
-def _machine(facts: FactsDocument, style: Style, models: list[DecisionDocument] | None = None) -> list[str]:
+def _machine(
+    facts: FactsDocument,
+    style: Style,
+    models: list[DecisionDocument] | None = None,
+    host: dict[str, str] | None = None,
+    findings: list[FindingDocument] | None = None,
+) -> list[str]:
     rows: list[tuple[str, str, str]] = []
     devices = facts["devices"]
     if devices:
@@ -61,6 +67,8 @@ def _machine(facts: FactsDocument, style: Style, models: list[DecisionDocument] 
     else:
         rows.append(("fail", "GPU", "no GPU visible (AMD, NVIDIA or Intel)"))
     rows.append(("info", "platform", _runtime_line(facts)))
+    if host and host.get("python"):  # the environment probed: vLLM's (--python), or the doctor's own
+        rows.append(("info", "Python", f"{host.get('python_version', '?')} ({host['python']})"))
     rows.append(_torch_row(facts["torch"]))
     for key, comp in (("nvcc", facts["nvcc"]), ("hipcc", facts["hipcc"])):
         if comp["found"]:
@@ -68,6 +76,14 @@ def _machine(facts: FactsDocument, style: Style, models: list[DecisionDocument] 
     rows.append(_aiter_row(facts["aiter"]))
     for label, package in (("tilelang", facts["tilelang"]), ("triton", facts["triton"]), ("vLLM", facts["vllm"])):
         rows.append(_package_row(label, package))
+    pins = next((f for f in findings or [] if f["id"] == "vllm-pin-mismatch"), None)
+    if pins is not None and rows[-1][0] == "ok":  # what vLLM requires is missing or other: not a plain ✓
+        level, label, text = rows[-1]
+        rows[-1] = (
+            SEVERITY_LEVEL[pins["severity"]],
+            label,
+            f"{text} (its Requires-Dist is not met: vllm-pin-mismatch)",
+        )
     if facts["vllm"]["present"] and models:
         rows.append(_vllm_build_row(facts["vllm"], json_object(models[0]["facts"].get("vllm"))))
     width = max(len(label) for _, label, _ in rows)

@@ -97,10 +97,32 @@ def _header(doc: DecisionDocument, style: Style) -> list[str]:
     ]
     if doc.get("rules_note"):
         lines.append(f"  {style.mark('warn')} {doc['rules_note']}")
-    given = sorted({v for v in doc.get("sources", {}).values() if v.startswith(("user:", "report:"))})
+    sources = doc.get("sources", {})
+    given = sorted({v for v in sources.values() if v.startswith(("user:", "report:"))})
     if given:
         lines.append(style.dim(f"  facts given by {', '.join(given)}"))
+    assumed = sorted({_ASSUMED_LABEL.get(k, k) for k, v in sources.items() if v.startswith("assumed:")})
+    if assumed:  # whatif.ASSUMED: the machine's own are not the what-if's, so the rules take these as fitting it
+        lines.append(f"  assumed to fit the what-if's platform (unknown, not this machine's): {', '.join(assumed)}")
     return lines
+
+
+_ASSUMED_LABEL = {
+    "devices": "GPUs",
+    "arch": "GPU arch",
+    "rocm_version": "ROCm",
+    "cuda_driver_version": "CUDA driver",
+    "nvidia_driver": "NVIDIA driver",
+    "nvcc": "nvcc",
+    "hipcc": "hipcc",
+    "torch.cuda": "torch's build",
+    "torch.hip": "torch's build",
+    "torch.xpu": "torch's build",
+    "torch.build": "torch's build",
+    "torch.gpus_visible": "GPUs torch sees",
+    "xpu_kernels": "vllm-xpu-kernels",
+    "vllm.build": "vLLM's build (its CPU build)",
+}
 
 
 def _package(facts: Mapping[str, JsonValue]) -> str:

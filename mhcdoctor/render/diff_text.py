@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 from mhcdoctor.documents.diff import DiffDocument, ReportAbout
+from mhcdoctor.render.term import Style
 
 # Values longer than this are shown on lines of their own.
 _INLINE = 40
 
 
-def render_text(document: DiffDocument) -> str:
+def render_text(document: DiffDocument, style: Style | None = None) -> str:
+    style = style or Style()
     lines = [f"A: {_describe(document['a'])}", f"B: {_describe(document['b'])}"]
     lines += [f"note: {note}" for note in document["notes"]]
     differences = document["differences"]
     if not differences:
-        lines.append("no differences in verdict, paths, findings, verify, facts, devices, probes or environment")
+        same = "no differences in verdict, paths, findings, verify, facts, devices, probes or environment"
+        lines.append(style.level(same, "ok"))
         return "\n".join(lines) + "\n"
-    lines.append(f"{len(differences)} difference(s), most important first:")
+    lines.append(style.level(f"{len(differences)} difference(s), most important first:", "warn"))
     short = [d for d in differences if max(len(_show(d["a"])), len(_show(d["b"]))) <= _INLINE]
     width = min(48, max((len(d["key"]) for d in short), default=0))
     a_width = max((len(_show(d["a"])) for d in short), default=0)
@@ -23,7 +26,7 @@ def render_text(document: DiffDocument) -> str:
     for d in differences:
         if d["section"] != section:
             section = d["section"]
-            lines.append(f"  [{section}]")
+            lines.append(style.bold(f"  [{section}]"))
         if d in short:
             lines.append(f"    {d['key']:<{width}}  A: {_show(d['a']):<{a_width}}  B: {_show(d['b'])}")
         else:  # long values (evidence, paths) on lines of their own

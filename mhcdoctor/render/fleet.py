@@ -32,6 +32,8 @@ def finding_line(finding: FleetFinding, checked: int) -> str:
 
 def headline(doc: FleetDocument) -> str:
     c = doc["counts"]
+    if not c["nodes"]:  # e.g. --gpu-nodes-only on a cluster without GPUs: a fail, but not of any node
+        return f"Fleet of 0 nodes: {doc['verdict']} (no node to check: nothing was checked)"
     parts = [f"{c['ok']} ok", f"{c['degraded']} degraded", f"{c['fail']} fail"]
     if c["unchecked"]:
         parts.append(f"{c['unchecked']} not checked")

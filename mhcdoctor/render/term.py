@@ -1,4 +1,5 @@
-"""Terminal styling: colour only on a terminal and never with NO_COLOR set; symbols that survive any encoding."""
+"""Terminal styling: colour only on a terminal and never with NO_COLOR set (non-empty); symbols that survive any
+encoding."""
 
 from __future__ import annotations
 
@@ -21,12 +22,15 @@ class Style:
 
     @classmethod
     def for_stream(cls, stream: IO[str]) -> Style:
-        """Colour only when `stream` is a terminal, NO_COLOR is unset (https://no-color.org) and TERM is not dumb."""
+        """Colour only when `stream` is a terminal, NO_COLOR is unset or empty and TERM is not dumb.
+
+        https://no-color.org: "when present and not an empty string" NO_COLOR turns colour off.
+        """
         try:
             tty = stream.isatty()
         except (AttributeError, ValueError):
             tty = False
-        colour = tty and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+        colour = tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
         encoding = getattr(stream, "encoding", None) or "ascii"
         try:
             "✓✗·—…".encode(encoding)
@@ -41,8 +45,11 @@ class Style:
         return f"\033[{_COLOURS[colour]}m{text}\033[0m"
 
     def mark(self, level: str) -> str:
-        symbol = (_MARKS if self.unicode else _ASCII_MARKS).get(level, "?")
-        return self.paint(symbol, _MARK_COLOUR.get(level, "dim"))
+        return self.level((_MARKS if self.unicode else _ASCII_MARKS).get(level, "?"), level)
+
+    def level(self, text: str, level: str) -> str:
+        """`text` in the colour of a mark level (ok green, warn yellow, fail red, info dim)."""
+        return self.paint(text, _MARK_COLOUR.get(level, "dim"))
 
     def bold(self, text: str) -> str:
         return self.paint(text, "bold")

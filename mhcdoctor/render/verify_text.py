@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mhcdoctor.render.term import VERDICT_LEVEL, Style
+from mhcdoctor.text import plural
+
 if TYPE_CHECKING:  # types only: `check --fast` renders through here and imports no verify module
     from mhcdoctor.documents.verify import ToleranceDocument, VerifyDocument
 
@@ -18,7 +21,16 @@ def _tol(tol: ToleranceDocument | None) -> str:
     return f"abs {tol['abs']:.2g}" if tol["abs"] else f"rel {tol['rel']:.2g}"
 
 
-def render_text(doc: VerifyDocument) -> str:
+# A row's status -> the mark level whose colour it is shown in (on a terminal).
+_STATUS_LEVEL = {"pass": "ok", "fail": "fail", "error": "fail", "timeout": "fail", "skip": "info"}
+
+
+def _status(status: str, style: Style) -> str:
+    return style.level(f"{status:<8}", _STATUS_LEVEL.get(status, "info"))
+
+
+def render_text(doc: VerifyDocument, style: Style | None = None) -> str:
+    style = style or Style()
     model = doc["model"]
     name = model["name"] or "custom model"
     where = ", ".join(doc["devices"]) or "no device: nothing ran"
@@ -42,10 +54,10 @@ def render_text(doc: VerifyDocument) -> str:
         if r["status"] == "skip" and _path_status(doc, key) == "unavailable":
             if key not in shown_unavailable:
                 shown_unavailable.add(key)
-                lines.append(f"{r['path']:<14}{'(all)':<20}{'-':>7}  {'skip':<8}  {r['reason']}")
+                lines.append(f"{r['path']:<14}{'(all)':<20}{'-':>7}  {_status('skip', style)}  {r['reason']}")
             continue
         lines.append(
-            f"{r['path']:<14}{r['op']:<20}{r['tokens']:>7}  {r['status']:<8}{_num(r['max_abs_err']):>10}"
+            f"{r['path']:<14}{r['op']:<20}{r['tokens']:>7}  {_status(r['status'], style)}{_num(r['max_abs_err']):>10}"
             f"{_num(r['max_rel_err']):>10}  {_tol(r['tolerance']):<11}{r['seconds']:>7.2f}"
         )
         if r["status"] != "pass" and r["reason"]:
@@ -60,8 +72,9 @@ def render_text(doc: VerifyDocument) -> str:
     )
     counts = ", ".join(f"{s[k]} {k}" for k in ("pass", "fail", "error", "timeout", "skip") if s[k])
     if not_run:
-        counts = ", ".join(x for x in (counts, f"{len(not_run)} path{'s' if len(not_run) != 1 else ''} not run") if x)
-    lines += ["", f"verdict: {doc['verdict']} ({counts}; {doc['seconds']:.1f} s)"]
+        counts = ", ".join(x for x in (counts, f"{plural(len(not_run), 'path')} not run") if x)
+    verdict = style.level(doc["verdict"], VERDICT_LEVEL[doc["verdict"]])
+    lines += ["", f"verdict: {verdict} ({counts}; {doc['seconds']:.1f} s)"]
     lines += [f"  - {problem}" for problem in doc["problems"]]
     return "\n".join(lines)
 

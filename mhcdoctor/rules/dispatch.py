@@ -284,6 +284,9 @@ def aiter_api_gate(f: Facts, feature: str) -> Gate:
     if f.aiter.imports is False:
         text = "aiter fails to import, so vLLM's probe of aiter.ops.mhc fails"
         return Gate("aiter", gate, False, False, text, kind="aiter-api")
+    if f.aiter.genuine is False:  # PyPI's `aiter` has no version of AMD's to be "before"
+        text = "the installed `aiter` is not AMD's aiter and has no aiter.ops.mhc, so vLLM's probe of it fails"
+        return Gate("aiter", gate, False, False, text, kind="aiter-api")
     if value is None:
         return Gate("aiter", gate, None, False, _unknown(f"whether {yes.split(' and ')[-1]}"), kind="aiter-api")
     return Gate("aiter", gate, value, value, yes if value else no, kind="aiter-api")
@@ -349,8 +352,10 @@ def vllm_platform(f: Facts, version: str | None) -> tuple[str, Gate]:
     its CPU build's `+cpu` label says). None active: UnspecifiedPlatform; more than one: vLLM raises RuntimeError.
     """
     v = version or ""
-    cpu_build = "cpu" in v
     machine = f.platform
+    # A what-if's platform (--platform cpu) takes what is unknown as fitting it, as torch's XPU build is for xpu.
+    assumed_cpu = version is None and machine == "cpu" and f.sources.get("platform", "").startswith("user:")
+    cpu_build = "cpu" in v or assumed_cpu
     active = []
     if machine == "cuda" and not cpu_build:
         active.append("cuda")
@@ -375,7 +380,11 @@ def vllm_platform(f: Facts, version: str | None) -> tuple[str, Gate]:
             "rocm": "amdsmi sees AMD GPUs",
             "xpu": "torch.xpu.is_available(): an Intel GPU and torch's XPU build"
             + (" (torch's build not established: assumed)" if torch_xpu is None else ""),
-            "cpu": f"vLLM {v} is a CPU build ('cpu' in its version)"
+            "cpu": (
+                "vLLM's build not established: assumed its CPU build, as the what-if's platform asks"
+                if assumed_cpu
+                else f"vLLM {v} is a CPU build ('cpu' in its version)"
+            )
             + (f"; its {machine.upper()} GPUs go unused" if machine != "cpu" else ""),
         }[platform]
         return platform, Gate("dispatch", name, platform, True, f"{why}: {_PLATFORM_CLASSES[platform]}")

@@ -224,41 +224,65 @@ def _aiter_import_breaks_vllm(ctx: FindingContext) -> bool:
 TILELANG_KERNEL_API_SINCE = Version("0.1.8")
 
 
+NOT_INSTALLED = "not installed"
+
+
 def _installed_version(facts: Facts, name: str) -> str | None:
+    """The installed version of a library vLLM pins; NOT_INSTALLED when the probes found none (`pip install
+    --no-deps vllm`); None when unknown."""
     if name == "amd-aiter":
         return facts.aiter.version if facts.aiter.genuine is not False else None
     package = {"torch": facts.torch, "tilelang": facts.tilelang, "triton": facts.triton}.get(name)
-    return package.version if package is not None and package.present is not False else None
+    if package is not None and package.present is False:
+        return NOT_INSTALLED
+    return package.version if package is not None else None
 
 
 def pin_differences(facts: Facts) -> list[tuple[str, str, str]]:
-    """(name, vLLM's specifier, installed version) for each pinned library installed at a version the pin excludes."""
+    """(name, vLLM's specifier, installed version or NOT_INSTALLED) for each library vLLM's Requires-Dist pins that
+    is missing or installed at a version the pin excludes."""
     out = []
     for name, spec in (facts.vllm_pins or {}).items():
         installed = _installed_version(facts, name)
         try:
-            if installed and not SpecifierSet(spec).contains(installed, prereleases=True):
+            if installed == NOT_INSTALLED or (
+                installed and not SpecifierSet(spec).contains(installed, prereleases=True)
+            ):
                 out.append((name, spec, installed))
         except (InvalidSpecifier, InvalidVersion):
             continue
     return out
 
 
+def _torch_missing(ctx: FindingContext) -> bool:
+    """vLLM requires torch and it is not installed: `import vllm` fails (seen without importing, e.g. by --fast)."""
+    return any(name == "torch" and installed == NOT_INSTALLED for name, _, installed in pin_differences(ctx.facts))
+
+
 def _kernel_api_gone(ctx: FindingContext) -> bool:
     """The installed tilelang predates an API vLLM's tilelang mHC kernels call, and an op runs on them."""
-    version = next((Version(v) for n, _, v in pin_differences(ctx.facts) if n == "tilelang"), None)
+    version = next(
+        (Version(v) for n, _, v in pin_differences(ctx.facts) if n == "tilelang" and v != NOT_INSTALLED), None
+    )
     return version is not None and version < TILELANG_KERNEL_API_SINCE and bool(ctx.ops_on("tilelang"))
 
 
 def _pin_text(ctx: FindingContext) -> str:
     parts = [f"{name} {installed} (vLLM pins {name}{spec})" for name, spec, installed in pin_differences(ctx.facts)]
-    text = f"vLLM {ctx.facts.vllm.version or ''} was built and tested against other versions: " + "; ".join(parts)
+    text = f"{_named('vLLM', ctx.facts.vllm.version)} was built and tested against other versions: " + "; ".join(parts)
+    if _torch_missing(ctx):
+        text += ". Without torch, `import vllm` fails: vLLM cannot start"
     if _kernel_api_gone(ctx):
         text += (
             f". tilelang before {TILELANG_KERNEL_API_SINCE} has no T.pdl_sync/T.pdl_trigger, which vLLM's tilelang "
             f"mHC kernels call: {ctx.ops_text('tilelang')} fail when they are compiled"
         )
     return text + "."
+
+
+def _named(name: str, version: str | None) -> str:
+    """`vLLM 0.34.0`, or `vLLM` alone when the version is unknown (never a double space)."""
+    return f"{name} {version}" if version else name
 
 
 def _import_error(error: str | None) -> str:
@@ -302,7 +326,7 @@ def _torch_fallback_fix(ctx: FindingContext) -> str:
         # tilelang mHC is off on this arch (gfx942, gfx1250): only aiter offers a kernel here
         if aiter is None:
             continue
-        if aiter.kind == "package":
+        if aiter.kind == "package" or ctx.facts.aiter.genuine is False:  # the impostor is no aiter to upgrade
             return "Build AMD's aiter (tilelang mHC is off on this GPU): " + AITER_BUILD
         if aiter.kind == "aiter-api":
             return f"Build aiter {aiter_releases.FUSED_SINCE} or later (this one lacks the API vLLM probes for): " + (
@@ -653,6 +677,15 @@ def deepgemm_used(ctx: FindingContext) -> bool | None:
     return deepgemm_supported(ctx.rules, ctx.facts, ctx.vllm_version)[0]
 
 
+# vLLM's build per platform, as the fixes name it (https://docs.vllm.ai/en/latest/getting_started/installation/):
+# PyPI's wheel is the CUDA build; CPU, ROCm and XPU have builds of their own.
+_VLLM_BUILDS = {
+    "cuda": "vLLM's CUDA build (pip install vllm)",
+    "cpu": "vLLM's CPU build (0.30+, e.g. vllm-0.34.0+cpu from vLLM's releases; PyPI's vllm is the CUDA build)",
+    "rocm": "vLLM's ROCm build (AMD's vLLM image or a +rocm wheel)",
+    "xpu": "vLLM's XPU build",
+}
+
 # --- the catalogue -------------------------------------------------------------------------------------------------
 
 CATALOGUE: tuple[FindingSpec, ...] = (
@@ -669,8 +702,8 @@ CATALOGUE: tuple[FindingSpec, ...] = (
             "('cpu' in its version), so it builds no model; the CUDA build also lacks the CPU mHC ops "
             "(hc_pre_fused_cpu & co.)."
         ),
-        fix="Run on a ROCm, CUDA or Intel XPU machine; or serve on CPU with vLLM's CPU build (0.30+, e.g. "
-        "vllm-0.34.0+cpu from vLLM's releases); replay: mhcdoctor explain --platform cpu --vllm 0.34.0+cpu",
+        fix=f"Run on a ROCm, CUDA or Intel XPU machine; or serve on CPU with {_VLLM_BUILDS['cpu']}; replay: "
+        "mhcdoctor explain --platform cpu --vllm 0.34.0+cpu",
         refs=(PR + "41946", "https://github.com/vllm-project/vllm/blob/main/vllm/platforms/__init__.py"),
     ),
     FindingSpec(
@@ -712,8 +745,8 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         "vLLM's platform here is another GPU platform: its compiled ops do not fit.",
         when=lambda c: _build_mismatch(c) is not None,
         detail=lambda c: f"{_build_mismatch(c)}.",
-        fix="pip uninstall -y vllm, then install the build for this machine (ROCm: AMD's vLLM image or a +rocm "
-        "wheel; XPU: vLLM's XPU build; CUDA: pip install vllm)",
+        fix="pip uninstall -y vllm, then install the build for this machine (ROCm: "
+        f"{_VLLM_BUILDS['rocm']}; XPU: {_VLLM_BUILDS['xpu']}; CUDA: {_VLLM_BUILDS['cuda']})",
         refs=("https://docs.vllm.ai/en/latest/getting_started/installation/",),
     ),
     FindingSpec(
@@ -771,7 +804,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         summary="The GPUs are found in sysfs, /proc or NVML, but torch.cuda.device_count() is 0 (full check).",
         when=_torch_sees_no_gpu,
         detail=lambda c: (
-            f"The {c.facts.platform} GPUs are there, but torch {c.facts.torch.version or ''} counts none, so vLLM "
+            f"The {c.facts.platform} GPUs are there, but {_named('torch', c.facts.torch.version)} counts none, so vLLM "
             "cannot start on them. Usual causes: a driver older than torch's "
             f"{'CUDA' if c.facts.platform == 'cuda' else 'ROCm'} runtime needs, CUDA_VISIBLE_DEVICES / "
             "HIP_VISIBLE_DEVICES hiding every GPU, or no access to /dev/nvidia* or /dev/kfd in a container."
@@ -816,7 +849,13 @@ CATALOGUE: tuple[FindingSpec, ...] = (
             f"No vLLM was found, so this is what the newest known release ({NEWEST.first}–"
             f"{NEWEST.last}) would run; ask about another with --vllm VERSION."
         ),
-        fix="pip install vllm  # or ask about a release without it: mhcdoctor explain --vllm 0.25.1",
+        fix="Install the vLLM build for this machine (CUDA: pip install vllm; CPU, ROCm, XPU: their own builds); "
+        "or ask about a release without it: mhcdoctor explain --vllm 0.25.1",
+        # the same build no-gpu and vllm-build-mismatch name: PyPI's `vllm` is the CUDA build
+        fix_for=lambda c: (
+            f"Install {_VLLM_BUILDS.get(c.facts.platform, _VLLM_BUILDS['cuda'])}; or ask about a "
+            "release without it: mhcdoctor explain --vllm 0.25.1"
+        ),
         refs=(PR + "52737",),
     ),
     FindingSpec(
@@ -827,9 +866,9 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         "or a vLLM built against another torch): vLLM runs nothing (full check and explain --deep).",
         when=lambda c: c.facts.vllm.present is True and c.facts.vllm.imports is False,
         detail=lambda c: (
-            f"`import vllm` fails: {_import_error(c.facts.vllm.import_error)}. vLLM "
-            f"{c.facts.vllm.version or ''} cannot start, so no mHC op runs; the paths shown are what it would "
-            "run once it imports."
+            f"`import vllm` fails: {_import_error(c.facts.vllm.import_error)}. "
+            f"{_named('vLLM', c.facts.vllm.version)} cannot start, so no mHC op runs; the paths shown are what it "
+            "would run once it imports."
         ),
         fix="pip check  # names what vLLM lacks; reinstall it with its requirements: "
         "pip install \"vllm==$(pip show vllm | sed -n 's/^Version: //p')\"",
@@ -838,11 +877,11 @@ CATALOGUE: tuple[FindingSpec, ...] = (
     ),
     FindingSpec(
         id="vllm-pin-mismatch",
-        severity=lambda c: "fail" if _kernel_api_gone(c) else "warn",
-        title="Libraries installed at versions vLLM does not pin",
+        severity=lambda c: "fail" if _kernel_api_gone(c) or _torch_missing(c) else "warn",
+        title="Libraries vLLM pins are missing or at other versions",
         summary="The installed vLLM's Requires-Dist pins torch, tilelang or triton to versions other than those "
-        "installed (read from its METADATA, no import); fail where the installed tilelang lacks an API vLLM's "
-        "tilelang mHC kernels call.",
+        "installed, or they are not installed (`pip install --no-deps vllm`; read from its METADATA, no import); "
+        "fail where torch is missing or the installed tilelang lacks an API vLLM's tilelang mHC kernels call.",
         when=lambda c: bool(pin_differences(c.facts)),
         detail=_pin_text,
         fix="pip install \"vllm==$(pip show vllm | sed -n 's/^Version: //p')\"  # reinstalls what it pins",
@@ -874,8 +913,8 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         "fail when vLLM selects the aiter path (its find_spec accepts any `aiter`), warn on ROCm otherwise.",
         when=_impostor,
         detail=lambda c: (
-            f"`aiter` comes from {c.facts.aiter.distribution or 'another distribution'} "
-            f"{c.facts.aiter.version or ''}, not amd-aiter. vLLM tests only find_spec('aiter'), so it "
+            f"`aiter` comes from {_named(c.facts.aiter.distribution or 'another distribution', c.facts.aiter.version)}"
+            ", not amd-aiter. vLLM tests only find_spec('aiter'), so it "
             + (f"calls aiter for {c.ops_text('aiter')} and fails there." if c.ops_on("aiter") else "may select it.")
         ),
         fix=AITER_BUILD,
@@ -911,7 +950,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         when=_aiter_no_mhc,
         detail=lambda c: (
             f"aiter {c.facts.aiter.version or '(version unknown)'} has no aiter/ops/mhc.py (aiter's mHC ops "
-            f"arrived in {aiter_releases.MHC_OPS_SINCE}). vLLM {c.vllm_version or ''} tests only "
+            f"arrived in {aiter_releases.MHC_OPS_SINCE}). {_named('vLLM', c.vllm_version)} tests only "
             f"find_spec('aiter') and the arch, so it sends {c.ops_text('aiter')} to aiter; `from aiter.ops.mhc "
             "import ...` then raises ModuleNotFoundError at the first forward."
             + (
@@ -934,7 +973,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         "chip-info helpers) stops the model from being built.",
         when=_aiter_import_breaks_vllm,
         detail=lambda c: (
-            f"`import aiter` raises {c.facts.aiter.import_error}. vLLM {c.vllm_version or ''}'s layers/mhc.py "
+            f"`import aiter` raises {c.facts.aiter.import_error}. {_named('vLLM', c.vllm_version)}'s layers/mhc.py "
             "calls _aiter_mhc_op_accepts_norm() when it is imported, and that catches only AttributeError, "
             f"ImportError, TypeError and ValueError, so the {escaping_exception(c.facts.aiter.import_error)} "
             "escapes: layers/mhc.py does not import and no mHC op runs, whatever path the trace shows."
@@ -950,7 +989,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         summary="The aiter path runs mhc_pre and the installed aiter lacks the race fix (aiter #3033).",
         when=lambda c: _genuine_on_aiter(c) and c.facts.aiter.sqrsum_fix == "absent",
         detail=lambda c: (
-            f"aiter {c.facts.aiter.version or ''} stores row sums from lanes 16–63 into other warps' "
+            f"{_named('aiter', c.facts.aiter.version)} stores row sums from lanes 16–63 into other warps' "
             "rows, so the RMS factor is wrong once more than 16 tokens run "
             f"({', '.join(c.sqrsum_ops_on_aiter())} on aiter). "
             "Fixed by aiter #3033 (commit b639cb6), in v0.1.14-rc0 and later; vLLM never checks the version."
@@ -998,8 +1037,8 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         detail=lambda c: (
             f"vLLM {c.vllm_version or '0.29'} passes norm_weight/norm_eps to aiter.ops.mhc.mhc_pre "
             f"(aiter {aiter_releases.NORM_ARGS_SINCE}+) and imports mhc_fused_post_pre "
-            f"({aiter_releases.FUSED_SINCE}+); aiter "
-            f"{c.facts.aiter.version or ''} lacks them, so {c.ops_text('aiter')} raise at the first call."
+            f"({aiter_releases.FUSED_SINCE}+); "
+            f"{_named('aiter', c.facts.aiter.version)} lacks them, so {c.ops_text('aiter')} raise at the first call."
         ),
         fix="Build aiter 0.1.16 or later: " + AITER_BUILD + "  (or pip install 'vllm>=0.30', which falls back)",
         refs=(PR + "52737", AITER),
@@ -1012,7 +1051,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         summary="vLLM 0.30+ found no mhc_fused_post_pre, or no norm_weight/norm_eps on mhc_pre, and fell back.",
         when=_aiter_fallback_for_api,
         detail=lambda c: (
-            f"aiter {c.facts.aiter.version or ''} lacks mhc_fused_post_pre (0.1.16+) or the norm "
+            f"{_named('aiter', c.facts.aiter.version)} lacks mhc_fused_post_pre (0.1.16+) or the norm "
             "arguments of mhc_pre (0.1.15+), so those ops run on tilelang or torch while the rest stays on aiter."
         ),
         fix="Build aiter 0.1.16 or later: " + AITER_BUILD,
@@ -1064,7 +1103,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         summary="A find_spec-only release (0.20–0.22, 0.28+) selects tilelang that fails to import.",
         when=_tilelang_selected_broken,
         detail=lambda c: (
-            f"has_tilelang() only asks find_spec, so vLLM {c.vllm_version or ''} sends "
+            f"has_tilelang() only asks find_spec, so {_named('vLLM', c.vllm_version)} sends "
             f"{c.ops_text('tilelang')} to tilelang, whose import fails: "
             f"{c.facts.tilelang.import_error or 'see the tilelang.import probe'}."
         ),

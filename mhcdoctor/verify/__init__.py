@@ -15,9 +15,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sys
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 
 from mhcdoctor import __version__
@@ -25,10 +25,14 @@ from mhcdoctor.clock import created_now
 from mhcdoctor.documents.verify import SCHEMA, VerifyDocument, VerifyRow
 from mhcdoctor.documents.vocabulary import OPS
 from mhcdoctor.errors import InputError
-from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH
+from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH, ops_of
 from mhcdoctor.models import ModelConfig
+from mhcdoctor.probes import facts_from_probes, run_probes
+from mhcdoctor.probes.base import read_text
 from mhcdoctor.probes.context import ProbeContext
-from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params
+from mhcdoctor.progress import StderrProgress
+from mhcdoctor.text import plural
+from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params, least_bytes
 from mhcdoctor.verify.rows import CaseRow
 from mhcdoctor.verify.runner import CHECK, Progress, Ran, count_gpus, run_jobs, unavailable, unavailable_outcome
 
@@ -79,6 +83,38 @@ def resolve_devices(device: str, ctx: ProbeContext, timeout: float) -> tuple[lis
     return [], why + "; --device cpu runs the paths on the CPU"
 
 
+def check_fits(model: ModelConfig, counts: list[int], devices: list[str], ctx: ProbeContext) -> None:
+    """InputError when the largest case cannot fit in the memory of the device it runs on (the CPU: MemAvailable;
+    a GPU: its memory where a file probe read it), so that a size typo is one line, not a child allocating until the
+    kernel kills it."""
+    need = least_bytes(max(counts), model.hidden_size, model.hc_mult)
+    for device in devices:
+        have, where = _memory(device, ctx)
+        if have is not None and need > have:
+            raise InputError(
+                f"{plural(max(counts), 'token')} at hidden {model.hidden_size}, hc_mult {model.hc_mult} need at least "
+                f"{_size(need)} on {device}, which has {_size(have)} ({where}); give fewer --tokens or a smaller model"
+            )
+
+
+def _memory(device: str, ctx: ProbeContext) -> tuple[int | None, str]:
+    if device == "cpu":
+        text = read_text(ctx.path("/proc/meminfo")) or ""
+        found = re.search(r"^MemAvailable:\s+(\d+) kB", text, re.MULTILINE)
+        return (int(found.group(1)) * 1024 if found else None), "MemAvailable in /proc/meminfo"
+    index = int(device.split(":", 1)[1]) if ":" in device and device.split(":", 1)[1].isdigit() else 0
+    facts = facts_from_probes(run_probes(dataclasses.replace(ctx, fast=True)))
+    memory = next((d.memory_bytes for d in facts.devices or [] if d.index == index), None)
+    return memory, f"GPU {index}'s memory"
+
+
+def _size(value: int) -> str:
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if value >= size:
+            return f"{value / size:.1f} {unit}"
+    return f"{value} B"
+
+
 def resolve_paths(paths: list[str] | None, peers: bool = False) -> list[str]:
     """--path names, or by default every path (those run on request only with `peers`)."""
     if not paths:
@@ -120,7 +156,8 @@ def run_verify(
     It may be a function returning that map: it then runs on a thread while the paths run.
     """
     ctx = ctx or ProbeContext()
-    say = progress or (lambda text: print(f"mhcdoctor verify: {text}", file=sys.stderr, flush=True))
+    printer = StderrProgress("mhcdoctor verify")
+    say = progress or printer
     if model.hc_mult < 1 or model.hidden_size < 1:
         raise InputError("hidden size and hc_mult must be positive")
     counts = sorted(set(tokens or DEFAULT_TOKENS) | (set(STRESS_TOKENS) if stress else set()))
@@ -131,6 +168,7 @@ def run_verify(
         names.append(USER_PATH)
         ctx = user_kernels_context(ctx, kernels)
     devices, no_device = resolve_devices(device, ctx, min(timeout, 60.0))
+    check_fits(model, counts, devices, ctx)
     params = Params.from_model(model)
     start = time.perf_counter()
     outcomes: list[Ran[CaseRow]] = []
@@ -144,15 +182,18 @@ def run_verify(
                 requests.append((name, dev))
             else:
                 outcomes.append(Ran(skipped))
+    if not requests and device.strip().lower() in ("auto", ""):
+        devices = []  # auto stands for the GPU a path child finds: no child started, so no device was used
     pool = ThreadPoolExecutor(max_workers=1)
     chosen = pool.submit(selected if callable(selected) else lambda: selected)
     if requests:
         say(
             f"running {', '.join(sorted({n for n, _ in requests}))} on {', '.join(devices)}"
             f"{' if torch sees a GPU' if devices == [FIRST_GPU] and device.strip().lower() in ('auto', '') else ''} "
-            f"({len(counts)} token count{'s' if len(counts) != 1 else ''} at hidden {model.hidden_size})"
+            f"({plural(len(counts), 'token count')} at hidden {model.hidden_size})"
         )
         ran = run_jobs(requests, list(OPS), counts, params, ctx, timeout, say, CHECK, seed)
+        printer.close()  # the status line a terminal showed ends before the results
         outcomes += ran
         if device.strip().lower() in ("auto", "") and _no_gpu_seen(ran):
             devices = []
@@ -162,7 +203,7 @@ def run_verify(
     pool.shutdown()
     order = {name: i for i, name in enumerate(names)}
     outcomes.sort(key=lambda o: (order[o.outcome["path"]], o.outcome["device"]))
-    results = [_row(o, row, params, picked) for o in outcomes for row in _rows_of(o, counts)]
+    results = [_row(o, row, params, picked) for o in outcomes for row in _rows_of(o, counts, ctx.env)]
     verdict, problems = _verdict(results, picked)
     return {
         "schema": SCHEMA,
@@ -190,13 +231,14 @@ def _no_gpu_seen(ran: list[Ran[CaseRow]]) -> bool:
     )
 
 
-def _rows_of(ran: Ran[CaseRow], counts: list[int]) -> list[CaseRow]:
+def _rows_of(ran: Ran[CaseRow], counts: list[int], env: Mapping[str, str]) -> list[CaseRow]:
+    """A path's rows: those it ran, or for a path not started one skip row per op it runs."""
     outcome = ran.outcome
     if outcome["status"] != "unavailable":
         return ran.rows
     return [
         {"op": op, "tokens": t, "status": "skip", "reason": outcome["reason"], "seconds": 0.0}
-        for op in REGISTRY[outcome["path"]].ops
+        for op in ops_of(outcome["path"], env)
         for t in counts
     ]
 
@@ -233,7 +275,7 @@ def _verdict(results: list[VerifyRow], selected: dict[str, str] | None) -> tuple
     for r in results:
         if r["status"] not in BAD:
             continue
-        line = f"{r['path']} {r['op']} at {r['tokens']} tokens on {r['device']}: {r['status']}: {r['reason']}"
+        line = f"{r['path']} {r['op']} at {plural(r['tokens'], 'token')} on {r['device']}: {r['status']}: {r['reason']}"
         if selected is None or r["selected"]:
             verdict = "fail"
             problems.append(line)

@@ -82,6 +82,14 @@ def rows_to_check(tokens: int) -> list[int]:
 Scalar = float | int  # the ops' scalar arguments (epsilons, the post multiplier, the Sinkhorn repeat)
 
 
+def least_bytes(tokens: int, hidden: int, hc_mult: int) -> int:
+    """Memory one case holds at once on its device, at the least (`make_inputs` and the op's outputs): the residual
+    T·n·H made in float32 and scaled (8 bytes an element) then cast to bf16 (2) and the op's new residual (2); x and
+    layer_input T·H likewise; fn n(n+2)·n·H float32, made and divided (8)."""
+    t, n, h = tokens, hc_mult, hidden
+    return t * n * h * 12 + t * h * 12 + n * (n + 2) * n * h * 8
+
+
 def make_inputs(op: str, tokens: int, p: Params, seed: int, device: str) -> dict[str, torch.Tensor]:
     """The op's tensor arguments, in the reference's argument order (scalars come from Params)."""
     import torch

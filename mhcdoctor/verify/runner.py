@@ -21,8 +21,10 @@ from typing import Generic, TypeGuard, TypeVar
 from mhcdoctor import childproc
 from mhcdoctor.childproc import cut_evidence, signal_name
 from mhcdoctor.documents.verify import PathOutcome
-from mhcdoctor.kernels import REGISTRY
+from mhcdoctor.kernels import REGISTRY, ops_of
 from mhcdoctor.probes.context import ProbeContext
+from mhcdoctor.progress import Step
+from mhcdoctor.text import plural, visible
 from mhcdoctor.verify.cases import Params
 from mhcdoctor.verify.rows import CaseRow, WorkerRequest, is_case_row
 
@@ -68,6 +70,7 @@ class Job:
     events: list[Event] = field(default_factory=list)
     ended: str | None = None  # None while running; "exit", "timeout"
     seconds: float = 0.0
+    started_cases: int = 0  # "start" events read so far (progress)
 
 
 def unavailable(path: str, device: str, ctx: ProbeContext) -> PathOutcome | None:
@@ -115,7 +118,7 @@ def run_jobs(
             for index, (path, device) in enumerate(requests):
                 folder = tmp / f"job{index}"
                 folder.mkdir()
-                wanted = [op for op in ops if op in REGISTRY[path].ops]
+                wanted = [op for op in ops if op in ops_of(path, ctx.env)]
                 job = Job(path, device, wanted, tokens, folder / "events", folder)
                 _start(job, params, ctx, str(tmp), seed, task)
                 jobs.append(job)
@@ -188,6 +191,13 @@ def _read_events(job: Job, progress: Progress) -> None:
         job.events.append(event)
         if event.get("event") == "progress":
             progress(f"{job.path} on {job.device}: {event.get('text')}")
+        elif event.get("event") == "start":  # each case as it begins: long CPU runs are never silent
+            job.started_cases += 1
+            total = len(job.ops) * len(job.tokens)
+            tokens = event.get("tokens")
+            size = plural(tokens, "token") if isinstance(tokens, int) else "?"
+            text = f"{job.path} on {job.device}: {event.get('op')} at {size} ({job.started_cases} of {total})"
+            progress(Step(text, job.started_cases - 1, total))
 
 
 def _text(value: object) -> str | None:
@@ -255,13 +265,14 @@ def _outcome(job: Job, timeout: float, task: Task[R]) -> Ran[R]:
         why = f"did not finish within {timeout:g} s"
         status = "timeout"
     elif code is not None and code < 0:
-        why = f"the child crashed ({signal_name(-code)})"
+        why = f"crashed ({signal_name(-code)})"
         status = "error"
     else:
-        why = f"the child exited with code {code} before finishing"
+        last = _last_error(stderr)  # e.g. "ModuleNotFoundError: No module named 'numpy'": what the user must fix
+        why = f"exited with code {code} before finishing" + (f": {last}" if last else "")
         status = "error"
     if outcome["reason"] is None:
-        outcome["reason"] = why
+        outcome["reason"] = f"the child {why}"
     outcome["status"] = status
     for op in job.ops:
         for count in job.tokens:
@@ -273,7 +284,7 @@ def _outcome(job: Job, timeout: float, task: Task[R]) -> Ran[R]:
                     "op": op,
                     "tokens": count,
                     "status": status,
-                    "reason": f"{why} while running this case",
+                    "reason": f"the child {why} while running this case",
                     "evidence": evidence,
                     "seconds": seconds,
                 }
@@ -283,13 +294,21 @@ def _outcome(job: Job, timeout: float, task: Task[R]) -> Ran[R]:
                     "tokens": count,
                     "status": "skip",
                     "reason": f"not reached: the {job.path} child {why}"
-                    + (f" during {in_flight[0]} at {in_flight[1]} tokens" if in_flight else ""),
+                    + (f" during {in_flight[0]} at {plural(in_flight[1], 'token')}" if in_flight else ""),
                     "evidence": evidence if in_flight is None else [],
                     "seconds": 0.0,
                 }
             if task.is_row(stub):  # every task's rows have a stub's members (verify.rows.BASE_SPEC)
                 rows.append(stub)
     return Ran(outcome, rows)
+
+
+def _last_error(stderr: str) -> str | None:
+    """The exception a Python child died of: the last line of its traceback (`ModuleNotFoundError: No module ...`)."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    if not lines or not any(line.startswith("Traceback (most recent call last)") for line in lines):
+        return None
+    return visible(lines[-1])[:300]
 
 
 def count_gpus(ctx: ProbeContext, timeout: float) -> tuple[int, str | None]:

@@ -59,7 +59,7 @@ def test_a_planted_bug_is_reported_wrong_never_fast(torch_run) -> None:
         ("mhc_post", "fail", None, None),
         ("mhc_post", "fail", None, None),
     ]
-    assert (proc.returncode, doc["verdict"]) == (1, "degraded")
+    assert (proc.returncode, doc["verdict"]) == (3, "fail")  # as verify judges a wrong --kernel
     assert all("user" not in b["paths"] for b in doc["step"]["batches"])
 
 
@@ -85,6 +85,8 @@ def test_the_text_table_says_cpu_timing_and_the_cost_per_step(torch_run) -> None
     assert "time.perf_counter (CPU: no device events)" in text
     assert "cost per decode step" in text and "at batch 8" in text
     assert "\nverdict: degraded (" in text  # the planted user kernel fails
+    rows = [line.split() for line in text.splitlines() if line.startswith("torch ")]
+    assert rows and all(row[-2] not in ("0.000", "-0.000") for row in rows)  # TB/s: a CPU's tiny figures stay readable
     assert "timing torch on cpu" in proc.stderr  # progress goes to stderr
 
 
@@ -92,6 +94,7 @@ def test_the_text_table_says_cpu_timing_and_the_cost_per_step(torch_run) -> None
     ("args", "message"),
     [
         (["--device", "all"], "bench times one device at a time"),
+        (["--tokens", "99999999999", "--device", "cpu"], "need at least 43008.0 TB on cpu, which has"),
         (["--kernel", "mhc_post"], "--kernel takes OP=MODULE:FUNC"),
         (["--plot", "/nonexistent-folder/x.png"], "does not exist"),
     ],
@@ -99,3 +102,10 @@ def test_the_text_table_says_cpu_timing_and_the_cost_per_step(torch_run) -> None
 def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None:
     proc = bench("--path", "torch", *args)
     assert (proc.returncode, proc.stderr.count("\n"), message in proc.stderr) == (2, 1, True), proc.stderr
+
+
+def test_on_the_cpu_the_default_sizes_are_the_decode_sizes_and_it_says_so() -> None:
+    """The torch path at 16384 tokens passes bench's timeout on a small CPU: its defaults there are the decode sizes."""
+    proc = bench("--hidden", "256", "--device", "cpu", "--path", "torch", "--json", "--repeats", "3")
+    assert json.loads(proc.stdout)["tokens"] == [1, 8, 64, 256]
+    assert "on the CPU the defaults are the decode sizes 1, 8, 64, 256" in proc.stderr

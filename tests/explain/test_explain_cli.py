@@ -208,6 +208,8 @@ def test_models_lists_the_builtins(run_cli):
 def test_models_json(run_cli):
     document = run_cli("models", "--json").json()
     assert {m["name"]: m["hidden_size"] for m in document["models"]}["deepseek-v4-flash"] == 4096
+    schema = json.loads(resources.files("mhcdoctor").joinpath("schemas/models.schema.json").read_text())
+    jsonschema.validate(document, schema)  # published, as every --json document's is
 
 
 @pytest.mark.parametrize(

@@ -32,3 +32,24 @@ def test_an_unknown_platform_is_a_usage_error(run_cli, platform):
     result = run_cli("explain", "--platform", platform)
     assert result.returncode == 2
     assert "--platform must be one of rocm, cuda, xpu, cpu" in result.stderr
+
+
+ASSUMED = "assumed to fit the what-if's platform (unknown, not this machine's): "
+
+
+def test_a_what_if_platform_says_which_of_this_machines_facts_it_assumes(run_cli):
+    """This machine's torch is a CPU build; asked about an H200, the what-if takes torch's build as fitting it."""
+    shown = run_cli("explain", "--platform", "cuda", "--arch", "sm_90", "--tilelang", "0.1.12").stdout
+    assumed = next(line for line in shown.splitlines() if ASSUMED in line)
+    assert "torch's build" in assumed and "GPUs" in assumed
+
+
+@pytest.mark.parametrize(
+    ("platform", "assumed"), [("cpu", "vLLM's build (its CPU build)"), ("xpu", "vllm-xpu-kernels")]
+)
+def test_unknown_facts_are_assumed_to_fit_every_platform_alike(run_cli, platform, assumed):
+    """Without vLLM installed, `--platform cpu` assumes vLLM's CPU build as `--platform xpu` assumes its XPU
+    kernels: neither fails on a fact nobody established, and both say what they assumed."""
+    result = run_cli("explain", "--platform", platform, "--vllm", "none")
+    assert result.returncode == 0 and "✓ verdict: ok" in result.stdout
+    assert assumed in next(line for line in result.stdout.splitlines() if ASSUMED in line)

@@ -158,3 +158,24 @@ def test_a_report_with_a_verdict_not_known_counts_as_fail(tmp_path: Path, capsys
     doc = json.loads(out)
     fleet_validator().validate(doc)
     assert (code, doc["verdict"], doc["nodes"][0]["verdict"]) == (3, "fail", "fail")
+
+
+def test_a_node_on_another_python_version_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The interpreter decides which wheels work (tile-kernels 2.x needs Python 3.12+)."""
+    report = machine_report(tmp_path, "node")
+    for i, version in enumerate(("3.12.1", "3.12.1", "3.11.7")):
+        report["host"]["python_version"] = version
+        (tmp_path / f"node-{i}.json").write_text(json.dumps(report))
+    _, out, _ = run(capsys, "merge", *(str(tmp_path / f"node-{i}.json") for i in range(3)))
+    assert "node-2: Python 3.11.7 — 2 others 3.12.1" in out
+
+
+def test_a_fleet_without_nodes_says_nothing_was_checked() -> None:
+    """`fleet --gpu-nodes-only` on a cluster without GPUs leaves no node: a fail, and no count of failed nodes."""
+    from mhcdoctor.render.fleet import render_markdown, render_text
+    from mhcdoctor.render.term import Style
+
+    summary = summarize([], source="ray")
+    headline = "Fleet of 0 nodes: fail (no node to check: nothing was checked)"
+    assert render_text(summary, Style()).splitlines()[0] == f"✗ {headline}"
+    assert f"## mhcdoctor fleet: {headline}" in render_markdown(summary)

@@ -104,3 +104,34 @@ def test_verify_on_one_side_only_is_one_difference_not_every_row():
     ]
     verified = variant(rocm_report(), verify={"verdict": "ok", "results": rows})
     assert [(d.key, d.a, d.b) for d in diff_reports(verified, rocm_report())] == [("verify verdict", "ok", None)]
+
+
+def test_reports_from_two_python_versions_differ_in_the_python_version(tmp_path):
+    """The interpreter decides which wheels work (tile-kernels 2.x needs Python 3.12+): never "no differences"."""
+    import doctor
+    from triage_docs import write_json
+
+    a = write_json(tmp_path / "a.json", rocm_report())
+    b = write_json(tmp_path / "b.json", variant(rocm_report(), **{"host.python_version": "3.11.7"}))
+    proc = doctor.run("diff", str(a), str(b))
+    assert proc.returncode == 1
+    assert "  [python]\n    python_version  A: 3.12.3  B: 3.11.7\n" in proc.stdout
+
+
+def test_a_raw_report_and_a_redacted_one_of_the_same_machine_do_not_differ_by_their_home(tmp_path):
+    import doctor
+    from triage_docs import HOME, HOST, USER, write_json
+
+    from mhcdoctor.redact import Identity, redact
+
+    raw, _ = redact(rocm_report(), Identity(), identities=False)  # --no-redact: names kept, secrets masked
+    shared, _ = redact(rocm_report(), Identity(homes=(HOME,), users=(USER,), hosts=(HOST,)))
+    assert shared["env"]["PATH"].startswith("~/") and raw["env"]["PATH"].startswith(HOME)
+    a, b = write_json(tmp_path / "raw.json", raw), write_json(tmp_path / "shared.json", shared)
+    proc = doctor.run("diff", str(a), str(b))
+    assert (proc.returncode, proc.stdout.splitlines()[-1]) == (
+        0,
+        "no differences in verdict, paths, findings, verify, facts, devices, probes or environment",
+    )
+    moved = write_json(tmp_path / "moved.json", variant(shared, **{"facts.torch.location": "~/other/lib"}))
+    assert "torch.location" in doctor.run("diff", str(a), str(moved)).stdout  # a real difference still shows

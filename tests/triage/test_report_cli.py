@@ -224,3 +224,21 @@ def test_a_bundle_path_that_cannot_be_written_is_one_line_and_exit_2(tmp_path):
     assert proc.returncode == 2 and proc.stdout == ""
     expected = f"cannot write bundle {target}: the folder {target.parent} does not exist"
     assert proc.stderr.strip() == f"mhcdoctor: error: {expected}"
+
+
+def test_as_root_the_summary_and_redactions_json_say_the_user_was_replaced(tmp_path):
+    """root's name is left alone in text (it is a word everywhere), but the report's user field is still hashed."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(USER="root", LOGNAME="root", HOME="/root", MHCDOCTOR_SYSROOT=str(tmp_path), PYTHONPATH=str(REPO))
+    bundle = tmp_path / "b.tar.gz"
+    proc = doctor.run("report", "--fast", "--bundle", str(bundle), env=env, cwd=tmp_path)
+    assert re.search(r"; user in [1-9]\d* string\(s\)", proc.stderr.splitlines()[-1]), proc.stderr
+    replaced = json.loads(_members(bundle)["redactions.json"])["replaced"]
+    assert any(r["kind"] == "user" and r["with"].startswith("user-") for r in replaced)
+    assert json.loads(_members(bundle)["report.json"])["host"]["user"].startswith("user-")
+
+
+def test_redactions_json_follows_its_published_schema(user_report):
+    _, _, bundle = user_report
+    schema = json.loads((SCHEMAS / "redactions.schema.json").read_text())
+    jsonschema.validate(json.loads(_members(bundle)["redactions.json"]), schema)

@@ -156,6 +156,13 @@ def test_each_spelling_of_a_gpu_is_checked_against_what_torch_sees(
     "args, message",
     [
         (["--tokens", "0"], "--tokens takes comma-separated positive integers"),
+        (["--tokens", "1,,7"], "--tokens takes comma-separated positive integers, not '1,,7'"),
+        # sizes that would make the child allocate until the kernel kills it: refused with the bytes needed
+        (["--tokens", "99999999999", "--device", "cpu"], "99999999999 tokens at hidden 7168, hc_mult 4 need at least "),
+        (
+            ["--hc-mult", "1000", "--device", "cpu"],
+            "80 tokens at hidden 7168, hc_mult 1000 need at least 57.5 TB on cpu",
+        ),
         (["--device", "gpu0"], "--device must be auto, all, cpu, N or cuda:N"),
         (["--model", "deepseek-v9"], "unknown model"),
     ],
@@ -234,3 +241,88 @@ def test_vllm_ops_are_their_own_rows_and_a_wrong_one_fails(tmp_path: Path) -> No
         3,
         {("vllm:tilelang", "mhc_post"): "fail", ("vllm:torch", "mhc_pre"): "pass", ("vllm:torch", "mhc_post"): "pass"},
     )
+
+
+def _python_without(tmp_path: Path, *missing: str) -> Path:
+    """An interpreter that sees this environment's packages except `missing` (as after `pip install . torch`)."""
+    import site as site_module
+
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    for folder in site_module.getsitepackages():
+        for entry in Path(folder).iterdir():
+            top = entry.name.split("-")[0].split(".")[0].lower()
+            if top not in missing and not (seen / entry.name).exists():
+                (seen / entry.name).symlink_to(entry)
+    python = tmp_path / "python"
+    repo = HERE.parents[1]
+    python.write_text(f'#!/bin/sh\nPYTHONPATH="{repo}:{seen}" exec "{sys.executable}" -S "$@"\n')
+    python.chmod(0o755)
+    return python
+
+
+def test_without_numpy_each_path_says_which_module_is_missing_and_how_to_install_it(tmp_path: Path) -> None:
+    python = _python_without(tmp_path, "numpy")
+    args = [str(python), "-m", "mhcdoctor", "verify", *SMALL, "--path", "torch", "--tokens", "1"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert "torch         (all)" in proc.stdout
+    assert (
+        "numpy is not installed (No module named 'numpy' on the search path); pip install 'mhcdoctor[verify]' "
+        "installs torch and numpy" in proc.stdout
+    )
+    assert "not reached" not in proc.stdout
+
+
+def test_a_child_that_dies_on_an_import_says_what_it_died_of(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "numpy").mkdir(parents=True)
+    (site / "numpy" / "__init__.py").write_text("raise ImportError('numpy is broken here')\n")
+    proc = verify(*SMALL, "--path", "torch", "--tokens", "1", "--json", site=site)
+    doc = json.loads(proc.stdout)
+    reasons = {r["reason"] for r in doc["results"]}
+    assert reasons == {
+        "not reached: the torch child exited with code 1 before finishing: ImportError: numpy is broken here"
+    }
+
+
+def test_a_user_kernel_for_one_op_has_rows_for_that_op_only(tmp_path: Path) -> None:
+    python = _python_without(tmp_path, "numpy")
+    args = [str(python), "-m", "mhcdoctor", "verify", *SMALL, "--kernel", "mhc_post=mykernels:post", "--json"]
+    doc = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path).stdout)
+    assert {(r["path"], r["op"]) for r in doc["results"]} == {("user", "mhc_post")}
+
+
+def test_a_venv_without_torch_names_no_gpu_in_the_header(tmp_path: Path) -> None:
+    python = _python_without(tmp_path, "torch")
+    args = [str(python), "-m", "mhcdoctor", "verify", "--hidden", "256", "--tokens", "1"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    header = proc.stdout.splitlines()[0]
+    assert header.endswith("on no device: nothing ran") and "cuda:0" not in proc.stdout
+
+
+def test_each_case_is_progress_on_stderr_and_a_terminal_gets_a_bar_never_stdout(tmp_path: Path) -> None:
+    """Long CPU runs are never silent: every (path, op, size) shows as it starts, on stderr only, so --json's stdout
+    stays one document; on a terminal one status line is redrawn with a bar."""
+    import pty
+
+    leader, follower = pty.openpty()
+    args = [sys.executable, "-m", "mhcdoctor", "verify", *SMALL, "--path", "torch", "--tokens", "1,7", "--json"]
+    env = {**os.environ, "TERM": "xterm", "PYTHONPATH": str(HERE.parents[1])}
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=follower, env=env, cwd=tmp_path)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    stdout, _ = proc.communicate(timeout=120)
+    terminal = b"".join(chunks).decode()
+    assert json.loads(stdout)["verdict"] == "ok"  # stdout: the one JSON document, nothing else
+    assert "\r\x1b[Kmhcdoctor verify: [" in terminal
+    assert "torch on cpu: hc_head at 7 tokens (8 of 8)" in terminal
+    assert "torch on cpu: mhc_pre at 1 token (1 of 8)" in verify(*SMALL, "--path", "torch", "--tokens", "1,7").stderr

@@ -56,16 +56,18 @@ def test_an_adapter_whose_load_has_another_signature_is_refused(
 def test_a_path_whose_package_is_missing_is_unavailable_with_the_package_named(tmp_path: Path) -> None:
     from mhcdoctor.probes.context import ProbeContext
 
-    (tmp_path / "torch").mkdir()
-    (tmp_path / "torch" / "__init__.py").touch()
+    for package in ("torch", "numpy"):  # what every path's child imports
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "__init__.py").touch()
     ctx = ProbeContext(search_path=[str(tmp_path)])
     assert unavailable("torch", "cuda:0", ctx) is None
     outcome = unavailable("tilelang", "cuda:0", ctx)
     assert outcome is not None and (outcome["status"], outcome["reason"]) == (
         "unavailable",
-        "tilelang is not installed (nothing named 'tilelang' on the search path)",
+        "tilelang is not installed (No module named 'tilelang' on the search path)",
     )
     bare = ProbeContext(search_path=[str(tmp_path / "nothing")])
     assert REGISTRY["user"].health("cpu", bare.search_path) == (
-        "torch is not installed (nothing named 'torch' on the search path)"
+        "torch is not installed (No module named 'torch' on the search path); pip install 'mhcdoctor[verify]' "
+        "installs torch and numpy"
     )
