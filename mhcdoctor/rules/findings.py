@@ -1,7 +1,7 @@
 """The findings catalogue: what will go wrong, as data (id, severity, predicate, text, fix, references).
 
 Each predicate reads the facts and the dispatch decision (`FindingContext`) and nothing else. An unknown fact
-(None) never makes a predicate true on its own. `python -m mhcdoctor.render.docs_pages` writes docs/findings.md from
+(None) never makes a predicate true on its own. `python -m mhcdoctor.docsgen` writes docs/findings.md from
 this list; a test checks that every entry has a title, detail, fix and references.
 """
 

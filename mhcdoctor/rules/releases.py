@@ -10,7 +10,7 @@ wheel for it, `vllm-0.21.0-1-…`): `vllm/model_executor/layers/mhc.py`, `vllm/m
 `forward_cpu` methods in `layers/mhc.py`, `vllm/model_executor/kernels/mhc/cpu.py`, `vllm/model_executor/custom_op.py`
 (dispatch_forward) and `vllm/platforms/__init__.py` (platform detection). An entry's `notes` say what is subtle
 or only inferred. Each set is written as its predecessor with what changed (`RuleSet.changed`).
-`python -m mhcdoctor.render.docs_pages` writes docs/rules.md from them.
+`python -m mhcdoctor.docsgen` writes docs/rules.md from them.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
-from mhcdoctor.render.docs_pages import SCENARIOS, scenario_facts, stale_pages
+from mhcdoctor.docsgen import SCENARIOS, scenario_facts, stale_pages
 from mhcdoctor.rules import RULE_SETS, decide
 from mhcdoctor.rules.dispatch import dispatch
 from mhcdoctor.rules.findings import CATALOGUE, IDS, FindingContext
@@ -68,4 +68,4 @@ def test_explain_documents_match_the_schema(validator, rule_set, label, platform
 
 
 def test_generated_docs_are_up_to_date():
-    assert stale_pages() == [], "run: python -m mhcdoctor.render.docs_pages"
+    assert stale_pages() == [], "run: python -m mhcdoctor.docsgen"
