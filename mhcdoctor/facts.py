@@ -305,11 +305,6 @@ def rules_view(facts: Facts, vllm: Mapping[str, JsonValue]) -> dict[str, JsonVal
     return view
 
 
-def json_object(value: JsonValue) -> Mapping[str, JsonValue]:
-    """A JSON object of a facts view (`rules_view(...)["aiter"]`), or an empty one where there is none."""
-    return value if isinstance(value, Mapping) else {}
-
-
 def _marked(obj: DataclassInstance) -> dict[str, JsonValue]:
     marked = [f for f in dataclasses.fields(obj) if f.metadata.get("rules_read")]
     if not isinstance(obj, Facts):  # a package's facts: the published order first

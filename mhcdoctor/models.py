@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from mhcdoctor.documents.dataclass_json import as_document
-from mhcdoctor.documents.models import ModelConfigDocument
+from mhcdoctor.documents.models import BUILTIN_NAMES, ModelConfigDocument
 from mhcdoctor.userfiles import parse_json, read_user_text
 
 
@@ -37,17 +37,18 @@ class ModelConfig:
         return as_document(self, ModelConfigDocument)
 
 
+_PRO, _FLASH, _V41_FLASH = BUILTIN_NAMES
 BUILTIN_MODELS: dict[str, ModelConfig] = {
-    "deepseek-v4-pro": ModelConfig("deepseek-v4-pro", 7168, num_layers=61),
-    "deepseek-v4-flash": ModelConfig("deepseek-v4-flash", 4096, num_layers=43),
-    "deepseek-v4.1-flash": ModelConfig(
-        "deepseek-v4.1-flash",
+    _PRO: ModelConfig(_PRO, 7168, num_layers=61),
+    _FLASH: ModelConfig(_FLASH, 4096, num_layers=43),
+    _V41_FLASH: ModelConfig(
+        _V41_FLASH,
         5120,
         note="hidden size 5120 from vLLM PR #56503; less certain than the V4 configs",
     ),
 }
 
-DEFAULT_MODEL = "deepseek-v4-pro"
+DEFAULT_MODEL = _PRO
 
 
 def builtin(name: str) -> ModelConfig:

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TypeGuard
 
 from mhcdoctor.bundle import is_bundle_data, read_bundle_data
+from mhcdoctor.documents.check import REPLAY_NAME, CheckDocument, ProbeDocument
 from mhcdoctor.documents.check import SCHEMA as CHECK_SCHEMA
-from mhcdoctor.documents.check import CheckDocument, ProbeDocument
 from mhcdoctor.documents.verify import VerifyDocument
 from mhcdoctor.documents.vocabulary import JsonValue
 from mhcdoctor.errors import InputError
@@ -24,9 +24,6 @@ from mhcdoctor.redact import cut_for_display
 from mhcdoctor.text import visible_strings
 from mhcdoctor.userfiles import mismatch, parse_json, read_user_bytes
 
-REPLAY_NAME = "report.json"
-# The title of the Markdown report's folded replay block (render.markdown writes it; report_from_markdown finds it).
-REPLAY_TITLE = f"{REPLAY_NAME} (save this block as report.json, then: mhcdoctor explain --from report.json)"
 _MAX_VERSION = 64  # characters: "2.9.0+rocm7.0.2.git1234abcd" is far below; a 100k-digit "version" is not one
 # Top-level members and the JSON types they must have when present (null is allowed).
 _TOP_LEVEL: dict[str, type | tuple[type, ...]] = {

@@ -8,13 +8,18 @@ dataclasses of mhcdoctor.facts field for field (tests/test_facts.py holds them t
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument
-from mhcdoctor.documents.verify import VerifyDocument
 from mhcdoctor.documents.vocabulary import JsonValue
 
+if TYPE_CHECKING:  # check --fast loads no verify module; a reader resolves it by name (userfiles.mismatch's namespace)
+    from mhcdoctor.documents.verify import VerifyDocument
+
 SCHEMA = "mhcdoctor.check/1"
+REPLAY_NAME = "report.json"
+# The title of the Markdown report's folded replay block (render.markdown writes it; reportfile finds it).
+REPLAY_TITLE = f"{REPLAY_NAME} (save this block as report.json, then: mhcdoctor explain --from report.json)"
 
 # The machine's accelerator platform: the GPUs found (cpu: none). vLLM's own platform follows from it and from
 # vLLM's build (rules.dispatch.vllm_platform).

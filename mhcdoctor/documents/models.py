@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+# The built-in models, as `--model` takes them and `models --json` lists them (mhcdoctor.models holds their configs).
+BUILTIN_NAMES: tuple[str, ...] = ("deepseek-v4-pro", "deepseek-v4-flash", "deepseek-v4.1-flash")
+
 
 class ModelConfigDocument(TypedDict):
     """`ModelConfig.to_dict()`: `models --json`'s entries and bench/1's `model`."""

@@ -61,3 +61,8 @@ def token_scope(tokens: int | None) -> str:
     if tokens is None:
         return ""
     return f"from {tokens} tokens" + (": prefill" if tokens >= PREFILL_FROM else "")
+
+
+def json_object(value: JsonValue) -> Mapping[str, JsonValue]:
+    """A JSON object of a facts view (`rules_view(...)["aiter"]`), or an empty one where there is none."""
+    return value if isinstance(value, Mapping) else {}

@@ -14,11 +14,9 @@ from mhcdoctor.documents.check import (
     VllmDocument,
 )
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument
-from mhcdoctor.documents.vocabulary import OPS, JsonValue, token_scope
-from mhcdoctor.facts import json_object
-from mhcdoctor.models import BUILTIN_MODELS
+from mhcdoctor.documents.models import BUILTIN_NAMES
+from mhcdoctor.documents.vocabulary import OPS, JsonValue, json_object, token_scope
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
-from mhcdoctor.render.verify_text import render_text as render_verify
 
 _GIB = 1 << 30
 _OP_COLUMN = {"mhc_fused_post_pre": "fused post+pre"}  # a column's heading, where not the op's name
@@ -38,6 +36,8 @@ def render_check(doc: CheckDocument, style: Style, verbose: bool = False) -> str
         lines += [""] + render_findings(findings, style)
     verify = doc["verify"]
     if verify:
+        from mhcdoctor.render.verify_text import render_text as render_verify  # only with --verify: not for --fast
+
         lines += ["", style.bold("Verify")] + ["  " + line for line in render_verify(verify).splitlines()]
     if verbose:
         lines += [""] + _probes(doc["probes"], style)
@@ -203,7 +203,7 @@ def _models(models: list[DecisionDocument], style: Style) -> list[str]:
     if not_ok:
         first = not_ok[0]
         name = first.get("name")
-        example = f"--model {name}" if name in BUILTIN_MODELS else f"--hidden {first['hidden_size']}"
+        example = f"--model {name}" if name in BUILTIN_NAMES else f"--hidden {first['hidden_size']}"
         out.append(f"    {style.dim('why each op takes its path, gate by gate: mhcdoctor explain ' + example)}")
     return out
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument, OpDocument
-from mhcdoctor.documents.vocabulary import JsonValue, token_scope
-from mhcdoctor.facts import json_object
+from mhcdoctor.documents.vocabulary import JsonValue, json_object, token_scope
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 
 _OP_WIDTH = 19

@@ -14,13 +14,19 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from mhcdoctor.documents.check import AiterDocument, CheckDocument, DeviceDocument, FactsDocument, PackageDocument
+from mhcdoctor.documents.check import (
+    REPLAY_TITLE,
+    AiterDocument,
+    CheckDocument,
+    DeviceDocument,
+    FactsDocument,
+    PackageDocument,
+)
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument, OpDocument
 from mhcdoctor.documents.vocabulary import OP_SHORT, OPS
 from mhcdoctor.render.check_text import render_check, runtime_parts
 from mhcdoctor.render.term import Style
 from mhcdoctor.render.verify_text import render_text as render_verify
-from mhcdoctor.reportfile import REPLAY_TITLE
 
 # GitHub refuses issue bodies over 65,536 characters; keep room for the user's own words.
 GITHUB_LIMIT = 60_000

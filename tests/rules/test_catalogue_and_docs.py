@@ -8,8 +8,8 @@ from importlib import resources
 import jsonschema
 import pytest
 
-from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
 from mhcdoctor.docsgen import SCENARIOS, scenario_facts, stale_pages
+from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
 from mhcdoctor.rules import RULE_SETS, decide
 from mhcdoctor.rules.dispatch import dispatch
 from mhcdoctor.rules.findings import CATALOGUE, IDS, FindingContext
