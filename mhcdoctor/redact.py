@@ -358,6 +358,13 @@ def redact(
     return redacted, record
 
 
+def redact_text(text: str, identity: Identity, salt: bytes, *, identities: bool = True) -> str:
+    """One string redacted as `redact` redacts each string of a document (an error line, a file name)."""
+    full = identity if identities else Identity(secret_values=identity.secret_values)
+    redacted: str = _cut(_Scrubber(full, Redactions(), salt).text(text), DISPLAY_CHARS)
+    return redacted
+
+
 def cut_for_display(value: _T, limit: int = DISPLAY_CHARS) -> _T:
     """Every string longer than `limit` kept as its tail (where a traceback says what went wrong); the value keeps
     its shape (a tuple becomes a list, as JSON has it), so it keeps its type."""

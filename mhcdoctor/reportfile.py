@@ -42,13 +42,14 @@ _TOP_LEVEL: dict[str, type | tuple[type, ...]] = {
 }
 
 
-def load_report(path: str | Path) -> CheckDocument:
+def load_report(path: str | Path, *, regular_only: bool = False) -> CheckDocument:
     """The check/1 document saved at `path` ("-" for stdin); InputError (exit 2, one line) when it is anything else.
 
     `path` may also be a `report --bundle` tar.gz (its report.json), or a saved `report` Markdown (its replay block).
+    `regular_only`: `path` was found in a folder, so it must be a regular file and is not followed if a link.
     """
     label = "stdin" if str(path) == "-" else str(path)
-    data = read_user_bytes(path, "report", InputError)
+    data = read_user_bytes(path, "report", InputError, regular_only=regular_only)
     if is_bundle_data(data):
         return validate_report(read_bundle_data(data, label).report, label)
     try:

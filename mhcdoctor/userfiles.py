@@ -6,6 +6,7 @@ doctor or end in a traceback.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import select
@@ -23,30 +24,59 @@ FIRST_BYTE_SECONDS = 3.0  # ...and its first byte within this
 
 
 def read_user_bytes(
-    path: str | Path, what: str, error: type[Exception], limit: int = MAX_BYTES, seconds: float = STREAM_SECONDS
+    path: str | Path,
+    what: str,
+    error: type[Exception],
+    limit: int = MAX_BYTES,
+    seconds: float = STREAM_SECONDS,
+    *,
+    regular_only: bool = False,
 ) -> bytes:
     """The bytes of `path` ("-" is stdin; a FIFO, /dev/stdin and <(process substitution) work too), at most `limit`
-    of them and, from a pipe, within `seconds`; `error(one line)` for anything else."""
+    of them and, from a pipe, within `seconds`; `error(one line)` for anything else.
+
+    `regular_only` (a file found in a folder, not one the user named): the file itself must be a regular file, opened
+    without following a symbolic link (O_NOFOLLOW, checked on the open descriptor, so no swap between look and open)."""
     if str(path) == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise error(f"{what} from stdin (-): stdin is a terminal; pipe the {what} in, e.g. `... < report.json`")
         return _read_fd(sys.stdin.fileno(), f"{what} from stdin", error, limit, seconds)
+    flags = os.O_RDONLY | os.O_NONBLOCK | (os.O_NOFOLLOW if regular_only else 0)
     try:
         # O_NONBLOCK: opening a FIFO nobody writes to returns at once instead of waiting for a writer.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise error(f"{what} not found: {path}") from None
     except IsADirectoryError:
         raise error(f"{what} {path} is a folder, not a file") from None
     except OSError as exc:
+        if regular_only and exc.errno == errno.ELOOP:
+            raise error(f"{what} {path} is a symbolic link; links in a folder are not followed") from None
         raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
             raise error(f"{what} {path} is a folder, not a file")
+        if regular_only and not stat.S_ISREG(info.st_mode):
+            raise error(f"{what} {path} is {_kind(info.st_mode)}, not a regular file; refusing it")
+        if stat.S_ISREG(info.st_mode) and info.st_size > limit:  # a sparse 1.5 GB file is refused unread
+            raise error(f"{what} {path} is larger than {limit >> 20} MiB; is it the right file?")
         return _read_fd(fd, f"{what} {path}", error, limit, seconds)
     finally:
         os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words."""
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "a special file"
 
 
 def _read_fd(fd: int, where: str, error: type[Exception], limit: int, seconds: float) -> bytes:
