@@ -32,6 +32,7 @@ from mhcdoctor.probes import facts_from_probes, run_probes, vllm_selfcheck
 from mhcdoctor.probes.base import ProbeContext, ProbeDocument, guarded
 from mhcdoctor.redact import relevant_env
 from mhcdoctor.rules import decide
+from mhcdoctor.text import visible_strings
 
 SCHEMA = "mhcdoctor.check/1"
 
@@ -92,8 +93,9 @@ def build_check(
         "created": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "mode": "fast" if ctx.fast else "full",
         "seconds": round(time.perf_counter() - start, 3),
-        "host": _host(),
-        "env": relevant_env(ctx.env),
+        # Read from the OS: a folder name that is not UTF-8 (in PATH, the working folder) is a lone surrogate here.
+        "host": visible_strings(_host()),
+        "env": visible_strings(relevant_env(ctx.env)),
         "facts": facts.to_dict(),
         "probes": [r.to_dict() for r in results],
         "models": model_docs,

@@ -31,6 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, TypeVar
 
+from mhcdoctor.text import cut
+
 MASK = "[masked]"
 
 # Environment variables worth reporting: they change what ROCm/CUDA, torch, aiter, tilelang, triton and vLLM do.
@@ -374,7 +376,7 @@ def cut_for_display(value: _T, limit: int = DISPLAY_CHARS) -> _T:
 
 def _cut(value: Any, limit: int) -> Any:  # any JSON value, walked
     if isinstance(value, str):
-        return value if len(value) <= limit else "…" + value[-limit:]
+        return cut(value, limit, keep="tail")
     if isinstance(value, Mapping):
         return {k: _cut(v, limit) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

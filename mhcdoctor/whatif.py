@@ -32,6 +32,7 @@ from mhcdoctor.facts import (
     PackageFacts,
     VllmFacts,
 )
+from mhcdoctor.text import visible
 from mhcdoctor.vllm_builds import build_from_version
 
 # gfx942, gfx950, gfx90a, gfx1100, gfx1250 ...; sm_90, sm_100, sm_120a, sm90.
@@ -111,6 +112,7 @@ def report_facts(document: Mapping[str, object], label: str) -> Facts:
     mhcdoctor never recorded them; reportfile marks them NOT_IN_REPORT) stay unknown, with the source
     "unknown: not in report <label>": this machine is never probed to fill them, since its facts say nothing
     about the machine that wrote the report."""
+    label = visible(label, one_line=True)  # a file name, shown in the trace
     data = document.get("facts")
     try:
         facts = Facts.from_dict(data)

@@ -19,6 +19,7 @@ from typing import Literal, TypedDict
 
 from mhcdoctor import __version__
 from mhcdoctor.decision import OP_SHORT, OPS, SEVERITY_RANK, VERDICTS, worst_verdict
+from mhcdoctor.text import cut, visible
 
 SCHEMA = "mhcdoctor.fleet/1"
 
@@ -27,7 +28,6 @@ NodeStatus = Literal["checked", "timeout", "lost", "not-installed", "error", "un
 
 MAX_TEXT = 200  # characters of any one value, title or fix shown
 MAX_MODELS = 16  # models compared per report (a report has one per built-in model, or the one asked for)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 class _VerifyRunBase(TypedDict):
@@ -238,8 +238,7 @@ FACTS: tuple[tuple[str, str, Callable[[Mapping[str, object]], str]], ...] = (
 
 def clean(text: object, limit: int = MAX_TEXT) -> str:
     """Text from a report as one printable line of bounded length: a hostile report cannot drive the terminal."""
-    line = _CONTROL.sub("?", str(text))
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    return cut(visible(str(text), one_line=True), limit)
 
 
 def node_facts(doc: Mapping[str, object]) -> dict[str, tuple[str, str]]:
