@@ -8,7 +8,7 @@ Cases (issue 27 §4; each reader must be linear in its input and bounded in memo
   diff-870k            diff two 870 KiB reports differing in 30,000 environment variables
   markdown-replay      explain --from 1.7 MB of Markdown: `<summary>report.json` repeated, one `</summary>` at the end
   merge-colliding      merge a folder of 3,000 empty files whose names share their first 64 characters
-  merge-many-models    merge 200 reports of 16 models each, every model named differently
+  merge-many-models    merge 500 reports of 16 models each, every model named differently
   merge-sparse-bundle  merge --bundle of one 1.5 GB sparse file
 
 Prints, per case, the median, min and max wall time of the whole command (start-up included) and the child's peak
@@ -108,7 +108,7 @@ def merge_many_models(tmp: Path) -> list[str]:
     folder = tmp / "models"
     folder.mkdir()
     ops = {op: {"path": "tilelang", "why": []} for op in ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")}
-    for node in range(200):
+    for node in range(500):
         models = [{"model": {"name": f"m{node}-{i}", "hidden_size": 4096}, "ops": ops} for i in range(16)]
         (folder / f"node-{node}.json").write_text(json.dumps(minimal_report(models=models)))
     return ["merge", str(folder), "--json"]

@@ -7,7 +7,6 @@ visible and cut to a display length, and its facts must load as facts.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import TypeGuard
@@ -19,7 +18,7 @@ from mhcdoctor.facts import FactsError, JsonValue, normalise_facts
 from mhcdoctor.probes.base import ProbeDocument
 from mhcdoctor.redact import cut_for_display
 from mhcdoctor.text import visible_strings
-from mhcdoctor.userfiles import mismatch, parse_json, read_user_bytes
+from mhcdoctor.userfiles import TooManyValues, mismatch, parse_json, read_user_bytes
 from mhcdoctor.verify import VerifyDocument
 
 CHECK_SCHEMA = "mhcdoctor.check/1"
@@ -58,6 +57,8 @@ def load_report(path: str | Path, *, regular_only: bool = False) -> CheckDocumen
         raise InputError(f"cannot read report {label}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
         document = parse_json(text)
+    except TooManyValues as exc:
+        raise InputError(f"report {label} {exc}; is it the right file?") from None
     except ValueError as exc:
         document = report_from_markdown(text)
         if document is None:
@@ -156,10 +157,12 @@ def report_from_markdown(text: str) -> dict[str, object] | None:
     pos = 0
     while (start := text.find("<summary>" + REPLAY_NAME, pos)) >= 0:
         pos = start + 1
-        close = text.find("</summary>", start)
+        # The title's end is the next `<`, never further than the next start: each character is looked at once (a
+        # search for `</summary>` from every start went to the end each time, quadratic on repeated starts).
+        close = text.find("<", start + 1)
         if close < 0:
             return None
-        if text.find("<", start + 1) != close:
+        if not text.startswith("</summary>", close):
             continue
         opening = _FENCE_OPEN.match(text, close + len("</summary>"))
         if opening is not None:
@@ -171,7 +174,7 @@ def report_from_markdown(text: str) -> dict[str, object] | None:
     if ending is None:
         return None  # no later start can close either
     try:
-        document = json.loads(text[opening.end() : ending.start()])
+        document = parse_json(text[opening.end() : ending.start()])
     except ValueError:
         return None
     return document if isinstance(document, dict) else None

@@ -21,6 +21,9 @@ from pathlib import Path
 MAX_BYTES = 64 << 20  # far above any config or report mhcdoctor writes (a bundle's report is bounded to 4 MiB)
 STREAM_SECONDS = 30.0  # a pipe, FIFO or stdin must deliver everything (to EOF) within this
 FIRST_BYTE_SECONDS = 3.0  # ...and its first byte within this
+# JSON values in one document: a full check/1 report holds a few thousand; 12 MiB of `{},` (4 million) took
+# `explain --from` minutes and gigabytes to parse and check.
+MAX_VALUES = 200_000
 
 
 def read_user_bytes(
@@ -121,9 +124,19 @@ def read_user_text(path: str | Path, what: str, error: type[Exception], limit: i
         raise error(f"cannot read {what} {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-def parse_json(text: str) -> object:
+class TooManyValues(ValueError):
+    """JSON holding more values than any document mhcdoctor writes: refused before it is parsed."""
+
+
+def parse_json(text: str, max_values: int = MAX_VALUES) -> object:
     """json.loads (untyped: callers check what they read) that also turns absurd nesting (RecursionError) into the
-    ValueError callers already handle."""
+    ValueError callers already handle, and refuses more than `max_values` values (TooManyValues) before parsing.
+
+    Every JSON value but the first starts after a `[`, `{` or `,`, so counting those (in C, at memory speed) bounds
+    the values from above: parsing and every walk after it (the type check, the redaction) stay bounded."""
+    values = text.count(",") + text.count("[") + text.count("{")
+    if values > max_values:
+        raise TooManyValues(f"holds up to {values} JSON values (a report has a few thousand; at most {max_values})")
     try:
         return json.loads(text)
     except RecursionError:
@@ -151,6 +164,18 @@ def mismatch(
         return f"{where}: nested too deeply"
 
 
+_HINTS: dict[tuple[object, tuple[str, ...]], dict[str, object]] = {}
+
+
+def _hints(typed: object, namespace: dict[str, object]) -> dict[str, object]:
+    """typing.get_type_hints of a TypedDict, once per type: it evaluates every annotation on each call, which cost
+    tens of microseconds for each of a report's objects."""
+    key = (typed, tuple(sorted(namespace)))
+    if key not in _HINTS:
+        _HINTS[key] = typing.get_type_hints(typed, localns=namespace)
+    return _HINTS[key]
+
+
 def _mismatch(value: object, hint: object, where: str, namespace: dict[str, object], complete: bool) -> str | None:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is typing.Any or hint is object or isinstance(hint, typing.ForwardRef):
@@ -158,7 +183,7 @@ def _mismatch(value: object, hint: object, where: str, namespace: dict[str, obje
     if typing.is_typeddict(hint):
         if not isinstance(value, dict):
             return f"{where}: expected an object"
-        hints = typing.get_type_hints(hint, localns=namespace)
+        hints = _hints(hint, namespace)
         missing = sorted(getattr(hint, "__required_keys__", frozenset()) - value.keys()) if complete else []
         if missing:
             return f"{where}: no {missing[0]}"

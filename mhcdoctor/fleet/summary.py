@@ -27,7 +27,9 @@ SCHEMA = "mhcdoctor.fleet/1"
 NodeStatus = Literal["checked", "timeout", "lost", "not-installed", "error", "unreadable"]
 
 MAX_TEXT = 200  # characters of any one value, title or fix shown
-MAX_MODELS = 16  # models compared per report (a report has one per built-in model, or the one asked for)
+# Models compared per report, and across the fleet (a report has one per built-in model, or the one asked for): each
+# model compared is a row per node, so 500 reports of 16 models each, all named differently, made 8000 rows of 500.
+MAX_MODELS = 16
 
 
 class _VerifyRunBase(TypedDict):
@@ -265,9 +267,12 @@ def summarize(nodes: Iterable[NodeResult], source: str, created: str | None = No
         per_node[n.name]["verdict"] = ("verdict", n.verdict)
         for v in n.verify:
             per_node[n.name][f"verify:gpu{v['gpu']}"] = (f"verify GPU {v['gpu']}", _or(v["verdict"]))
-    keys: list[str] = []
+    keys: dict[str, None] = {}  # every node's keys, in the order first seen
     for facts in per_node.values():
-        keys += [k for k in facts if k not in keys]
+        keys.update(dict.fromkeys(facts))
+    models = [key for key in keys if key.startswith("paths:")]
+    for key in models[MAX_MODELS:]:  # the first MAX_MODELS models seen are compared; each report has the rest
+        del keys[key]
     differences: list[Difference] = []
     shared: list[SharedFact] = []
     for key in keys:
@@ -346,7 +351,7 @@ def _findings(checked: list[NodeResult]) -> list[FleetFinding]:
             )
             if SEVERITY_RANK.get(str(finding.get("severity")), 0) > SEVERITY_RANK.get(entry["severity"], 0):
                 entry["severity"] = str(finding.get("severity"))
-            if node.name not in entry["nodes"]:
+            if not entry["nodes"] or entry["nodes"][-1] != node.name:  # nodes come one by one: no list search
                 entry["nodes"].append(node.name)
     ordered = sorted(by_id.values(), key=lambda f: (-SEVERITY_RANK.get(f["severity"], 0), -len(f["nodes"]), f["id"]))
     for entry in ordered:
@@ -362,10 +367,14 @@ def natural_key(name: str) -> list[int | str]:
 def unique_names(names: Iterable[str]) -> list[str]:
     """Names as given, made printable and unique (a second `node-3` becomes `node-3~2`)."""
     out: list[str] = []
+    taken: set[str] = set()
+    tries: dict[str, int] = {}  # base -> the next suffix to try: 3000 names with one base cost 3000 tries, not 4.5M
     for raw in names:
         base = re.sub(r"[^\x21-\x7e]", "_", raw)[:64] or "node"
-        name, n = base, 2
-        while name in out:
+        name, n = base, tries.get(base, 2)
+        while name in taken:
             name, n = f"{base}~{n}", n + 1
+        tries[base] = n
+        taken.add(name)
         out.append(name)
     return out
