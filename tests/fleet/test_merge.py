@@ -174,11 +174,8 @@ def _bundle_text(bundle: Path) -> str:
     import tarfile
 
     with tarfile.open(bundle) as tar:
-        return "\n".join(
-            tar.extractfile(m).read().decode()
-            for m in tar.getmembers()
-            if m.isfile()  # type: ignore[union-attr]
-        )
+        members = [tar.extractfile(m) for m in tar.getmembers() if m.isfile()]
+        return "\n".join(f.read().decode() for f in members if f is not None)
 
 
 def test_links_and_fifos_in_a_folder_are_not_followed_and_ship_nothing(

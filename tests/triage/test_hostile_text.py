@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 
 import doctor
 import pytest
@@ -34,9 +35,9 @@ def test_newlines_stay_unless_the_text_must_be_one_line() -> None:
 
 
 @pytest.mark.parametrize(("keep", "expected"), [("head", "abcdefgh…"), ("tail", "…stuvwxyz"), ("middle", "abcd…wxyz")])
-def test_one_cut_for_every_view(keep: str, expected: str) -> None:
+def test_one_cut_for_every_view(keep: Literal["head", "tail", "middle"], expected: str) -> None:
     text = "abcdefghijklmnopqrstuvwxyz"
-    assert cut(text, 9, keep) == expected  # type: ignore[arg-type]
+    assert cut(text, 9, keep) == expected
     assert cut(text, 26, keep) == text
 
 
