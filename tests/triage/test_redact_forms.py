@@ -1,0 +1,54 @@
+"""The forms of secrets in docs/sharing-reports.md's table, each masked: the table is the test's data, so a form
+documented is a form tested (issue 27 §3). `␤` in the table stands for a line break."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from mhcdoctor.redact import MASK, Identity, redact
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "sharing-reports.md"
+
+
+def _forms() -> list[tuple[str, str, str]]:
+    text = DOC.read_text(encoding="utf-8")
+    table = text[text.index("<!-- secret forms: start -->") : text.index("<!-- secret forms: end -->")]
+    rows = []
+    for line in table.splitlines()[3:]:
+        form, example, masked, _source = (cell.strip() for cell in line.strip("|").split(" | "))
+        rows.append((form, *(re.fullmatch(r"`(.+)`", cell).group(1) for cell in (example, masked))))  # type: ignore[union-attr]
+    return rows
+
+
+FORMS = _forms()
+
+
+def test_the_table_lists_every_form_the_issue_names():
+    names = {form for form, _, _ in FORMS}
+    assert len(FORMS) >= 30 and {"URL password, no user", "Stripe key", "Slack webhook", "Cookie header"} <= names
+
+
+@pytest.mark.parametrize(("form", "example", "masked"), FORMS, ids=[form for form, _, _ in FORMS])
+def test_each_form_is_masked_whole(form: str, example: str, masked: str) -> None:
+    shown, record = redact({"probes": [{"evidence": [example.replace("␤", "\n")]}]}, Identity())
+    line = shown["probes"][0]["evidence"][0]
+    assert MASK in line and record.counts.get("secret")
+    for part in masked.split("␤"):
+        assert part not in line, line
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'stderr: {"detail": "bad hunter\\"2-pass-value"}',  # the value JSON-escaped inside a JSON string
+        'the password hunter"2-pass-\n    value was refused',  # wrapped, with indentation
+        'hunter"2-pass-\\nvalue',  # wrapped, the line break JSON-escaped
+    ],
+)
+def test_a_secret_value_of_the_environment_is_found_escaped_or_wrapped(text: str) -> None:
+    identity = Identity(secret_values=('hunter"2-pass-value',))
+    shown, _ = redact({"x": text}, identity)
+    assert "hunter" not in shown["x"] and "pass-" not in shown["x"] and MASK in shown["x"], shown["x"]
