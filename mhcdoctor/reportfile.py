@@ -17,7 +17,7 @@ from mhcdoctor.errors import InputError
 from mhcdoctor.facts import FactsError, JsonValue, normalise_facts
 from mhcdoctor.probes.base import ProbeDocument
 from mhcdoctor.redact import cut_for_display
-from mhcdoctor.text import visible_strings
+from mhcdoctor.text import cut, visible_strings
 from mhcdoctor.userfiles import TooManyValues, mismatch, parse_json, read_user_bytes
 from mhcdoctor.verify import VerifyDocument
 
@@ -62,7 +62,7 @@ def load_report(path: str | Path, *, regular_only: bool = False) -> CheckDocumen
     except ValueError as exc:
         document = report_from_markdown(text)
         if document is None:
-            raise InputError(f"report {label} is not valid JSON: {str(exc)[:200]}") from None
+            raise InputError(f"report {label} is not valid JSON: {cut(str(exc), 200)}") from None
     return validate_report(document, label)
 
 
@@ -90,14 +90,14 @@ def validate_report(document: object, label: str) -> CheckDocument:
     try:
         document["facts"] = normalise_facts(document["facts"])
     except FactsError as exc:
-        raise InputError(f"report {label}: {str(exc)[:300]}") from None
+        raise InputError(f"report {label}: {cut(str(exc), 300)}") from None
     if document.get("probes") is not None:
         document["probes"] = [_probe(item, f"probes[{i}]", label) for i, item in enumerate(document["probes"])]
     # The rest, all the way down (models, findings, verify). A member an older release did not write may be absent:
     # the readers look such members up with `.get`.
     wrong = mismatch(document, CheckDocument, "report", {"VerifyDocument": VerifyDocument})
     if not _fits(document, wrong):
-        raise InputError(f"report {label}: {str(wrong).removeprefix('report.')[:300]}")
+        raise InputError(f"report {label}: {cut(str(wrong).removeprefix('report.'), 300)}")
     return document
 
 

@@ -31,6 +31,7 @@ from mhcdoctor.errors import InputError
 from mhcdoctor.fleet import node_task
 from mhcdoctor.fleet.summary import NodeResult, VerifyRun, natural_key
 from mhcdoctor.reportfile import validate_report
+from mhcdoctor.text import cut
 from mhcdoctor.userfiles import mismatch, parse_json
 
 _LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # read once, when ray is imported
@@ -184,10 +185,10 @@ def fetch_outcome(ray: Any, ref: Any) -> Mapping[str, object]:
     try:
         outcome = parse_json(data.decode("utf-8"))
     except ValueError as exc:  # UnicodeDecodeError too
-        return {"refused": f"the node's outcome is not JSON: {str(exc)[:200]}"}
+        return {"refused": f"the node's outcome is not JSON: {cut(str(exc), 200)}"}
     wrong = mismatch(outcome, node_task.NodeOutcome, "outcome", complete=True)
     if wrong is not None or not isinstance(outcome, dict):
-        return {"refused": f"the node's outcome is malformed: {str(wrong)[:200]}"}
+        return {"refused": f"the node's outcome is malformed: {cut(str(wrong), 200)}"}
     return outcome
 
 
@@ -332,9 +333,9 @@ def _import_ray() -> Any:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:_ERROR_CHARS]
+    return cut(text[0] if text else type(exc).__name__, _ERROR_CHARS)
 
 
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    return (lines[-1] if lines else "no output")[:_ERROR_CHARS]
+    return cut(lines[-1] if lines else "no output", _ERROR_CHARS)

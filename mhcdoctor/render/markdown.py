@@ -22,6 +22,7 @@ from mhcdoctor.render.md_escape import cell, code, html_text, prose
 from mhcdoctor.render.term import Style
 from mhcdoctor.render.verify_text import render_text as render_verify
 from mhcdoctor.reportfile import REPLAY_TITLE
+from mhcdoctor.text import cut
 
 # GitHub refuses issue bodies over 65,536 characters; keep room for the user's own words.
 GITHUB_LIMIT = 60_000
@@ -206,11 +207,11 @@ def _details(title: str, text: str, lang: str = "text") -> str:
 
 
 def _cut(text: str, room: int) -> str:
+    """text.cut's middle cut, with a line saying where the rest is."""
     if len(text) <= room:
         return text
-    note = f"\n… [about {len(text) - room} characters cut to fit a GitHub issue; the bundle has them all] …\n"
-    half = max(0, (room - len(note)) // 2)
-    return f"{text[:half]}{note}{text[len(text) - half :]}" if half else note
+    note = f"\n[about {len(text) - room} characters cut to fit a GitHub issue; the bundle has them all]\n"
+    return cut(text, max(0, room - len(note)), keep="middle") + note
 
 
 def _gpus_short(facts: FactsDocument) -> str:
