@@ -16,10 +16,12 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "sharing-reports.md"
 def _forms() -> list[tuple[str, str, str]]:
     text = DOC.read_text(encoding="utf-8")
     table = text[text.index("<!-- secret forms: start -->") : text.index("<!-- secret forms: end -->")]
-    rows = []
+    rows: list[tuple[str, str, str]] = []
     for line in table.splitlines()[3:]:
         form, example, masked, _source = (cell.strip() for cell in line.strip("|").split(" | "))
-        rows.append((form, *(re.fullmatch(r"`(.+)`", cell).group(1) for cell in (example, masked))))  # type: ignore[union-attr]
+        code = [re.fullmatch(r"`(.+)`", cell) for cell in (example, masked)]
+        assert code[0] and code[1], line
+        rows.append((form, code[0].group(1), code[1].group(1)))
     return rows
 
 
