@@ -148,9 +148,12 @@ SECRET_TEXT_PATTERNS: tuple[re.Pattern[str], ...] = (
     # Slack webhooks (gitleaks slack-webhook-url): the path after the host is the credential
     re.compile(r"(hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9+/]+"),
 )
-# A secret wrapped over two lines (a terminal's width, a logger's): what follows a mask on the next line, up to a space
-# or a quote, is the secret's rest. JSON-escaped line breaks (\n) count too.
-_WRAPPED = re.compile(re.escape("[masked]") + r"(\r?\n|\\n)[A-Za-z0-9._~+/=-]+")
+# A secret wrapped over two lines (a terminal's width, a logger's): a next line that starts with a token's rest (six or
+# more token characters with a digit, then a space, quote or the line's end) is masked too; `NAME=value` and words
+# (`Traceback (most recent ...`) are not a token's rest. JSON-escaped line breaks (\n) count too.
+_WRAPPED = re.compile(
+    re.escape("[masked]") + r"(\r?\n|\\n)(?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{6,}={0,2}(?=[\s'\",;]|\\n|$)"
+)
 
 
 # Values of the document's own vocabulary are never rewritten, so a user called "rocm" cannot corrupt the facts.

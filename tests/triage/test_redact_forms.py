@@ -54,3 +54,15 @@ def test_a_secret_value_of_the_environment_is_found_escaped_or_wrapped(text: str
     identity = Identity(secret_values=('hunter"2-pass-value',))
     shown, _ = redact({"x": text}, identity)
     assert "hunter" not in shown["x"] and "pass-" not in shown["x"] and MASK in shown["x"], shown["x"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("VLLM_API_KEY=vk-0123456789\nVLLM_USE_V1=1", "VLLM_USE_V1=1"),
+        ("HF_TOKEN=hf_ABCDEFGHIJKLMNOPQR\nTraceback (most recent call last):", "Traceback (most recent call last):"),
+    ],
+)
+def test_the_line_after_a_secret_is_kept_when_it_is_not_the_secrets_rest(text: str, kept: str) -> None:
+    shown, _ = redact({"x": text}, Identity())
+    assert shown["x"].endswith("\n" + kept) and MASK in shown["x"]
