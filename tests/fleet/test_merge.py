@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -195,6 +196,9 @@ def test_links_and_fifos_in_a_folder_are_not_followed_and_ship_nothing(
     (folder / "node-9.json").symlink_to(secrets / "id_ed25519")
     (folder / "node-10.json").symlink_to(saved)  # a link to a folder is a link too
     os.mkfifo(folder / "node-11.json")
+    device = os.geteuid() == 0  # a character device (the one /dev/null is) can only be made as root
+    if device:
+        os.mknod(folder / "node-12.json", stat.S_IFCHR | 0o600, os.makedev(1, 3))
     bundle = tmp_path / "fleet.tar.gz"
     code, out, _ = run(capsys, "merge", "--json", "--bundle", str(bundle), str(folder))
     rows = {row["name"]: (row["status"], row["error"]) for row in json.loads(out)["nodes"]}
@@ -205,6 +209,9 @@ def test_links_and_fifos_in_a_folder_are_not_followed_and_ship_nothing(
             f"report {folder}/{name}.json is a symbolic link; links in a folder are not followed",
         )
     assert rows["node-11"] == ("unreadable", f"report {folder}/node-11.json is a FIFO, not a regular file; refusing it")
+    if device:
+        error = f"report {folder}/node-12.json is a character device, not a regular file; refusing it"
+        assert rows["node-12"] == ("unreadable", error)
     shipped = _bundle_text(bundle)
     assert PLANTED_TOKEN not in shipped and PLANTED_KEY not in shipped and code == 3
 

@@ -191,3 +191,17 @@ def test_merge_of_thousands_of_colliding_names_is_linear(tmp_path):
     names = [row["name"] for row in json.loads(done.stdout)["nodes"]]
     assert len(set(names)) == 3000 and names[-1] == "n" * 64 + "~3000"
     assert seconds < SECONDS, seconds
+
+
+def test_merge_of_many_models_named_differently_is_bounded(tmp_path):
+    """200 reports of 16 models each, every model named differently: each model compared was a row of every node."""
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    ops = {op: {"path": "tilelang", "why": []} for op in ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")}
+    for node in range(200):
+        models = [{"model": {"name": f"m{node}-{i}", "hidden_size": 4096}, "ops": ops} for i in range(16)]
+        write_json(folder / f"node-{node}.json", _report(models=models))
+    done, seconds, _ = _run(tmp_path, "merge", "--json", str(folder))
+    keys = [d["key"] for d in json.loads(done.stdout)["differences"]]
+    assert len([k for k in keys if k.startswith("paths:")]) == 16  # the first 16 models seen are compared
+    assert seconds < SECONDS, seconds
