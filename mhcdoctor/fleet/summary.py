@@ -322,7 +322,7 @@ def _node_row(node: NodeResult) -> NodeRow:
         "verdict": node.verdict,
         "error": None if node.error is None else clean(node.error, 400),
         "seconds": node.seconds,
-        "source": node.source,
+        "source": None if node.source is None else clean(node.source, 1000),  # a file name, maybe not UTF-8
         "host": None if _get(report, "host", "hostname") is None else clean(_get(report, "host", "hostname"), 80),
         "findings": sorted({clean(f.get("id"), 80) for f in _list(report.get("findings")) if isinstance(f, dict)}),
         "verify": node.verify,

@@ -252,3 +252,15 @@ def test_a_huge_sparse_file_is_refused_unread(tmp_path: Path, capsys: pytest.Cap
         f.truncate(1500 << 20)
     code, out, _ = run(capsys, "merge", "--json", "--bundle", str(tmp_path / "f.tar.gz"), str(huge))
     assert json.loads(out)["nodes"][0]["error"] == f"report {huge} is larger than 64 MiB; is it the right file?"
+
+
+def test_a_file_name_that_is_not_utf8_gives_no_lone_surrogates_in_json(
+    saved: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    name = os.fsdecode(b"node-\xff\xe9.json")  # as Python reads it from the folder: lone surrogates
+    (folder / name).write_text((saved / "node-0.json").read_text())
+    _, out, _ = run(capsys, "merge", "--json", str(folder))
+    row = json.loads(out)["nodes"][0]
+    assert "\\ud" not in out and row["source"] == f"{folder}/node-??.json" and row["status"] == "checked"
