@@ -169,19 +169,21 @@ def fetch_outcome(ray: Any, ref: Any) -> Mapping[str, object]:
     read as they are: only Ray's RAW type (plain bytes) is taken, and parsed as JSON; a failure is named by its
     error type, never unpickled."""
     try:
-        data, metadata = _raw_object(ray, ref)
+        buffer, metadata = _raw_object(ray, ref)
     except Exception as exc:  # the object is gone (its node died): Ray says so by raising
         return {"lost": f"{type(exc).__name__}: {_first_line(exc)}"}
     kind = metadata.split(b",")[0]
     if kind.isdigit():
         return {"lost": f"the task failed ({_error_type(int(kind))})"}
+    size = 0 if buffer is None else len(buffer)
     if kind != b"RAW":
         shown = kind.decode("ascii", "replace")[:40]
         return {
             "refused": f"the node returned a {shown} object, not JSON bytes (not unpickled: it could run code here)"
         }
-    if len(data) > _MAX_OUTCOME_BYTES:
-        return {"refused": f"the node returned {len(data)} bytes (at most {_MAX_OUTCOME_BYTES} expected)"}
+    if size > _MAX_OUTCOME_BYTES:  # looked at before it is copied out of Ray's object store
+        return {"refused": f"the node returned {size} bytes (at most {_MAX_OUTCOME_BYTES} expected)"}
+    data: bytes = b"" if buffer is None else buffer.to_pybytes()
     try:
         outcome = parse_json(data.decode("utf-8"))
     except ValueError as exc:  # UnicodeDecodeError too
@@ -196,16 +198,16 @@ def fetch_outcome(ray: Any, ref: Any) -> Mapping[str, object]:
 _MAX_OUTCOME_BYTES = node_task.MAX_STDOUT * 6 + node_task.MAX_BUNDLE * 2 + (1 << 20)
 
 
-def _raw_object(ray: Any, ref: Any) -> tuple[bytes, bytes]:
-    """The object's data and Ray's metadata for it, as bytes, without deserialising it (Ray's own core worker call,
-    the step before ray.get's deserialisation: ray/_private/worker.py, Worker.get_objects)."""
+def _raw_object(ray: Any, ref: Any) -> tuple[Any, bytes]:
+    """The object's buffer (Ray's Buffer: len() and to_pybytes(); None when empty) and Ray's metadata for it, without
+    deserialising it (Ray's own core worker call, the step before ray.get's: ray/_private/worker.py,
+    Worker.get_objects)."""
     worker = ray._private.worker.global_worker
     try:
         found = worker.core_worker.get_objects([ref], 30_000)
-    except TypeError:  # Ray before 2.44 also takes the current task's id
+    except TypeError:  # older Rays also take the current task's id (and return (data, metadata) pairs)
         found = worker.core_worker.get_objects([ref], worker.current_task_id, 30_000)
-    data, metadata = found[0][0], found[0][1]
-    return (b"" if data is None else data.to_pybytes()), bytes(metadata or b"")
+    return found[0][0], bytes(found[0][1] or b"")
 
 
 def _error_type(number: int) -> str:
