@@ -16,7 +16,7 @@ from mhcdoctor import __version__, childproc
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import FactsError
 from mhcdoctor.models import ModelError
-from mhcdoctor.text import plural
+from mhcdoctor.text import plural, visible
 
 # Exit code for a bug in mhcdoctor itself, kept apart from the verdicts (0, 1, 3) and bad input (2).
 EXIT_INTERNAL = 4
@@ -100,10 +100,10 @@ def _main(argv: list[str] | None) -> None:
         hint = ""
         if isinstance(exc, click.UsageError) and exc.ctx is not None:
             hint = f" (see '{exc.ctx.command_path} --help')"
-        click.echo(f"mhcdoctor: error: {exc.format_message()}{hint}", err=True)
+        _error(f"{exc.format_message()}{hint}")
         sys.exit(exc.exit_code)
     except (InputError, ModelError, FactsError) as exc:
-        click.echo(f"mhcdoctor: error: {exc}", err=True)
+        _error(str(exc))
         sys.exit(2)
     except RecursionError:  # a report or config nested absurdly deep, found while walking it
         click.echo("mhcdoctor: error: the input is nested too deeply to read", err=True)
@@ -115,10 +115,13 @@ def _main(argv: list[str] | None) -> None:
     except Exception as exc:
         if os.environ.get("MHCDOCTOR_DEBUG"):
             raise
-        click.echo(
-            f"mhcdoctor: internal error: {type(exc).__name__}: {exc} "
-            "(a bug in mhcdoctor; MHCDOCTOR_DEBUG=1 shows the traceback)",
-            err=True,
+        _error(
+            f"{type(exc).__name__}: {exc} (a bug in mhcdoctor; MHCDOCTOR_DEBUG=1 shows the traceback)", "internal error"
         )
         sys.exit(EXIT_INTERNAL)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _error(message: str, kind: str = "error") -> None:
+    """One line on stderr: a message may quote what a user or a child wrote (a file name, --python's stderr)."""
+    click.echo(f"mhcdoctor: {kind}: {visible(message, one_line=True)}", err=True)

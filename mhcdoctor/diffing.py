@@ -22,6 +22,7 @@ from typing import TypedDict, TypeVar
 
 from mhcdoctor.checkreport import CheckDocument
 from mhcdoctor.decision import SEVERITY_RANK
+from mhcdoctor.text import visible
 
 SCHEMA = "mhcdoctor.diff/1"
 
@@ -303,7 +304,7 @@ def _keyed_pairs(a: Mapping[K, object], b: Mapping[K, object]) -> list[Pair]:
 def _about(doc: Mapping[str, object], label: str) -> ReportAbout:
     host = _mapping(doc.get("host"))
     return {
-        "source": label,
+        "source": visible(label),  # a file name, as the user gave it
         "hostname": host.get("hostname"),
         "created": doc.get("created"),
         "mode": doc.get("mode"),

@@ -17,7 +17,7 @@ from typing import Literal, TypedDict
 
 from mhcdoctor.childproc import EVIDENCE_CHARS
 from mhcdoctor.facts import JsonValue
-from mhcdoctor.text import visible, visible_strings
+from mhcdoctor.text import cut, visible, visible_strings
 
 Status = Literal["ok", "missing", "error", "timeout", "crash", "skipped"]
 STATUSES: tuple[str, ...] = ("ok", "missing", "error", "timeout", "crash", "skipped")
@@ -74,8 +74,7 @@ def printable(text: str, limit: int = _LINE_CHARS) -> str:
     Longer than `limit`, its head is kept: this bounds a line, it does not choose evidence (childproc's
     `cut_evidence` keeps an output's tail).
     """
-    text = visible(str(text))
-    return text if len(text) <= limit else text[:limit] + "…"
+    return cut(visible(str(text)), limit)
 
 
 @contextmanager
