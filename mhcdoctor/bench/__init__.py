@@ -371,7 +371,8 @@ _Times = dict[tuple[str, str, int], tuple[float, bool]]  # (path, op, tokens) ->
 def _fused_slower(paths: list[str], plan: dict[str, int], times: _Times, batch: int) -> list[FusedSlower]:
     """Each path whose fused post+pre takes longer than its own post then pre at this batch size."""
     found: list[FusedSlower] = []
-    count = plan.get("mhc_fused_post_pre", 0)
+    # where the model runs the fused op: S-1 of them; in a plan without it, the S-1 it would run (S pre)
+    count = plan.get("mhc_fused_post_pre", plan.get("mhc_pre", 1) - 1)
     for path in paths:
         keys = [(path, op, batch) for op in ("mhc_fused_post_pre", "mhc_post", "mhc_pre")]
         if not count or any(k not in times for k in keys):
