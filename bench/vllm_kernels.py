@@ -39,23 +39,36 @@ def main() -> int:
     try:
         impl = vllm_path.load("vllm:tilelang", a.device, lambda text: print(text, file=sys.stderr))
     except Exception as exc:
-        print(json.dumps({"label": a.label, "tilelang": tl, "status": "unavailable", "reason": f"{type(exc).__name__}: {exc}"}))
+        print(
+            json.dumps(
+                {"label": a.label, "tilelang": tl, "status": "unavailable", "reason": f"{type(exc).__name__}: {exc}"}
+            )
+        )
         return 1
     print(json.dumps({"label": a.label, "tilelang": tl, "vllm": impl.version, "notes": impl.notes}), flush=True)
-    options = {"warmup": 1, "repeats": 3, "graph": 0} if a.check_only else {"warmup": 3, "repeats": 100, "budget_s": 2.0}
+    options = (
+        {"warmup": 1, "repeats": 3, "graph": 0} if a.check_only else {"warmup": 3, "repeats": 100, "budget_s": 2.0}
+    )
     models = {m.hidden_size: m for m in BUILTIN_MODELS.values()}
     for hidden in (int(h) for h in a.hidden.split(",")):
         p = Params.from_model(models[hidden]) if hidden in models else Params(hidden, 4, 1e-6, 1e-6, 1e-6, 2.0, 20)
         for op in a.ops.split(","):
             for tokens in (int(t) for t in a.tokens.split(",")):
-                row: dict[str, object] = {"label": a.label, "vllm": impl.version, "tilelang": tl, "hidden": hidden,
-                                          "op": op, "tokens": tokens}
+                row: dict[str, object] = {
+                    "label": a.label,
+                    "vllm": impl.version,
+                    "tilelang": tl,
+                    "hidden": hidden,
+                    "op": op,
+                    "tokens": tokens,
+                }
                 t0 = time.perf_counter()
                 try:
                     row.update(time_case(impl, op, tokens, p, a.device, options=options))
                 except Exception as exc:
-                    row.update(status="error", reason=f"{type(exc).__name__}: {exc}",
-                               evidence=traceback.format_exc()[-1500:])
+                    row.update(
+                        status="error", reason=f"{type(exc).__name__}: {exc}", evidence=traceback.format_exc()[-1500:]
+                    )
                 row["seconds"] = round(time.perf_counter() - t0, 2)
                 print(json.dumps(row), flush=True)
     print(json.dumps({"label": a.label, "done_s": round(time.perf_counter() - start, 1)}), flush=True)

@@ -329,7 +329,9 @@ def step_costs(
         return step
     compared = [r for r in results if r["role"] not in (PROBE, USER)]
     times: dict[tuple[str, str, int], tuple[float, bool]] = {
-        (r["path"], r["op"], r["tokens"]): (r["graph_ms"], True) if r["graph_ms"] is not None else (r["median_ms"], False)
+        (r["path"], r["op"], r["tokens"]): (r["graph_ms"], True)
+        if r["graph_ms"] is not None
+        else (r["median_ms"], False)
         for r in compared
         if r["median_ms"] is not None
     }
@@ -380,7 +382,12 @@ def _fused_slower(paths: list[str], plan: dict[str, int], times: _Times, batch: 
         fused, post, pre = (times[k][0] for k in keys)
         if fused > post + pre:
             found.append(
-                {"path": path, "fused_ms": fused, "separate_ms": post + pre, "per_step_ms": count * (fused - post - pre)}
+                {
+                    "path": path,
+                    "fused_ms": fused,
+                    "separate_ms": post + pre,
+                    "per_step_ms": count * (fused - post - pre),
+                }
             )
     return found
 

@@ -149,8 +149,7 @@ def _time_graph(call: Callable[[], object], device: str, options: Options) -> di
     except Exception as exc:  # a kernel that syncs with the host, an allocation graphs forbid: eager time only
         torch.cuda.synchronize(device)
         return {"graph_error": f"{type(exc).__name__}: {str(exc)[:300]}"}
-    times, _ = _time(lambda: graph.replay(), device, {**options, "warmup": 1})
-    del graph
+    times, _ = _time(graph.replay, device, {**options, "warmup": 1})
     return {
         "graph_median_s": statistics.median(times) / GRAPH_CALLS,
         "graph_min_s": min(times) / GRAPH_CALLS,

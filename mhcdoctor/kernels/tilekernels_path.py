@@ -17,7 +17,8 @@ Two public layouts are known, and `load` finds which one is installed (1.x first
 and `tile_kernels.mhc` exports forward kernels that write into tensors the caller allocates. The prenorm GEMM moved
 to DeepGEMM (`deep_gemm.tf32_hc_prenorm_gemm`; 2.x's own `tests/mhc/test_pre_big_fuse.py` builds its split-K
 partials with torch), so here it is DeepGEMM's where `deep_gemm` imports, else one split of torch's float32
-`x @ fn.T` and `sum(x²)`: then those ops have a torch piece (`torch_pieces`; the notes and bench's rows say so). The ops, composed as 2.x's tests compose them:
+`x @ fn.T` and `sum(x²)`: then those ops have a torch piece (`torch_pieces`; the notes and bench's rows say so).
+The ops, composed as 2.x's tests compose them:
 - mhc_pre: `mhc_pre_big_fuse_fwd(gemm_out_mul [S, T, m], gemm_out_sqrsum [S, T], mhc_scale [3], mhc_base [m],
   residual [T, n, H] bf16, post_mix [T, n], comb_mix [T, n*n], layer_input [T, H] bf16, rms_eps, mhc_pre_eps,
   mhc_sinkhorn_eps, mhc_post_mult_value, sinkhorn_repeat, n_splits=S)` (`mhc/pre_big_fuse_kernel.py`, shapes from

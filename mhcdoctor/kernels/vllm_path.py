@@ -68,9 +68,15 @@ def _tilelang(name: str, module: Any, version: str | None, fixture: bool) -> Pat
         f"prenorm GEMM: {_prenorm_gemm()}",
     ]
     if fixture:
-        notes.append(f"vLLM is not installed: vLLM {version}'s kernel files from its wheel, with stand-ins for the rest")
-    mutates = frozenset({"mhc_fused_post_pre"} if model.get("mhc_fused_post_pre") is not ops.get("mhc_fused_post_pre") else ())
-    return PathImpl(name=name, ops=ops, version=version, notes=notes, as_model_calls=model, norm_ops=norm, mutates=mutates)
+        notes.append(
+            f"vLLM is not installed: vLLM {version}'s kernel files from its wheel, with stand-ins for the rest"
+        )
+    mutates = frozenset(
+        {"mhc_fused_post_pre"} if model.get("mhc_fused_post_pre") is not ops.get("mhc_fused_post_pre") else ()
+    )
+    return PathImpl(
+        name=name, ops=ops, version=version, notes=notes, as_model_calls=model, norm_ops=norm, mutates=mutates
+    )
 
 
 def _prenorm_gemm() -> str:

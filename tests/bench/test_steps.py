@@ -131,7 +131,9 @@ def test_a_fused_op_slower_than_its_own_post_then_pre_is_a_finding_with_its_cost
         {"path": "vllm:tilelang", "fused_ms": 0.071, "separate_ms": pytest.approx(0.036),
          "per_step_ms": pytest.approx(121 * 0.035)},
     ]  # fmt: skip
-    faster = [row("vllm:tilelang", op, 1, 0.1, graph=0.03 if op == "mhc_fused_post_pre" else ms) for op, ms in times.items()]
+    faster = [
+        row("vllm:tilelang", op, 1, 0.1, graph=0.03 if op == "mhc_fused_post_pre" else ms) for op, ms in times.items()
+    ]
     assert step_costs(faster, FUSED_PLAN, None, [1])["batches"][0]["fused_slower"] == []
 
 

@@ -24,7 +24,7 @@ HERE = Path(__file__).parent
 SCHEMA = json.loads((HERE.parents[1] / "mhcdoctor" / "schemas" / "bench.schema.json").read_text())
 
 # What the synthetic release's tilelang.py holds: vLLM 0.34's names and keywords over mhcdoctor's reference.
-KERNELS = '''
+KERNELS = """
 import time
 
 import torch
@@ -65,13 +65,15 @@ def hc_head_fused_kernel_tilelang(hs_flat, fn, hc_scale, hc_base, rms_eps, hc_ep
 
 
 direct_register_custom_op(op_name="mhc_pre_tilelang", op_func=mhc_pre_tilelang)
-'''
+"""
 
 
 def make_wheel(folder: Path, version: str = "9.9.0") -> Path:
     wheel = folder / f"vllm-{version}-cp38-abi3-manylinux_2_28_x86_64.whl"
     with zipfile.ZipFile(wheel, "w") as z:
-        z.writestr(f"vllm-{version}.dist-info/METADATA", f"Name: vllm\nVersion: {version}\nRequires-Dist: tilelang==0.1.12\n")
+        z.writestr(
+            f"vllm-{version}.dist-info/METADATA", f"Name: vllm\nVersion: {version}\nRequires-Dist: tilelang==0.1.12\n"
+        )
         z.writestr("vllm/model_executor/kernels/mhc/tilelang.py", KERNELS)
         z.writestr("vllm/model_executor/kernels/mhc/tilelang_kernels.py", "# the kernels: not needed on the CPU\n")
         z.writestr("vllm/model_executor/kernels/mhc/torch.py", "raise ImportError('not copied by the fixture')\n")

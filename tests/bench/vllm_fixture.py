@@ -88,8 +88,8 @@ class _Platform:
 current_platform = _Platform()
 '''
 
-_DEEP_GEMM = '''"""Stand-in for vllm.utils.deep_gemm: a standalone deep_gemm when it imports (vLLM uses it on sm_90/sm_10x),
-else DeepGEMM is off and vLLM's kernels take their tilelang prenorm GEMM, as with VLLM_USE_DEEP_GEMM=0."""
+_DEEP_GEMM = '''"""Stand-in for vllm.utils.deep_gemm: a standalone deep_gemm when it imports (vLLM uses it
+on sm_90/sm_10x), else DeepGEMM is off and vLLM's kernels take their tilelang prenorm GEMM, as with VLLM_USE_DEEP_GEMM=0."""
 import functools
 
 
@@ -168,9 +168,12 @@ def build(wheel: Path, out: Path) -> str:
             if name in names:
                 (out / name).write_bytes(z.read(name))
         metadata = z.read(f"vllm-{version}.dist-info/METADATA").decode()
-    pins = [line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist: tilelang")]
+    pins = [
+        line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist: tilelang")
+    ]
     (out / "vllm/__init__.py").write_text(
-        f'"""mhcdoctor\'s stand-in vLLM: the mHC kernel files of vLLM {version}\'s wheel (tests/bench/vllm_fixture.py)."""\n'
+        f'"""mhcdoctor\'s stand-in vLLM: the mHC kernel files of vLLM {version}\'s wheel '
+        '(tests/bench/vllm_fixture.py)."""\n'
         f"__version__ = {version!r}\nMHCDOCTOR_KERNEL_FIXTURE = True\nTILELANG_PIN = {(pins[0] if pins else None)!r}\n"
     )
     return version
