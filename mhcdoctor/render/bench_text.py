@@ -123,9 +123,8 @@ def step_lines(doc: BenchDocument) -> list[str]:
         for slow in batch["fused_slower"]:
             lines.append(
                 f"    finding: {slow['path']}'s fused post+pre takes {_ms(slow['fused_ms'])} ms at {tokens} "
-                "tokens, "
-                f"its post then pre {_ms(slow['separate_ms'])} ms: the fused op costs {_ms(slow['per_step_ms'])} ms more "
-                "per decode step than the separate ops would"
+                f"tokens, its post then pre {_ms(slow['separate_ms'])} ms: the fused op costs "
+                f"{_ms(slow['per_step_ms'])} ms more per decode step than the separate ops would"
             )
     return lines
 

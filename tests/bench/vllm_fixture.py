@@ -89,7 +89,8 @@ current_platform = _Platform()
 '''
 
 _DEEP_GEMM = '''"""Stand-in for vllm.utils.deep_gemm: a standalone deep_gemm when it imports (vLLM uses it
-on sm_90/sm_10x), else DeepGEMM is off and vLLM's kernels take their tilelang prenorm GEMM, as with VLLM_USE_DEEP_GEMM=0."""
+on sm_90/sm_10x), else DeepGEMM is off and vLLM's kernels take their tilelang prenorm GEMM, as with
+VLLM_USE_DEEP_GEMM=0."""
 import functools
 
 
