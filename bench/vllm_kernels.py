@@ -23,6 +23,7 @@ def main() -> int:
     parser.add_argument("--ops", default="mhc_pre,mhc_post,mhc_fused_post_pre,hc_head")
     parser.add_argument("--check-only", action="store_true", help="3 runs, no CUDA graph: a correctness check")
     parser.add_argument("--label", default="")
+    parser.add_argument("--graph-calls", type=int, default=10, help="calls captured in one CUDA graph (per-call time)")
     parser.add_argument("--device", default="cuda:0")
     a = parser.parse_args()
 
@@ -47,7 +48,9 @@ def main() -> int:
         return 1
     print(json.dumps({"label": a.label, "tilelang": tl, "vllm": impl.version, "notes": impl.notes}), flush=True)
     options = (
-        {"warmup": 1, "repeats": 3, "graph": 0} if a.check_only else {"warmup": 3, "repeats": 100, "budget_s": 2.0}
+        {"warmup": 1, "repeats": 3, "graph": 0}
+        if a.check_only
+        else {"warmup": 3, "repeats": 100, "budget_s": 1.0, "graph_calls": a.graph_calls}
     )
     models = {m.hidden_size: m for m in BUILTIN_MODELS.values()}
     for hidden in (int(h) for h in a.hidden.split(",")):
@@ -55,6 +58,7 @@ def main() -> int:
         for op in a.ops.split(","):
             for tokens in (int(t) for t in a.tokens.split(",")):
                 row: dict[str, object] = {
+                    "graph_calls": a.graph_calls,
                     "label": a.label,
                     "vllm": impl.version,
                     "tilelang": tl,

@@ -350,7 +350,8 @@ def step_costs(
         best = _cost(best_ops, plan, times, batch)
         chosen = None
         if selected:
-            chosen = _cost({op: _bench_path(selected.get(op, ""), op, batch, times) for op in plan}, plan, times, batch)
+            picked = {op: _bench_path(selected.get(op, ""), op, batch, ran) for op in plan}
+            chosen = _cost(picked, plan, times, batch)  # vLLM's op that ran wrong leaves no cost: no stand-in
         for cost in [*per_path.values(), chosen]:
             if cost is not None and best is not None:
                 cost["vs_best_ms"] = cost["ms"] - best["ms"]
@@ -401,10 +402,10 @@ def _fastest(paths: list[str], op: str, batch: int, times: _Times) -> str:
 _STAND_INS = {"tilelang": "tilekernels", "aiter": "aiter", "torch": "torch"}
 
 
-def _bench_path(backend: str, op: str, batch: int, times: _Times) -> str:
-    """The timed path that stands for the rules' choice: vLLM's own kernels when they ran, else a stand-in."""
+def _bench_path(backend: str, op: str, batch: int, ran: set[tuple[str, str, int]]) -> str:
+    """The path that stands for the rules' choice: vLLM's own kernels when they ran, else a stand-in."""
     vllm = f"vllm:{backend}"
-    return vllm if (vllm, op, batch) in times else _STAND_INS.get(backend, "")
+    return vllm if (vllm, op, batch) in ran else _STAND_INS.get(backend, "")
 
 
 def _cost(ops: dict[str, str], plan: dict[str, int], times: _Times, batch: int) -> StepCost | None:

@@ -22,7 +22,9 @@ DEFAULT_WARMUP = 3
 DEFAULT_REPEATS = 50
 DEFAULT_BUDGET_S = 1.0  # measured seconds per case, at most (a slow path gets fewer runs, never under MIN_RUNS)
 MIN_RUNS = 3
-GRAPH_CALLS = 10  # calls captured back to back in one graph: a replay's own launch is spread over them
+# calls captured back to back in one graph (option graph_calls): a replay's own launch is spread over them, as in
+# vLLM's graph of a whole decode step
+GRAPH_CALLS = 10
 NORM_EPS = 1e-6  # DeepSeek-V4's attn_norm/ffn_norm variance_epsilon (rms_norm_eps)
 # The timer's options (bench's `options`: warmup, repeats, budget_s, copy_bytes), as the child reads them from its
 # request's JSON: untyped, each read as a number (`_option`).
@@ -140,9 +142,10 @@ def _time_graph(call: Callable[[], object], device: str, options: Options) -> di
         with torch.cuda.stream(stream):  # capture needs the kernels compiled and warm, off the default stream
             call()
         torch.cuda.current_stream(device).wait_stream(stream)
+        calls = max(1, int(_option(options, "graph_calls", GRAPH_CALLS)))
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
-            for _ in range(GRAPH_CALLS):
+            for _ in range(calls):
                 call()
         graph.replay()
         torch.cuda.synchronize(device)
@@ -151,8 +154,8 @@ def _time_graph(call: Callable[[], object], device: str, options: Options) -> di
         return {"graph_error": f"{type(exc).__name__}: {str(exc)[:300]}"}
     times, _ = _time(graph.replay, device, {**options, "warmup": 1})
     return {
-        "graph_median_s": statistics.median(times) / GRAPH_CALLS,
-        "graph_min_s": min(times) / GRAPH_CALLS,
+        "graph_median_s": statistics.median(times) / calls,
+        "graph_min_s": min(times) / calls,
         "graph_runs": len(times),
     }
 

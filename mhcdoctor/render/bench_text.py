@@ -118,7 +118,9 @@ def step_lines(doc: BenchDocument) -> list[str]:
             if cost is None:
                 continue
             times = f", ×{cost['times_best']:.1f} the best" if cost.get("times_best") else ""
-            versus = f" (+{_ms(cost['vs_best_ms'])} ms{times})" if "vs_best_ms" in cost else ""
+            delta = cost.get("vs_best_ms")
+            sign = "+" if delta is None or delta >= 0 else "-"
+            versus = f" ({sign}{_ms(abs(delta))} ms{times})" if delta is not None else ""
             lines.append(f"    {who}: {_cost(cost)} on {name} at batch {tokens}{versus}")
         for slow in batch["fused_slower"]:
             lines.append(
