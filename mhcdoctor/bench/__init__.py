@@ -369,10 +369,13 @@ def step_costs(
 
 
 _Times = dict[tuple[str, str, int], tuple[float, bool]]  # (path, op, tokens) -> (ms, under a CUDA graph)
+# A fused op is reported slower only beyond run-to-run noise: on the H200, vLLM 0.34's fused op and its own post
+# then pre differ by 0.5% at 64 tokens (both run the unfused kernels there), by 3.4x at 1 token with tilelang 0.1.15
+FUSED_SLOWER_MARGIN = 1.1
 
 
 def _fused_slower(paths: list[str], plan: dict[str, int], times: _Times, batch: int) -> list[FusedSlower]:
-    """Each path whose fused post+pre takes longer than its own post then pre at this batch size."""
+    """Each path whose fused post+pre takes longer than its own post then pre at this batch size (beyond noise)."""
     found: list[FusedSlower] = []
     # where the model runs the fused op: S-1 of them; in a plan without it, the S-1 it would run (S pre)
     count = plan.get("mhc_fused_post_pre", plan.get("mhc_pre", 1) - 1)
@@ -381,7 +384,7 @@ def _fused_slower(paths: list[str], plan: dict[str, int], times: _Times, batch: 
         if not count or any(k not in times for k in keys):
             continue
         fused, post, pre = (times[k][0] for k in keys)
-        if fused > post + pre:
+        if fused > FUSED_SLOWER_MARGIN * (post + pre):
             found.append(
                 {
                     "path": path,
