@@ -37,6 +37,7 @@ from mhcdoctor.clock import created_now
 from mhcdoctor.documents.bundle import SCHEMA, BundleManifest, Truncation
 from mhcdoctor.errors import InputError
 from mhcdoctor.outfiles import write_file
+from mhcdoctor.text import MARK, cut
 from mhcdoctor.userfiles import parse_json, read_user_bytes
 
 ROOT = "mhcdoctor-report"
@@ -317,10 +318,9 @@ def _fit_text(text: str, budget: int, path: str, truncated: list[Truncation]) ->
     data = text.encode("utf-8")
     if len(data) <= budget:
         return data
-    note = f"\n\n… [truncated: {len(data) - budget} bytes cut to fit the bundle's size limit] …\n"
-    kept = data[: max(0, budget - len(note.encode()))].decode("utf-8", errors="ignore")
     truncated.append({"path": path, "note": f"cut to {budget} bytes"})
-    return (kept + note).encode("utf-8")
+    # text.cut's style, counted in bytes: the head, then MARK (a character cut in two is dropped)
+    return (data[: max(0, budget - len(MARK.encode()))].decode("utf-8", errors="ignore") + MARK).encode("utf-8")
 
 
 def _strings(obj: Any) -> list[str]:
@@ -334,9 +334,8 @@ def _strings(obj: Any) -> list[str]:
 
 
 def _cut_strings(obj: Any, cap: int) -> Any:
-    if isinstance(obj, str) and len(obj) > cap:
-        half = cap // 2
-        return f"{obj[:half]} … [{len(obj) - 2 * half} characters cut] … {obj[-half:]}"
+    if isinstance(obj, str):
+        return cut(obj, cap, keep="middle")  # the manifest's `truncated` says which file and to how many characters
     if isinstance(obj, dict):
         return {k: _cut_strings(v, cap) for k, v in obj.items()}
     if isinstance(obj, list):

@@ -34,6 +34,7 @@ from mhcdoctor.probes import PROBES, facts_from_probes, run_probes, vllm_selfche
 from mhcdoctor.probes.base import guarded
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.rules import decide
+from mhcdoctor.text import visible_strings
 
 if TYPE_CHECKING:
     from mhcdoctor.documents.verify import VerifyDocument
@@ -80,8 +81,9 @@ def build_check(
         "created": created_now(),
         "mode": "fast" if ctx.fast else "full",
         "seconds": round(time.perf_counter() - start, 3),
-        "host": _host(ctx),
-        "env": relevant_env(ctx.env),
+        # Read from the OS: a folder name that is not UTF-8 (in PATH, the working folder) is a lone surrogate here.
+        "host": visible_strings(_host(ctx)),
+        "env": visible_strings(relevant_env(ctx.env)),
         "facts": facts.to_dict(),
         "probes": [r.to_dict() for r in results],
         "models": model_docs,

@@ -17,7 +17,7 @@ from mhcdoctor.documents.vocabulary import ExitStatus
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import FactsError
 from mhcdoctor.models import ModelError
-from mhcdoctor.text import plural
+from mhcdoctor.text import plural, visible
 
 # Subcommand -> module under mhcdoctor.commands. Each is imported only when used, so `check --fast` does not pay
 # for the verifier's or the bundler's imports.
@@ -97,10 +97,10 @@ def _main(argv: list[str] | None) -> None:
         hint = ""
         if isinstance(exc, click.UsageError) and exc.ctx is not None:
             hint = f" (see '{exc.ctx.command_path} --help')"
-        click.echo(f"mhcdoctor: error: {exc.format_message()}{hint}", err=True)
+        _error(f"{exc.format_message()}{hint}")
         sys.exit(exc.exit_code)
     except (InputError, ModelError, FactsError) as exc:
-        click.echo(f"mhcdoctor: error: {exc}", err=True)
+        _error(str(exc))
         sys.exit(ExitStatus.BAD_INPUT)
     except RecursionError:  # a report or config nested absurdly deep, found while walking it
         click.echo("mhcdoctor: error: the input is nested too deeply to read", err=True)
@@ -112,10 +112,13 @@ def _main(argv: list[str] | None) -> None:
     except Exception as exc:
         if os.environ.get("MHCDOCTOR_DEBUG"):
             raise
-        click.echo(
-            f"mhcdoctor: internal error: {type(exc).__name__}: {exc} "
-            "(a bug in mhcdoctor; MHCDOCTOR_DEBUG=1 shows the traceback)",
-            err=True,
+        _error(
+            f"{type(exc).__name__}: {exc} (a bug in mhcdoctor; MHCDOCTOR_DEBUG=1 shows the traceback)", "internal error"
         )
         sys.exit(ExitStatus.INTERNAL_ERROR)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _error(message: str, kind: str = "error") -> None:
+    """One line on stderr: a message may quote what a user or a child wrote (a file name, --python's stderr)."""
+    click.echo(f"mhcdoctor: {kind}: {visible(message, one_line=True)}", err=True)

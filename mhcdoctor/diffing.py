@@ -24,6 +24,7 @@ from mhcdoctor.documents.check import CheckDocument
 from mhcdoctor.documents.dataclass_json import as_document
 from mhcdoctor.documents.diff import SCHEMA, DiffDocument, DifferenceDocument, ReportAbout
 from mhcdoctor.documents.vocabulary import SEVERITY_RANK
+from mhcdoctor.text import visible
 
 # Facts in the order that matters to the rules; anything not listed follows, alphabetically.
 FACT_ORDER: tuple[str, ...] = (
@@ -275,7 +276,7 @@ def _keyed_pairs(a: Mapping[K, object], b: Mapping[K, object]) -> list[Pair]:
 def _about(doc: Mapping[str, object], label: str) -> ReportAbout:
     host = _mapping(doc.get("host"))
     return {
-        "source": label,
+        "source": visible(label),  # a file name, as the user gave it
         "hostname": host.get("hostname"),
         "created": doc.get("created"),
         "mode": doc.get("mode"),

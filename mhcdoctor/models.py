@@ -15,6 +15,7 @@ from typing import Any
 
 from mhcdoctor.documents.dataclass_json import as_document
 from mhcdoctor.documents.models import BUILTIN_NAMES, ModelConfigDocument
+from mhcdoctor.text import cut, visible
 from mhcdoctor.userfiles import parse_json, read_user_text
 
 
@@ -85,7 +86,8 @@ def load_config(path: str | Path) -> ModelConfig:
         kind = f"a {model_type} model" if isinstance(model_type, str) and model_type else "a model"
         raise ModelError(f"config {p} describes {kind} without mHC (no {', '.join(sorted(MHC_KEYS))})")
     name = data.get("_name_or_path") or model_type
-    fields: dict[str, Any] = {"name": str(name) if isinstance(name, str) and name else None, "hidden_size": hidden}
+    shown = cut(visible(name, one_line=True), 200) if isinstance(name, str) and name else None  # the config's words
+    fields: dict[str, Any] = {"name": shown, "hidden_size": hidden}
     for key in ("hc_mult", "hc_sinkhorn_iters"):
         if key in data:
             fields[key] = _positive_int(data[key], key, p)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import getpass
 import hashlib
+import json
 import os
 import re
 import secrets as _secrets
@@ -33,6 +34,7 @@ from typing import Any, TypeVar
 
 from mhcdoctor.documents.bundle import REDACTIONS_SCHEMA, RedactionsDocument
 from mhcdoctor.environment import ENV_NAMES, ENV_PREFIXES, ENV_SUFFIXES, is_relevant_env
+from mhcdoctor.text import cut
 
 MASK = "[masked]"
 
@@ -67,6 +69,8 @@ SECRET_QUERY_PARAMS: tuple[str, ...] = (
     "x-amz-signature",
     "x-amz-credential",
     "x-amz-security-token",
+    "x-goog-signature",
+    "x-goog-credential",
     "client_secret",
     "secret",
     "password",
@@ -74,24 +78,43 @@ SECRET_QUERY_PARAMS: tuple[str, ...] = (
     "code",
 )
 _TOKEN_CHARS = r"[A-Za-z0-9._~+/=-]"
+# A quote around a name or value, JSON-escaped or not: {\"api_key\": \"...\"} in a JSON string inside a log line.
+_Q = r"(?:\\?['\"])?"
+# A value: up to a space, quote, comma, semicolon or backslash (the start of a JSON escape).
+_VALUE = r"[^\s'\",;\\]+"
+_ASSIGN = _Q + r"\s*[=:]\s*" + _Q  # `: `, `=`, `": "`, `\": \"`
 
-# Secrets recognised by their shape in free text; each pattern's first group, if any, is kept.
+# Secrets recognised by their shape in free text; each pattern's first group, if any, is kept. docs/sharing-reports.md
+# lists each form with an example and the secret-scanning rule it follows, and a test masks every example.
 SECRET_TEXT_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.DOTALL),
-    # https://user:pa@ss/word@host (the password runs to the last @ before the host), and https://TOKEN@host
-    re.compile(r"(?<=://)[^\s/@:'\"]+:[^\s'\"]*(?=@[A-Za-z0-9.\[\]-]+(?:[:/?#\s'\",)]|$))"),
+    # https://user:pa@ss/word@host (the password runs to the last @ before the host), redis://:password@host (no
+    # user), and https://TOKEN@host
+    re.compile(r"(?<=://)[^\s/@:'\"]*:[^\s'\"]*(?=@[A-Za-z0-9.\[\]-]+(?:[:/?#\s'\",)]|$))"),
     re.compile(r"(?<=://)[^\s/@:'\"]{8,}(?=@[A-Za-z0-9.\[\]-]+)"),
     # Authorization: Bearer x, {'Authorization': 'Bearer x'}, authorization=Basic x
-    re.compile(r"((?i:authorization|proxy-authorization)['\"]?\s*[:=]\s*['\"]?(?i:bearer|basic|token)?\s*)[^\s'\",}]+"),
-    re.compile(r"(\b(?i:bearer|basic)\s+)" + _TOKEN_CHARS + r"{8,}"),
-    # HF_TOKEN=..., VLLM_API_KEY: ... (upper case only: "KeyError: 'aiter'" is evidence, not a secret)
-    re.compile(r"(\b[A-Z0-9_]*(?:" + "|".join(SECRET_NAME_WORDS) + r")[A-Z0-9_]*['\"]?\s*[=:]\s*['\"]?)[^\s'\",;]+"),
-    re.compile(r"(\b[A-Z0-9_]+(?:" + "|".join(SECRET_NAME_SUFFIXES) + r")['\"]?\s*[=:]\s*['\"]?)[^\s'\",;]+"),
     re.compile(
-        r"(\b(?i:token|secret|password|passwd|passphrase|api[_-]?key|access[_-]?key)\b['\"]?\s*[=:]\s*['\"]?)[^\s'\",;]+"
+        r"((?i:authorization|proxy-authorization)"
+        + _Q
+        + r"\s*[:=]\s*"
+        + _Q
+        + r"(?i:bearer|basic|token)?\s*)[^\s'\",}\\]+"
     ),
+    re.compile(r"(\b(?i:bearer|basic)\s+)" + _TOKEN_CHARS + r"{8,}"),
+    # Cookie: and Set-Cookie: headers carry sessions: the whole value, to the end of the line
+    re.compile(r"(\b(?i:set-cookie|cookie)" + _Q + r"\s*:\s*" + _Q + r")[^\r\n'\"\\]+"),
+    # HF_TOKEN=..., VLLM_API_KEY: ... (upper case only: "KeyError: 'aiter'" is evidence, not a secret)
+    re.compile(
+        r"(\b[A-Z0-9_]*(?:" + "|".join(SECRET_NAME_WORDS) + r")[A-Z0-9_]*" + _Q + r"\s*[=:]\s*" + _Q + ")" + _VALUE
+    ),
+    re.compile(r"(\b[A-Z0-9_]+(?:" + "|".join(SECRET_NAME_SUFFIXES) + r")" + _Q + r"\s*[=:]\s*" + _Q + ")" + _VALUE),
+    re.compile(
+        r"(\b(?i:token|secret|password|passwd|passphrase|api[_-]?key|access[_-]?key)\b" + _ASSIGN + ")" + _VALUE
+    ),
+    # Azure connection strings: AccountKey=..., SharedAccessKey=..., SharedAccessSignature=... (base64, to the `;`)
+    re.compile(r"(\b(?i:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*)[^;\s'\"\\]+"),
     re.compile(r"((?i:--(?:api-)?(?:key|token|password|secret))[= ])\S+"),
-    re.compile(r"([?&;](?i:" + "|".join(re.escape(p) for p in SECRET_QUERY_PARAMS) + r")=)[^&#\s'\"]+"),
+    re.compile(r"([?&;](?i:" + "|".join(re.escape(p) for p in SECRET_QUERY_PARAMS) + r")=)[^&#\s'\"\\]+"),
     re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),  # JWT
     re.compile(r"\bhf_[A-Za-z0-9]{16,}"),  # Hugging Face
     re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),  # GitHub
@@ -99,10 +122,20 @@ SECRET_TEXT_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\bnpm_[A-Za-z0-9]{30,}"),  # npm
     re.compile(r"\bpypi-[A-Za-z0-9_-]{30,}"),  # PyPI
     re.compile(r"\bsk-[A-Za-z0-9_-]{20,}"),  # OpenAI/Anthropic-style API keys
+    re.compile(r"\b(?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{10,}"),  # Stripe (gitleaks stripe-access-token)
     re.compile(r"\bAIza[0-9A-Za-z_-]{30,}"),  # Google API keys
     re.compile(r"\bA[KS]IA[0-9A-Z]{16}\b"),  # AWS access key ids
     re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),  # Slack
+    # Slack webhooks (gitleaks slack-webhook-url): the path after the host is the credential
+    re.compile(r"(hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9+/]+"),
 )
+# A secret wrapped over two lines (a terminal's width, a logger's): a next line that starts with a token's rest (six or
+# more token characters with a digit, then a space, quote or the line's end) is masked too; `NAME=value` and words
+# (`Traceback (most recent ...`) are not a token's rest. JSON-escaped line breaks (\n) count too.
+_WRAPPED = re.compile(
+    re.escape("[masked]") + r"(\r?\n|\\n)(?=[A-Za-z0-9._~+/-]*\d)[A-Za-z0-9._~+/-]{6,}={0,2}(?=[\s'\",;]|\\n|$)"
+)
+
 
 # Values of the document's own vocabulary are never rewritten, so a user called "rocm" cannot corrupt the facts.
 PROTECTED_WORDS: frozenset[str] = frozenset(
@@ -305,6 +338,15 @@ def redact(
     return redacted, record
 
 
+def redact_text(
+    text: str, identity: Identity, salt: bytes, *, identities: bool = True, vocabulary: Iterable[str] = ()
+) -> str:
+    """One string redacted as `redact` redacts each string of a document (an error line, a file name)."""
+    full = identity if identities else Identity(secret_values=identity.secret_values)
+    redacted: str = _cut(_Scrubber(full, Redactions(), salt, frozenset(vocabulary)).text(text), DISPLAY_CHARS)
+    return redacted
+
+
 def cut_for_display(value: _T, limit: int = DISPLAY_CHARS) -> _T:
     """Every string longer than `limit` kept as its tail (where a traceback says what went wrong); the value keeps
     its shape (a tuple becomes a list, as JSON has it), so it keeps its type."""
@@ -314,7 +356,7 @@ def cut_for_display(value: _T, limit: int = DISPLAY_CHARS) -> _T:
 
 def _cut(value: Any, limit: int) -> Any:  # any JSON value, walked
     if isinstance(value, str):
-        return value if len(value) <= limit else "…" + value[-limit:]
+        return cut(value, limit, keep="tail")
     if isinstance(value, Mapping):
         return {k: _cut(v, limit) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -361,7 +403,7 @@ class _Scrubber:
         self.record, self.salt = record, salt
         # Longest first, so "/home/alice/x" is taken by the home rule before the user rule sees "alice"; a home
         # is a path's start, never a folder inside another path (/srv/root/x is not /root).
-        self.literals = [(v, MASK, "secret") for v in sorted(identity.secret_values, key=len, reverse=True)]
+        self.literals = [(v, _literal_forms(v)) for v in sorted(identity.secret_values, key=len, reverse=True)]
         self.homes = [
             (re.compile(r"(?<![A-Za-z0-9._/~-])" + re.escape(h.rstrip("/")) + r"(?![A-Za-z0-9._-])"), "~")
             for h in sorted(identity.homes, key=len, reverse=True)
@@ -406,12 +448,16 @@ class _Scrubber:
     def text(self, s: str) -> str:
         if s.lower() in PROTECTED_WORDS:
             return s
-        for literal, replacement, kind in self.literals:
+        for literal, wrapped in self.literals:
             if literal in s:
-                s = s.replace(literal, replacement)
-                self.record.note(kind, replacement)
+                s = s.replace(literal, MASK)
+                self.record.note("secret", MASK)
+            elif wrapped is not None:
+                s = self._sub(wrapped, lambda _m: MASK, s, "secret", MASK)
         for pattern in SECRET_TEXT_PATTERNS:
             s = self._sub(pattern, lambda m: (m.group(1) if m.re.groups else "") + MASK, s, "secret", MASK)
+        if MASK in s:
+            s = _WRAPPED.sub(lambda m: MASK + m.group(1) + MASK, s)
         s = self._sub(_GPU_UUID, lambda m: pseudonym("gpu", m.group(0), self.salt), s, "gpu uuid", "gpu-…")
         for home_pattern, tilde in self.homes:
             s = self._sub(home_pattern, lambda _m, t=tilde: t, s, "home", tilde)
@@ -424,6 +470,19 @@ class _Scrubber:
         if n:
             self.record.note(kind, shown)
         return new
+
+
+def _literal_forms(value: str) -> re.Pattern[str] | None:
+    """A secret's value as it may also appear: JSON-escaped (a `"` or `\\` inside), or wrapped over lines (a line
+    break and indentation between any two of its characters); None when it is too long to look for so."""
+    if len(value) > 512:
+        return None
+    escaped = json.dumps(value)[1:-1]
+    between = r"(?:\r?\n[ \t]*|\\n)?"
+    forms = [between.join(re.escape(c) for c in value)]
+    if escaped != value:
+        forms.append(re.escape(escaped))
+    return re.compile("|".join(forms))
 
 
 def _safe(fn: Any) -> str:

@@ -7,7 +7,6 @@ visible and cut to a display length, and its facts must load as facts.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +20,8 @@ from mhcdoctor.documents.vocabulary import JsonValue
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import FactsError, ReportFacts, read_report_facts
 from mhcdoctor.redact import cut_for_display
-from mhcdoctor.text import visible_strings
-from mhcdoctor.userfiles import mismatch, parse_json, read_user_bytes
+from mhcdoctor.text import cut, visible_strings
+from mhcdoctor.userfiles import TooManyValues, mismatch, parse_json, read_user_bytes
 
 _MAX_VERSION = 64  # characters: "2.9.0+rocm7.0.2.git1234abcd" is far below; a 100k-digit "version" is not one
 # Top-level members and the JSON types they must have when present (null is allowed).
@@ -48,18 +47,19 @@ class SavedReport:
     facts: ReportFacts
 
 
-def load_report(path: str | Path) -> CheckDocument:
+def load_report(path: str | Path, *, regular_only: bool = False) -> CheckDocument:
     """The check/1 document saved at `path` ("-" for stdin); InputError (exit 2, one line) when it is anything else.
 
     `path` may also be a `report --bundle` tar.gz (its report.json), or a saved `report` Markdown (its replay block).
+    `regular_only`: `path` was found in a folder, so it must be a regular file and is not followed if a link.
     """
-    return read_saved_report(path).document
+    return read_saved_report(path, regular_only=regular_only).document
 
 
-def read_saved_report(path: str | Path) -> SavedReport:
+def read_saved_report(path: str | Path, *, regular_only: bool = False) -> SavedReport:
     """As load_report, with the facts read from the report (for `explain --from`, which decides on them)."""
     label = "stdin" if str(path) == "-" else str(path)
-    data = read_user_bytes(path, "report", InputError)
+    data = read_user_bytes(path, "report", InputError, regular_only=regular_only)
     if is_bundle_data(data):
         return _validated(read_bundle_data(data, label).report, label)
     try:
@@ -68,10 +68,12 @@ def read_saved_report(path: str | Path) -> SavedReport:
         raise InputError(f"cannot read report {label}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
         document = parse_json(text)
+    except TooManyValues as exc:
+        raise InputError(f"report {label} {exc}; is it the right file?") from None
     except ValueError as exc:
         document = report_from_markdown(text)
         if document is None:
-            raise InputError(f"report {label} is not valid JSON: {str(exc)[:200]}") from None
+            raise InputError(f"report {label} is not valid JSON: {cut(str(exc), 200)}") from None
     return _validated(document, label)
 
 
@@ -103,7 +105,7 @@ def _validated(document: object, label: str) -> SavedReport:
     try:
         facts = read_report_facts(document["facts"])
     except FactsError as exc:
-        raise InputError(f"report {label}: {str(exc)[:300]}") from None
+        raise InputError(f"report {label}: {cut(str(exc), 300)}") from None
     document["facts"] = facts.facts.to_dict()
     if document.get("probes") is not None:
         document["probes"] = [_probe(item, f"probes[{i}]", label) for i, item in enumerate(document["probes"])]
@@ -111,7 +113,7 @@ def _validated(document: object, label: str) -> SavedReport:
     # the readers look such members up with `.get`.
     wrong = mismatch(document, CheckDocument, "report", {"VerifyDocument": VerifyDocument})
     if not _fits(document, wrong):
-        raise InputError(f"report {label}: {str(wrong).removeprefix('report.')[:300]}")
+        raise InputError(f"report {label}: {cut(str(wrong).removeprefix('report.'), 300)}")
     return SavedReport(document, facts)
 
 
@@ -171,10 +173,12 @@ def report_from_markdown(text: str) -> dict[str, object] | None:
     pos = 0
     while (start := text.find("<summary>" + REPLAY_NAME, pos)) >= 0:
         pos = start + 1
-        close = text.find("</summary>", start)
+        # The title's end is the next `<`, never further than the next start: each character is looked at once (a
+        # search for `</summary>` from every start went to the end each time, quadratic on repeated starts).
+        close = text.find("<", start + 1)
         if close < 0:
             return None
-        if text.find("<", start + 1) != close:
+        if not text.startswith("</summary>", close):
             continue
         opening = _FENCE_OPEN.match(text, close + len("</summary>"))
         if opening is not None:
@@ -186,7 +190,7 @@ def report_from_markdown(text: str) -> dict[str, object] | None:
     if ending is None:
         return None  # no later start can close either
     try:
-        document = json.loads(text[opening.end() : ending.start()])
+        document = parse_json(text[opening.end() : ending.start()])
     except ValueError:
         return None
     return document if isinstance(document, dict) else None

@@ -1,14 +1,26 @@
-"""Strings from outside (a package's METADATA, a child's output, a report someone sent) made safe to show."""
+"""Strings from outside (a package's METADATA, a child's output, a report someone sent) made safe to show, and cut.
+
+One sanitiser (`visible`) and one way to cut (`cut`) for every view: a probe's evidence, a report read back, a
+fleet summary, diff and explain all show the same character the same way.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TypeVar, overload
+from typing import Literal, TypeVar, overload
 
 _V = TypeVar("_V")
-# C0 and C1 controls (ESC, CSI, OSC, BEL, CR, backspace, clear-screen) and undecodable bytes; tab and newline stay.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ufffd]")
+# Shown as `?`: C0 and C1 controls (ESC, CSI, OSC, BEL, CR, backspace, clear-screen); bidi controls, which reorder
+# what follows (U+202E makes `0.1.12‮31.1.0` read as another version; Trojan Source, CVE-2021-42574: U+061C,
+# U+200E/F, U+202A-202E, U+2066-2069); line and paragraph separators (U+2028/9, a line break to some terminals);
+# U+FFFD (an undecodable byte) and lone surrogates (a file name that is not UTF-8, as os.fsdecode gives it, which
+# no UTF-8 stream can write). Tab and newline stay, unless the text must be one line.
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufffd\ud800-\udfff]"
+)
+_ONE_LINE = str.maketrans("\t\n", "??")
+MARK = "…"  # where `cut` took characters out
 
 
 def plural(n: int, noun: str, many: str | None = None) -> str:
@@ -16,9 +28,25 @@ def plural(n: int, noun: str, many: str | None = None) -> str:
     return f"{n} {noun if n == 1 else many or noun + 's'}"
 
 
-def visible(text: str) -> str:
-    """`text` with every control character shown as `?`: nothing from outside reaches the terminal as a command."""
-    return _CONTROL.sub("?", text)
+def visible(text: str, *, one_line: bool = False) -> str:
+    """`text` with every control character shown as `?`: nothing from outside reaches the terminal as a command, and
+    nothing reorders what a reader sees. `one_line`: tab and newline too."""
+    shown = _CONTROL.sub("?", text)
+    return shown.translate(_ONE_LINE) if one_line else shown
+
+
+def cut(text: str, limit: int, keep: Literal["head", "tail", "middle"] = "head") -> str:
+    """`text` in `limit` characters at most: its head, its tail (where a traceback says what went wrong) or both
+    ends, with MARK where the rest was."""
+    if len(text) <= limit:
+        return text
+    room = max(0, limit - len(MARK))
+    if keep == "head":
+        return text[:room] + MARK
+    if keep == "tail":
+        return MARK + text[len(text) - room :]
+    tail = room // 2
+    return text[: room - tail] + MARK + text[len(text) - tail :]
 
 
 @overload

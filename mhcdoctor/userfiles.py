@@ -6,6 +6,7 @@ doctor or end in a traceback.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import select
@@ -14,39 +15,71 @@ import sys
 import time
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 MAX_BYTES = 64 << 20  # far above any config or report mhcdoctor writes (a bundle's report is bounded to 4 MiB)
 STREAM_SECONDS = 30.0  # a pipe, FIFO or stdin must deliver everything (to EOF) within this
 FIRST_BYTE_SECONDS = 3.0  # ...and its first byte within this
+# JSON values in one document: a full check/1 report holds a few thousand; 12 MiB of `{},` (4 million) took
+# `explain --from` minutes and gigabytes to parse and check.
+MAX_VALUES = 200_000
 
 
 def read_user_bytes(
-    path: str | Path, what: str, error: type[Exception], limit: int = MAX_BYTES, seconds: float = STREAM_SECONDS
+    path: str | Path,
+    what: str,
+    error: type[Exception],
+    limit: int = MAX_BYTES,
+    seconds: float = STREAM_SECONDS,
+    *,
+    regular_only: bool = False,
 ) -> bytes:
     """The bytes of `path` ("-" is stdin; a FIFO, /dev/stdin and <(process substitution) work too), at most `limit`
-    of them and, from a pipe, within `seconds`; `error(one line)` for anything else."""
+    of them and, from a pipe, within `seconds`; `error(one line)` for anything else.
+
+    `regular_only` (a file found in a folder, not one the user named): the file itself must be a regular file, opened
+    without following a symbolic link (O_NOFOLLOW, checked on the open descriptor, so no swap between look and open)."""
     if str(path) == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise error(f"{what} from stdin (-): stdin is a terminal; pipe the {what} in, e.g. `... < report.json`")
         return _read_fd(sys.stdin.fileno(), f"{what} from stdin", error, limit, seconds)
+    flags = os.O_RDONLY | os.O_NONBLOCK | (os.O_NOFOLLOW if regular_only else 0)
     try:
         # O_NONBLOCK: opening a FIFO nobody writes to returns at once instead of waiting for a writer.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise error(f"{what} not found: {path}") from None
     except IsADirectoryError:
         raise error(f"{what} {path} is a folder, not a file") from None
     except OSError as exc:
+        if regular_only and exc.errno == errno.ELOOP:
+            raise error(f"{what} {path} is a symbolic link; links in a folder are not followed") from None
         raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
             raise error(f"{what} {path} is a folder, not a file")
+        if regular_only and not stat.S_ISREG(info.st_mode):
+            raise error(f"{what} {path} is {_kind(info.st_mode)}, not a regular file; refusing it")
+        if stat.S_ISREG(info.st_mode) and info.st_size > limit:  # a sparse 1.5 GB file is refused unread
+            raise error(f"{what} {path} is larger than {limit >> 20} MiB; is it the right file?")
         return _read_fd(fd, f"{what} {path}", error, limit, seconds)
     finally:
         os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words."""
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "a special file"
 
 
 def _read_fd(fd: int, where: str, error: type[Exception], limit: int, seconds: float) -> bytes:
@@ -93,9 +126,19 @@ def read_user_text(path: str | Path, what: str, error: type[Exception], limit: i
         raise error(f"cannot read {what} {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-def parse_json(text: str) -> object:
+class TooManyValues(ValueError):
+    """JSON holding more values than any document mhcdoctor writes: refused before it is parsed."""
+
+
+def parse_json(text: str, max_values: int = MAX_VALUES) -> object:
     """json.loads (untyped: callers check what they read) that also turns absurd nesting (RecursionError) into the
-    ValueError callers already handle."""
+    ValueError callers already handle, and refuses more than `max_values` values (TooManyValues) before parsing.
+
+    Every JSON value but the first starts after a `[`, `{` or `,`, so counting those (in C, at memory speed) bounds
+    the values from above: parsing and every walk after it (the type check, the redaction) stay bounded."""
+    values = text.count(",") + text.count("[") + text.count("{")
+    if values > max_values:
+        raise TooManyValues(f"holds up to {values} JSON values (a report has a few thousand; at most {max_values})")
     try:
         return json.loads(text)
     except RecursionError:
@@ -118,53 +161,122 @@ def mismatch(
     (what mhcdoctor itself just wrote, such as a path child's request). A member that is present must be of its
     type, all the way down. `namespace` resolves names a TypedDict's module imports only for type checking."""
     try:
-        return _mismatch(value, hint, where, dict(namespace or {}), complete)
+        wrong = _checker(hint, dict(namespace or {}), complete)(value)
     except RecursionError:
         return f"{where}: nested too deeply"
+    return None if wrong is None else where + wrong
 
 
-def _mismatch(value: object, hint: object, where: str, namespace: dict[str, object], complete: bool) -> str | None:
+# A check of one JSON value against one type: None where it fits, else where inside it it first does not and why
+# (".member[2]: expected str, not list"), relative to the value. Built once per type (typing's introspection on
+# every value cost most of the time a report took to read).
+_Check = Callable[[object], "str | None"]
+_CHECKS: dict[tuple[object, tuple[str, ...], bool], _Check] = {}
+_HINTS: dict[tuple[object, tuple[str, ...]], dict[str, object]] = {}
+
+
+def _hints(typed: object, namespace: dict[str, object]) -> dict[str, object]:
+    """typing.get_type_hints of a TypedDict, once per type: it evaluates every annotation on each call."""
+    key = (typed, tuple(sorted(namespace)))
+    if key not in _HINTS:
+        _HINTS[key] = typing.get_type_hints(typed, localns=namespace)
+    return _HINTS[key]
+
+
+def _checker(hint: object, namespace: dict[str, object], complete: bool) -> _Check:
+    key = (hint, tuple(sorted(namespace)), complete)
+    if key not in _CHECKS:
+        _CHECKS[key] = lambda value: _CHECKS[key](value)  # a type that refers to itself finds its check when run
+        _CHECKS[key] = _build(hint, namespace, complete)
+    return _CHECKS[key]
+
+
+def _build(hint: object, namespace: dict[str, object], complete: bool) -> _Check:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is typing.Any or hint is object or isinstance(hint, typing.ForwardRef):
-        return None  # a forward reference is the recursive JsonValue: anything json.loads returns is one
+        return lambda value: None  # a forward reference is the recursive JsonValue: anything json.loads returns is one
     if typing.is_typeddict(hint):
-        if not isinstance(value, dict):
-            return f"{where}: expected an object"
-        hints = typing.get_type_hints(hint, localns=namespace)
-        missing = sorted(getattr(hint, "__required_keys__", frozenset()) - value.keys()) if complete else []
-        if missing:
-            return f"{where}: no {missing[0]}"
-        for key, member in hints.items():
-            if key in value:
-                found = _mismatch(value[key], member, f"{where}.{key}", namespace, complete)
-                if found:
-                    return found
-        return None
+        return _typed_dict(hint, namespace, complete)
     if origin in (typing.Union, types.UnionType):
-        misses = [_mismatch(value, arg, where, namespace, complete) for arg in args]
-        return None if None in misses else misses[0]
+        options = [_checker(arg, namespace, complete) for arg in args]
+
+        def union(value: object) -> str | None:
+            first = None
+            for option in options:
+                wrong = option(value)
+                if wrong is None:
+                    return None
+                first = first or wrong
+            return first
+
+        return union
     if origin is typing.Literal:
-        return None if any(value == a and type(value) is type(a) for a in args) else f"{where}: expected one of {args}"
+        expected = f": expected one of {args}"
+        return lambda value: None if any(value == a and type(value) is type(a) for a in args) else expected
     if origin in (list, Sequence):
-        if not isinstance(value, list):
-            return f"{where}: expected a list"
-        return next(
-            (m for i, v in enumerate(value) if (m := _mismatch(v, args[0], f"{where}[{i}]", namespace, complete))), None
-        )
+        item = _checker(args[0], namespace, complete)
+
+        def items(value: object) -> str | None:
+            if not isinstance(value, list):
+                return ": expected a list"
+            for i, v in enumerate(value):
+                wrong = item(v)
+                if wrong is not None:
+                    return f"[{i}]{wrong}"
+            return None
+
+        return items
     if origin in (dict, Mapping):
-        if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-            return f"{where}: expected an object"
-        return next(
-            (m for k, v in value.items() if (m := _mismatch(v, args[1], f"{where}.{k}", namespace, complete))), None
-        )
+        member = _checker(args[1], namespace, complete)
+
+        def members(value: object) -> str | None:
+            if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+                return ": expected an object"
+            for k, v in value.items():
+                wrong = member(v)
+                if wrong is not None:
+                    return f".{k}{wrong}"
+            return None
+
+        return members
     if hint is None or hint is type(None):
-        return None if value is None else f"{where}: expected null"
-    if hint is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    elif hint is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif hint in (str, bool):
-        ok = isinstance(value, hint)
-    else:
+        return lambda value: None if value is None else ": expected null"
+    if hint in (float, int, str, bool):
+        kinds: tuple[type, ...] = (int, float) if hint is float else (hint,)
+        name = getattr(hint, "__name__", str(hint))
+
+        def leaf(value: object) -> str | None:
+            if isinstance(value, kinds) and (hint is bool or not isinstance(value, bool)):
+                return None
+            return f": expected {name}, not {type(value).__name__}"
+
+        return leaf
+
+    def untaught(value: object) -> str | None:
         raise TypeError(f"no JSON check for {hint!r}")  # a type this checker was not taught: a programming error
-    return None if ok else f"{where}: expected {getattr(hint, '__name__', hint)}, not {type(value).__name__}"
+
+    return untaught
+
+
+def _typed_dict(hint: object, namespace: dict[str, object], complete: bool) -> _Check:
+    required = sorted(getattr(hint, "__required_keys__", frozenset())) if complete else []
+    fields: list[tuple[str, _Check]] = []
+
+    def check(value: object) -> str | None:
+        if not isinstance(value, dict):
+            return ": expected an object"
+        missing = [key for key in required if key not in value]
+        if missing:
+            return f": no {missing[0]}"
+        if not fields:  # built on first use: a member's type may be this TypedDict itself
+            fields.extend(
+                (key, _checker(member, namespace, complete)) for key, member in _hints(hint, namespace).items()
+            )
+        for key, member_check in fields:
+            if key in value:
+                wrong = member_check(value[key])
+                if wrong is not None:
+                    return f".{key}{wrong}"
+        return None
+
+    return check

@@ -23,6 +23,7 @@ from mhcdoctor import aiter_releases, known
 from mhcdoctor.documents.check import FIX_STATES, PLATFORMS
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import AiterFacts, CompilerFacts, DeepGemmFacts, Facts, PackageFacts, ReportFacts, VllmFacts
+from mhcdoctor.text import visible
 from mhcdoctor.vllm_builds import build_from_version
 
 # gfx942, gfx950, gfx90a, gfx1100, gfx1250 ...; sm_90, sm_100, sm_120a, sm90.
@@ -141,6 +142,7 @@ def report_facts(read: ReportFacts, label: str) -> Facts:
     """A saved report's facts, each source re-labelled "report:<label>". The members the report lacks (an older
     mhcdoctor never recorded them) stay unknown, with the source "unknown: not in report <label>": this machine is
     never probed to fill them, since its facts say nothing about the machine that wrote the report."""
+    label = visible(label, one_line=True)  # a file name, shown in the trace
     facts = read.facts
     held = [*facts.sources, *_keys(facts.to_dict(), read.absent)]
     facts.sources = {key: f"report:{label}" for key in held if key.split(".")[0] not in read.absent}

@@ -4,6 +4,12 @@
 runs in verify's child process (mhcdoctor.verify.runner) with mhcdoctor.bench.timing as the per-case task, one
 path after another (never side by side, which would skew the times). The parent adds the byte model, the
 bandwidth, the fraction of peak and the cost per decode step.
+
+What a path is to the user (`ROLES`): vLLM's own kernels (`vllm:*`), a stand-in for them where vLLM is not
+installed (DeepSeek's TileKernels, of which vLLM copied several kernels, vLLM #41255), the torch reference (what
+vLLM falls back to), this project's own kernels (probes: they prove a library compiles and computes mHC here, and
+are not what vLLM runs), or the user's. Probes run only when named and stay out of every cost comparison; a row
+that runs a piece on torch (TileKernels 2.x without DeepGEMM) is said so and stays out of "best".
 """
 
 from __future__ import annotations
@@ -16,11 +22,11 @@ from mhcdoctor.bench.bytemodel import total_bytes
 from mhcdoctor.bench.devices import known_peak
 from mhcdoctor.bench.rows import TimedRow, is_timed_row
 from mhcdoctor.clock import created_now
-from mhcdoctor.documents.bench import SCHEMA, BenchDocument, BenchResult, Peak, Step, StepCost
+from mhcdoctor.documents.bench import SCHEMA, BenchDocument, BenchResult, FusedSlower, Peak, Step, StepCost
 from mhcdoctor.documents.verify import PathOutcome
 from mhcdoctor.documents.vocabulary import OPS
 from mhcdoctor.errors import InputError
-from mhcdoctor.kernels import USER_PATH
+from mhcdoctor.kernels import REGISTRY, USER_PATH
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.progress import StderrProgress
@@ -33,6 +39,8 @@ DECODE_TOKENS: tuple[int, ...] = (1, 8, 64, 256)
 PREFILL_TOKENS: tuple[int, ...] = (4096, 16384)
 DEFAULT_TIMEOUT = 600.0  # seconds for each path's child: JIT compiles and the torch path at 16384 tokens
 SUBLAYERS = 2  # each DeepSeek-V4 layer wraps two sublayers (attention, then the MoE FFN) in mHC
+# A path's role (module docstring); a path not named here is a stand-in.
+PROBE, VLLM, STAND_IN, TORCH, USER = "probe", "vllm", "stand-in", "torch", "user"
 _TIME = "mhcdoctor.bench.timing:time_case"
 _COPY = "mhcdoctor.bench.timing:measure_copy"
 _FALLBACK = "torch"  # a path without an op the step needs runs that op on vLLM's fallback
@@ -93,6 +101,8 @@ def run_bench(
         say(f"on the CPU the defaults are the decode sizes {', '.join(map(str, counts))}; --tokens 4096 times prefill")
     check_fits(model, counts, devices, ctx)
     names = resolve_paths(paths, peers=True)
+    if not paths:  # this project's own kernels are capability probes: timed only when named
+        names = [n for n in names if not REGISTRY[n].probe]
     if kernels:
         names.append(USER_PATH)
         ctx = user_kernels_context(ctx, kernels)
@@ -114,6 +124,8 @@ def run_bench(
     results = [_result(o.outcome, row, params, peak) for o in outcomes for row in o.rows]
     plan = step_plan(model, bool(fused))
     model_doc = model.to_dict()
+    vllm = next((o.outcome["version"] for o in outcomes if o.outcome["path"].startswith("vllm:") and
+                 o.outcome["status"] == "ran"), None)  # fmt: skip
     doc: BenchDocument = {
         "schema": SCHEMA,
         "mhcdoctor_version": __version__,
@@ -127,6 +139,8 @@ def run_bench(
         "peak": peak,
         "selected": selected,
         "fused_post_pre": fused,
+        "vllm": vllm,
+        "roles": {o.outcome["path"]: role(o.outcome["path"]) for o in outcomes},
         "paths": [o.outcome for o in outcomes],
         "results": results,
         "step": step_costs(results, plan, selected, [t for t in counts if t in DECODE_TOKENS]),
@@ -163,17 +177,34 @@ def _peak(
     return {"tb_per_s": row["tb_per_s"], "how": "measured", "device": device_name, "source": source}
 
 
+def role(path: str) -> str:
+    """What a path is to the user (the module docstring)."""
+    if path == USER_PATH:
+        return USER
+    if path.startswith("vllm:"):
+        return VLLM
+    if path in REGISTRY and REGISTRY[path].probe:
+        return PROBE
+    return TORCH if path == _FALLBACK else STAND_IN
+
+
 def _result(outcome: PathOutcome, row: TimedRow, p: Params, peak: Peak) -> BenchResult:
     passed = row["status"] == "pass"
     moved = total_bytes(row["op"], row["tokens"], p.hidden, p.hc_mult)
     median = row.get("median_s") if passed else None  # a wrong kernel has no time worth reporting
+    graph = row.get("graph_median_s") if passed else None
     tb_per_s = moved / median / 1e12 if median else None
     return {
         "path": outcome["path"],
+        "role": role(outcome["path"]),
         "op": row["op"],
         "tokens": row["tokens"],
         "status": row["status"],
+        "called": row.get("called"),
+        "torch_piece": bool(row.get("torch_piece", False)),
         "median_ms": None if median is None else median * 1e3,
+        "graph_ms": None if graph is None else graph * 1e3,
+        "graph_error": row.get("graph_error"),
         "min_ms": row["min_s"] * 1e3 if passed and "min_s" in row else None,
         "runs": row.get("runs"),
         "bytes": moved,
@@ -192,13 +223,23 @@ def step_costs(
     batches: list[int],
 ) -> Step:
     """Per decode batch size: each path's cost of one decode step (ops it lacks run on torch), the rules'
-    selected paths, and the best path per op here; and each against the best."""
+    selected paths, and the best path per op here; and each against the best. Decode runs under CUDA graphs in
+    vLLM, so an op's graph time is used where it was captured. Probes and the user's kernels are left out; a row
+    with a torch piece is never "best"."""
     step: Step = {"plan": plan, "reason": None, "batches": []}
     if plan is None:
         return step
-    times = {(r["path"], r["op"], r["tokens"]): r["median_ms"] for r in results if r["median_ms"] is not None}
-    ran = {(r["path"], r["op"], r["tokens"]) for r in results if r["status"] != "skip"}
-    paths = list(dict.fromkeys(r["path"] for r in results))
+    compared = [r for r in results if r["role"] not in (PROBE, USER)]
+    times: dict[tuple[str, str, int], tuple[float, bool]] = {
+        (r["path"], r["op"], r["tokens"]): (r["graph_ms"], True)
+        if r["graph_ms"] is not None
+        else (r["median_ms"], False)
+        for r in compared
+        if r["median_ms"] is not None
+    }
+    ran = {(r["path"], r["op"], r["tokens"]) for r in compared if r["status"] != "skip"}
+    candidates = {(r["path"], r["op"], r["tokens"]) for r in compared if not r["torch_piece"]}
+    paths = list(dict.fromkeys(r["path"] for r in compared))
     for batch in batches:
         per_path: dict[str, StepCost] = {}
         for path in paths:
@@ -207,37 +248,77 @@ def step_costs(
             cost = _cost(ops, plan, times, batch)
             if cost is not None:
                 per_path[path] = cost
-        libraries = [p for p in paths if p != USER_PATH]
-        best_ops = {op: _fastest(libraries, op, batch, times) for op in plan}
+        best_ops = {op: _fastest([p for p in paths if (p, op, batch) in candidates], op, batch, times) for op in plan}
         best = _cost(best_ops, plan, times, batch)
         chosen = None
         if selected:
-            chosen = _cost({op: _bench_path(selected.get(op, ""), op, batch, times) for op in plan}, plan, times, batch)
+            picked = {op: _bench_path(selected.get(op, ""), op, batch, ran) for op in plan}
+            chosen = _cost(picked, plan, times, batch)  # vLLM's op that ran wrong leaves no cost: no stand-in
         for cost in [*per_path.values(), chosen]:
             if cost is not None and best is not None:
                 cost["vs_best_ms"] = cost["ms"] - best["ms"]
                 cost["times_best"] = cost["ms"] / best["ms"] if best["ms"] else None
-        step["batches"].append({"tokens": batch, "paths": per_path, "selected": chosen, "best": best})
+        step["batches"].append(
+            {
+                "tokens": batch,
+                "paths": per_path,
+                "selected": chosen,
+                "best": best,
+                "fused_slower": _fused_slower(paths, plan, times, batch),
+            }
+        )
     return step
 
 
-def _fastest(paths: list[str], op: str, batch: int, times: dict[tuple[str, str, int], float]) -> str:
+_Times = dict[tuple[str, str, int], tuple[float, bool]]  # (path, op, tokens) -> (ms, under a CUDA graph)
+# A fused op is reported slower only beyond run-to-run noise: on the H200, vLLM 0.34's fused op and its own post
+# then pre differ by 0.5% at 64 tokens (both run the unfused kernels there), by 3.4x at 1 token with tilelang 0.1.15
+FUSED_SLOWER_MARGIN = 1.1
+
+
+def _fused_slower(paths: list[str], plan: dict[str, int], times: _Times, batch: int) -> list[FusedSlower]:
+    """Each path whose fused post+pre takes longer than its own post then pre at this batch size (beyond noise)."""
+    found: list[FusedSlower] = []
+    # where the model runs the fused op: S-1 of them; in a plan without it, the S-1 it would run (S pre)
+    count = plan.get("mhc_fused_post_pre", plan.get("mhc_pre", 1) - 1)
+    for path in paths:
+        keys = [(path, op, batch) for op in ("mhc_fused_post_pre", "mhc_post", "mhc_pre")]
+        if not count or any(k not in times for k in keys):
+            continue
+        fused, post, pre = (times[k][0] for k in keys)
+        if fused > FUSED_SLOWER_MARGIN * (post + pre):
+            found.append(
+                {
+                    "path": path,
+                    "fused_ms": fused,
+                    "separate_ms": post + pre,
+                    "per_step_ms": count * (fused - post - pre),
+                }
+            )
+    return found
+
+
+def _fastest(paths: list[str], op: str, batch: int, times: _Times) -> str:
     timed = [p for p in paths if (p, op, batch) in times]
-    return min(timed, key=lambda p: times[(p, op, batch)]) if timed else ""
+    return min(timed, key=lambda p: times[(p, op, batch)][0]) if timed else ""
 
 
-def _bench_path(backend: str, op: str, batch: int, times: dict[tuple[str, str, int], float]) -> str:
-    """The timed path that stands for the rules' choice: vLLM's own kernels when they ran, else this project's."""
+# Where vLLM's own kernels were not timed, what stands in for the library the rules pick (never a probe).
+_STAND_INS = {"tilelang": "tilekernels", "aiter": "aiter", "torch": "torch"}
+
+
+def _bench_path(backend: str, op: str, batch: int, ran: set[tuple[str, str, int]]) -> str:
+    """The path that stands for the rules' choice: vLLM's own kernels when they ran, else a stand-in."""
     vllm = f"vllm:{backend}"
-    return vllm if (vllm, op, batch) in times else backend
+    return vllm if (vllm, op, batch) in ran else _STAND_INS.get(backend, "")
 
 
-def _cost(
-    ops: dict[str, str], plan: dict[str, int], times: dict[tuple[str, str, int], float], batch: int
-) -> StepCost | None:
+def _cost(ops: dict[str, str], plan: dict[str, int], times: _Times, batch: int) -> StepCost | None:
     if any((path, op, batch) not in times for op, path in ops.items()):
         return None
-    return {"ms": sum(plan[op] * times[(path, op, batch)] for op, path in ops.items()), "ops": ops}
+    ms = sum(plan[op] * times[(path, op, batch)][0] for op, path in ops.items())
+    graph = all(times[(path, op, batch)][1] for op, path in ops.items())
+    return {"ms": ms, "ms_per_token": ms / batch, "ops": ops, "timing": "cuda-graph" if graph else "eager"}
 
 
 def _verdict(results: list[BenchResult], selected: dict[str, str] | None) -> str:

@@ -35,6 +35,7 @@ def plot(doc: BenchDocument, filename: str) -> Plot:
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     colors = {path: cycle[i % len(cycle)] for i, path in enumerate(paths)}  # one colour per path in every panel
     peak = doc["peak"]["tb_per_s"]
+    roles = doc["roles"]
     cols = min(2, len(ops))
     rows = -(-len(ops) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4.2 * rows), squeeze=False, sharey=True)
@@ -45,7 +46,11 @@ def plot(doc: BenchDocument, filename: str) -> Plot:
         for path in paths:
             points = sorted((r["tokens"], r["tb_per_s"]) for r in timed if r["op"] == op and r["path"] == path)
             if points:
-                ax.plot([t for t, _ in points], [b for _, b in points], marker="o", label=path, color=colors[path])
+                probe = roles.get(path) == "probe"  # mhcdoctor's own kernels: dotted, and named so
+                ax.plot(
+                    [t for t, _ in points], [b for _, b in points], marker="o", color=colors[path],
+                    label=f"{path} (probe, not vLLM's)" if probe else path, linestyle=":" if probe else "-",
+                )  # fmt: skip
         if peak:
             ax.axhline(peak, linestyle="--", color="black", label=f"peak {peak:.3g} TB/s ({doc['peak']['how']})")
         ax.set_xscale("log", base=2)

@@ -24,6 +24,12 @@ class TimedRow(CaseRowBase, total=False):
     max_rel_err: float | None
     worst_output: str | None
     rows_checked: int
+    called: str  # the function timed
+    torch_piece: bool
+    graph_median_s: float  # per call under a CUDA graph
+    graph_min_s: float
+    graph_runs: int
+    graph_error: str
     copy_bytes: int  # measure_copy: the bytes read and written by one copy
     tb_per_s: float  # measure_copy: the bandwidth of the median copy
 
@@ -38,6 +44,12 @@ TIMED_SPEC: RowSpec = {
     "max_rel_err": ((*NUMBER, _NONE), False),
     "worst_output": ((str, _NONE), False),
     "rows_checked": ((int,), False),
+    "called": ((str,), False),
+    "torch_piece": ((bool,), False),
+    "graph_median_s": (NUMBER, False),
+    "graph_min_s": (NUMBER, False),
+    "graph_runs": ((int,), False),
+    "graph_error": ((str,), False),
     "copy_bytes": ((int,), False),
     "tb_per_s": (NUMBER, False),
 }

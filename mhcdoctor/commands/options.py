@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -46,9 +47,22 @@ def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout, nothing else.")(fn)
 
 
+class FiniteSeconds(click.FloatRange):
+    """Seconds, at least `min`: `nan` passes every comparison (so FloatRange takes it, and it never times out) and
+    `inf` is no limit; both are bad input."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a finite number of seconds", param, ctx)
+        return seconds
+
+
 def timeout_option_with(default: float, help: str, minimum: float = 0.1) -> Callable[[F], F]:
     """--timeout in seconds, with this command's default, meaning and least value."""
-    return click.option("--timeout", type=click.FloatRange(min=minimum), default=default, show_default=True, help=help)
+    return click.option("--timeout", type=FiniteSeconds(min=minimum), default=default, show_default=True, help=help)
 
 
 timeout_option = timeout_option_with(

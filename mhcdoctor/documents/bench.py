@@ -24,13 +24,19 @@ class Peak(TypedDict):
 
 
 class BenchResult(TypedDict):
-    """One (path, op, token count) timed."""
+    """One (path, op, token count) timed. `median_ms` is the eager call; `graph_ms` the same call replayed in a
+    CUDA graph (None where not captured: not CUDA, or `graph_error` says why)."""
 
     path: str
+    role: str
     op: str
     tokens: int
     status: str
+    called: str | None
+    torch_piece: bool  # part of this op ran on torch here (the row says so; never "best")
     median_ms: float | None
+    graph_ms: float | None
+    graph_error: str | None
     min_ms: float | None
     runs: int | None
     bytes: int
@@ -43,7 +49,9 @@ class BenchResult(TypedDict):
 
 class _StepCostBase(TypedDict):
     ms: float
+    ms_per_token: float  # per output token: a decode step at batch B makes B tokens
     ops: dict[str, str]  # op -> the path that runs it
+    timing: str  # "cuda-graph" where every op was captured, else "eager"
 
 
 class StepCost(_StepCostBase, total=False):
@@ -53,11 +61,21 @@ class StepCost(_StepCostBase, total=False):
     times_best: float | None
 
 
+class FusedSlower(TypedDict):
+    """A path whose fused post+pre op is slower than its own post then pre, at one batch size."""
+
+    path: str
+    fused_ms: float
+    separate_ms: float
+    per_step_ms: float  # what the fused op costs a decode step more than post + pre would
+
+
 class StepBatch(TypedDict):
     tokens: int
     paths: dict[str, StepCost]
     selected: StepCost | None
     best: StepCost | None
+    fused_slower: list[FusedSlower]
 
 
 class Step(TypedDict):
@@ -84,6 +102,8 @@ class _BenchDocumentBase(TypedDict):
     peak: Peak
     selected: dict[str, str] | None
     fused_post_pre: bool | None
+    vllm: str | None  # the vLLM whose kernels were timed ("0.34.0"), None when vLLM is not installed
+    roles: dict[str, str]  # path -> vllm, stand-in, torch, probe or user
     paths: list[PathOutcome]
     results: list[BenchResult]
     step: Step

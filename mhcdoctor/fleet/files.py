@@ -7,6 +7,8 @@ empty) is a node that could not be checked, not a reason to stop: the merge goes
 from __future__ import annotations
 
 import json
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from mhcdoctor.documents.fleet import FleetDocument
@@ -19,18 +21,35 @@ MAX_NODES = 10000
 BUNDLE_ROOT = "mhcdoctor-fleet"
 
 
-def report_files(inputs: list[str]) -> list[Path]:
+@dataclass(frozen=True)
+class ReportFile:
+    """A report to read: a file named on the command line (read as named: a FIFO or <(...) works), or one found in
+    a folder (read only if it is a regular file itself: a link or a FIFO there is a node that could not be read)."""
+
+    path: Path
+    in_folder: bool
+
+
+def report_files(inputs: list[str]) -> list[ReportFile]:
     """The report files named, with each folder's *.json, *.md, *.tar.gz and *.tgz (not recursive), in order."""
-    files: list[Path] = []
+    files: list[ReportFile] = []
     for text in inputs:
         path = Path(text)
         if path.is_dir():
-            found = [p for p in path.iterdir() if p.is_file() and p.name.endswith(SUFFIXES)]
+            try:
+                with os.scandir(path) as entries:  # is_dir without following: a link to a folder is a file here
+                    found = [
+                        Path(e.path)
+                        for e in entries
+                        if not e.is_dir(follow_symlinks=False) and e.name.endswith(SUFFIXES)
+                    ]
+            except OSError as exc:
+                raise InputError(f"cannot list {path}: {exc.strerror or exc}") from None
             if not found:
                 raise InputError(f"{path} holds no report files ({', '.join('*' + s for s in SUFFIXES)})")
-            files += sorted(found, key=lambda p: natural_key(p.name))
+            files += [ReportFile(p, True) for p in sorted(found, key=lambda p: natural_key(p.name))]
         elif path.exists():
-            files.append(path)
+            files.append(ReportFile(path, False))
         else:
             raise InputError(f"no such file or folder: {path}")
         if len(files) > MAX_NODES:
@@ -46,14 +65,15 @@ def node_name(path: Path) -> str:
     return name
 
 
-def load_nodes(files: list[Path]) -> list[NodeResult]:
+def load_nodes(files: list[ReportFile]) -> list[NodeResult]:
     """One node per file, named after the file (node-07.json is node-07); an unreadable report is a row."""
     nodes = []
-    for name, path in zip(unique_names(node_name(p) for p in files), files, strict=True):
+    for name, file in zip(unique_names(node_name(f.path) for f in files), files, strict=True):
         try:
-            nodes.append(NodeResult(name, "checked", report=load_report(path), source=str(path)))
+            report = load_report(file.path, regular_only=file.in_folder)
+            nodes.append(NodeResult(name, "checked", report=report, source=str(file.path)))
         except InputError as exc:
-            nodes.append(NodeResult(name, "unreadable", error=str(exc), source=str(path)))
+            nodes.append(NodeResult(name, "unreadable", error=str(exc), source=str(file.path)))
     return nodes
 
 

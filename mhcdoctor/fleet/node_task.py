@@ -29,11 +29,15 @@ STDERR_TAIL = 4000
 
 
 class NodeOutcome(TypedDict):
-    """What a node's task returns over Ray: the `python -m mhcdoctor` run's exit, output and bundle."""
+    """What a node's task returns over Ray, as JSON bytes: the `python -m mhcdoctor` run's exit, output and bundle.
+
+    Plain bytes, never a Python object: Ray unpickles whatever a task returns, so a result that needed unpickling
+    would let a node run code in the driver. The driver fetches the bytes without unpickling them and refuses
+    anything else (ray_runner.fetch_outcome)."""
 
     python: str
     gpus: list[str]  # the GPU ids Ray gave the task (a verify task has one)
-    bundle: bytes | None
+    bundle: str | None  # the node's bundle, base64
     timed_out: bool
     code: int | None  # None when nothing was started
     stdout: str
@@ -43,10 +47,12 @@ class NodeOutcome(TypedDict):
 
 def run_on_node(
     args: list[str], timeout: float, want_bundle: bool, gpu: bool = False, runner: str | None = None
-) -> NodeOutcome:
-    """Run `python -m mhcdoctor ARGS` (plus `--bundle` when `want_bundle`) here; its outcome as plain data.
+) -> bytes:
+    """Run `python -m mhcdoctor ARGS` (plus `--bundle` when `want_bundle`) here; its NodeOutcome as JSON bytes.
 
     `runner`: the source of mhcdoctor.childproc, as ray_runner sends it; None uses this Python's own."""
+    import base64
+    import json
     import os
     import sys
     import time
@@ -84,14 +90,14 @@ def run_on_node(
             )
             if want_bundle and os.path.isfile(bundle_path) and os.path.getsize(bundle_path) <= MAX_BUNDLE:
                 with open(bundle_path, "rb") as f:
-                    outcome["bundle"] = f.read()
+                    outcome["bundle"] = base64.b64encode(f.read()).decode("ascii")
         stderr = str(done.stderr if done.error is None else done.error)
         outcome["code"] = done.returncode
         outcome["timed_out"] = done.status == "timeout"
         outcome["stdout"] = done.stdout
         outcome["stderr"] = stderr[-STDERR_TAIL:]
     outcome["seconds"] = round(time.monotonic() - start, 3)
-    return outcome
+    return json.dumps(outcome).encode("utf-8")
 
 
 def _runner(source: str | None) -> ModuleType | None:

@@ -11,9 +11,10 @@ error.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import importlib
 import ipaddress
-import json
 import logging
 import os
 import signal
@@ -34,6 +35,9 @@ from mhcdoctor.documents.vocabulary import VERDICTS
 from mhcdoctor.errors import InputError
 from mhcdoctor.fleet import node_task
 from mhcdoctor.fleet.summary import NodeResult, natural_key
+from mhcdoctor.reportfile import validate_report
+from mhcdoctor.text import cut
+from mhcdoctor.userfiles import mismatch, parse_json
 
 _LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # read once, when ray is imported
 CONNECT_SECONDS = 5.0  # to reach the cluster's GCS before handing it to Ray
@@ -212,12 +216,7 @@ def _collect(ray: Any, refs: dict[Any, tuple[int, str]], runs: list[NodeRun], li
         for ref in done:
             index, kind = refs[ref]
             run = runs[index]
-            outcome: Mapping[str, object]
-            try:
-                got = ray.get(ref)
-                outcome = got if isinstance(got, dict) else {"lost": f"the task returned {type(got).__name__}"}
-            except ray.exceptions.RayError as exc:
-                outcome = {"lost": f"{type(exc).__name__}: {_first_line(exc)}"}
+            outcome = fetch_outcome(ray, ref)
             if kind == "check":
                 _record_check(run, outcome)
                 progress(f"{run.result.name}: {run.result.status} ({run.result.verdict})")
@@ -236,12 +235,74 @@ def _collect(ray: Any, refs: dict[Any, tuple[int, str]], runs: list[NodeRun], li
         run.result.verify = [_verify_row(v) for v in run.verify_runs]
 
 
+def fetch_outcome(ray: Any, ref: Any) -> Mapping[str, object]:
+    """A finished task's NodeOutcome, read from its JSON bytes and checked; or {"lost": why} when the task left none,
+    {"refused": why} when what came back is not one.
+
+    Never `ray.get`: Ray unpickles what a task returns (and the exception a failed task raised), so a node whose
+    Python runs hostile code (a sitecustomize.py) could run code in the driver. The object's buffer and metadata are
+    read as they are: only Ray's RAW type (plain bytes) is taken, and parsed as JSON; a failure is named by its
+    error type, never unpickled."""
+    try:
+        buffer, metadata = _raw_object(ray, ref)
+    except Exception as exc:  # the object is gone (its node died): Ray says so by raising
+        return {"lost": f"{type(exc).__name__}: {_first_line(exc)}"}
+    kind = metadata.split(b",")[0]
+    if kind.isdigit():
+        return {"lost": f"the task failed ({_error_type(int(kind))})"}
+    size = 0 if buffer is None else len(buffer)
+    if kind != b"RAW":
+        shown = kind.decode("ascii", "replace")[:40]
+        return {
+            "refused": f"the node returned a {shown} object, not JSON bytes (not unpickled: it could run code here)"
+        }
+    if size > _MAX_OUTCOME_BYTES:  # looked at before it is copied out of Ray's object store
+        return {"refused": f"the node returned {size} bytes (at most {_MAX_OUTCOME_BYTES} expected)"}
+    data: bytes = b"" if buffer is None else buffer.to_pybytes()
+    try:
+        outcome = parse_json(data.decode("utf-8"))
+    except ValueError as exc:  # UnicodeDecodeError too
+        return {"refused": f"the node's outcome is not JSON: {cut(str(exc), 200)}"}
+    wrong = mismatch(outcome, node_task.NodeOutcome, "outcome", complete=True)
+    if wrong is not None or not isinstance(outcome, dict):
+        return {"refused": f"the node's outcome is malformed: {cut(str(wrong), 200)}"}
+    return outcome
+
+
+# A node's stdout and its bundle, base64, with room for the JSON around them.
+_MAX_OUTCOME_BYTES = node_task.MAX_STDOUT * 6 + node_task.MAX_BUNDLE * 2 + (1 << 20)
+
+
+def _raw_object(ray: Any, ref: Any) -> tuple[Any, bytes]:
+    """The object's buffer (Ray's Buffer: len() and to_pybytes(); None when empty) and Ray's metadata for it, without
+    deserialising it (Ray's own core worker call, the step before ray.get's: ray/_private/worker.py,
+    Worker.get_objects)."""
+    worker = ray._private.worker.global_worker
+    try:
+        found = worker.core_worker.get_objects([ref], 30_000)
+    except TypeError:  # older Rays also take the current task's id (and return (data, metadata) pairs)
+        found = worker.core_worker.get_objects([ref], worker.current_task_id, 30_000)
+    return found[0][0], bytes(found[0][1] or b"")
+
+
+def _error_type(number: int) -> str:
+    """Ray's name for an error type (WORKER_DIED, TASK_EXECUTION_EXCEPTION ...), from its protobuf enum."""
+    try:
+        enum: Any = importlib.import_module("ray.core.generated.common_pb2").ErrorType
+        return str(enum.Name(number))
+    except Exception:  # an unknown number
+        return f"error type {number}"
+
+
 def _record_check(run: NodeRun, outcome: Mapping[str, object]) -> None:
     node = run.result
     seconds = outcome.get("seconds")
     node.seconds = seconds if isinstance(seconds, (int, float)) else None
     if "lost" in outcome:
         node.status, node.error = "lost", f"the node's Ray worker died or the node left: {outcome['lost']}"
+        return
+    if "refused" in outcome:
+        node.status, node.error = "error", str(outcome["refused"])
         return
     if outcome["timed_out"]:
         node.status, node.error = "timeout", f"the check did not finish in {node.seconds:g} s and was killed"
@@ -257,9 +318,17 @@ def _record_check(run: NodeRun, outcome: Mapping[str, object]) -> None:
     if report is None:
         node.status, node.error = "error", f"exit {outcome['code']}: {_last_line(stderr)}"
         return
-    node.status, node.report = "checked", report
+    try:  # the same checks as a report merge reads from a file
+        node.report = validate_report(report, f"from {node.name}")
+    except InputError as exc:
+        node.status, node.error = "error", str(exc)
+        return
+    node.status = "checked"
     bundle = outcome.get("bundle")
-    run.bundle = bundle if isinstance(bundle, bytes) else None
+    try:
+        run.bundle = base64.b64decode(bundle, validate=True) if isinstance(bundle, str) else None
+    except ValueError:
+        run.bundle = None
 
 
 def _verify_row(outcome: Mapping[str, object]) -> VerifyRun:
@@ -268,6 +337,8 @@ def _verify_row(outcome: Mapping[str, object]) -> VerifyRun:
     gpu = ",".join(str(g) for g in gpus) if isinstance(gpus, list) and gpus else None
     if "lost" in outcome:
         return {"gpu": gpu, "verdict": "fail", "status": "lost", "error": str(outcome["lost"])}
+    if "refused" in outcome:
+        return {"gpu": gpu, "verdict": "fail", "status": "error", "error": str(outcome["refused"])}
     if outcome["timed_out"]:
         return {"gpu": gpu, "verdict": "fail", "status": "timeout", "error": "verify did not finish and was killed"}
     doc = _parse(str(outcome.get("stdout") or ""), VERIFY_SCHEMA)
@@ -284,8 +355,8 @@ def _verify_row(outcome: Mapping[str, object]) -> VerifyRun:
 
 def _parse(text: str, schema: str) -> dict[str, object] | None:
     try:
-        doc: object = json.loads(text)
-    except (ValueError, RecursionError):
+        doc: object = parse_json(text)
+    except ValueError:
         return None
     return doc if isinstance(doc, dict) and doc.get("schema") == schema else None
 
@@ -339,9 +410,9 @@ def _import_ray() -> Any:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return (text[0] if text else type(exc).__name__)[:_ERROR_CHARS]
+    return cut(text[0] if text else type(exc).__name__, _ERROR_CHARS)
 
 
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
-    return (lines[-1] if lines else "no output")[:_ERROR_CHARS]
+    return cut(lines[-1] if lines else "no output", _ERROR_CHARS)

@@ -29,10 +29,12 @@ from mhcdoctor.documents.fleet import (
     VerifyRun,
 )
 from mhcdoctor.documents.vocabulary import OP_SHORT, OPS, SEVERITY_RANK, VERDICTS, worst_verdict
+from mhcdoctor.text import cut, visible
 
 MAX_TEXT = 200  # characters of any one value, title or fix shown
-MAX_MODELS = 16  # models compared per report (a report has one per built-in model, or the one asked for)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Models compared per report, and across the fleet (a report has one per built-in model, or the one asked for): each
+# model compared is a row per node, so 500 reports of 16 models each, all named differently, made 8000 rows of 500.
+MAX_MODELS = 16
 
 
 @dataclass
@@ -158,8 +160,7 @@ FACTS: tuple[tuple[str, str, Callable[[Mapping[str, object]], str]], ...] = (
 
 def clean(text: object, limit: int = MAX_TEXT) -> str:
     """Text from a report as one printable line of bounded length: a hostile report cannot drive the terminal."""
-    line = _CONTROL.sub("?", str(text))
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    return cut(visible(str(text), one_line=True), limit)
 
 
 def node_facts(doc: Mapping[str, object]) -> dict[str, tuple[str, str]]:
@@ -186,9 +187,12 @@ def summarize(nodes: Iterable[NodeResult], source: str, created: str | None = No
         per_node[n.name]["verdict"] = ("verdict", n.verdict)
         for v in n.verify:
             per_node[n.name][f"verify:gpu{v['gpu']}"] = (f"verify GPU {v['gpu']}", _or(v["verdict"]))
-    keys: list[str] = []
+    keys: dict[str, None] = {}  # every node's keys, in the order first seen
     for facts in per_node.values():
-        keys += [k for k in facts if k not in keys]
+        keys.update(dict.fromkeys(facts))
+    models = [key for key in keys if key.startswith("paths:")]
+    for key in models[MAX_MODELS:]:  # the first MAX_MODELS models seen are compared; each report has the rest
+        del keys[key]
     differences: list[Difference] = []
     shared: list[SharedFact] = []
     for key in keys:
@@ -238,7 +242,7 @@ def _node_row(node: NodeResult) -> NodeRow:
         "verdict": node.verdict,
         "error": None if node.error is None else clean(node.error, 400),
         "seconds": node.seconds,
-        "source": node.source,
+        "source": None if node.source is None else clean(node.source, 1000),  # a file name, maybe not UTF-8
         "host": None if _get(report, "host", "hostname") is None else clean(_get(report, "host", "hostname"), 80),
         "findings": sorted({clean(f.get("id"), 80) for f in _list(report.get("findings")) if isinstance(f, dict)}),
         "verify": node.verify,
@@ -267,7 +271,7 @@ def _findings(checked: list[NodeResult]) -> list[FleetFinding]:
             )
             if SEVERITY_RANK.get(str(finding.get("severity")), 0) > SEVERITY_RANK.get(entry["severity"], 0):
                 entry["severity"] = str(finding.get("severity"))
-            if node.name not in entry["nodes"]:
+            if not entry["nodes"] or entry["nodes"][-1] != node.name:  # nodes come one by one: no list search
                 entry["nodes"].append(node.name)
     ordered = sorted(by_id.values(), key=lambda f: (-SEVERITY_RANK.get(f["severity"], 0), -len(f["nodes"]), f["id"]))
     for entry in ordered:
@@ -283,10 +287,14 @@ def natural_key(name: str) -> list[int | str]:
 def unique_names(names: Iterable[str]) -> list[str]:
     """Names as given, made printable and unique (a second `node-3` becomes `node-3~2`)."""
     out: list[str] = []
+    taken: set[str] = set()
+    tries: dict[str, int] = {}  # base -> the next suffix to try: 3000 names with one base cost 3000 tries, not 4.5M
     for raw in names:
         base = re.sub(r"[^\x21-\x7e]", "_", raw)[:64] or "node"
-        name, n = base, 2
-        while name in out:
+        name, n = base, tries.get(base, 2)
+        while name in taken:
             name, n = f"{base}~{n}", n + 1
+        tries[base] = n
+        taken.add(name)
         out.append(name)
     return out

@@ -51,6 +51,12 @@ class PathImpl:
     ops: dict[str, Op]  # op name -> callable with the reference's signature and return
     version: str | None = None
     notes: list[str] = field(default_factory=list)
+    # bench times these instead of `ops` where given: the op as the release's model calls it (vLLM 0.34's fused op
+    # in its `_reuse_residual` form, say), same positional arguments, checked against the oracle like `ops`
+    as_model_calls: dict[str, Op] = field(default_factory=dict)
+    norm_ops: frozenset[str] = frozenset()  # ops of as_model_calls that the model calls with norm_weight, norm_eps
+    mutates: frozenset[str] = frozenset()  # ops of as_model_calls that may overwrite their residual argument
+    torch_pieces: frozenset[str] = frozenset()  # ops that run a piece on torch here (a stand-in's missing GEMM)
 
 
 class KernelPath(Protocol):
@@ -72,6 +78,11 @@ class KernelPath(Protocol):
     @property
     def on_request(self) -> bool:
         """Run only when named (--path): no vLLM release selects it, or it is the user's."""
+        ...
+
+    @property
+    def probe(self) -> bool:
+        """This project's own kernels: they prove a library compiles and computes mHC here, not what vLLM runs."""
         ...
 
     def health(self, device: str, search_path: Sequence[str]) -> str | None:
@@ -126,6 +137,7 @@ class AdapterPath:
     requires: str
     module: str  # the adapter: mhcdoctor.kernels.<x>_path
     on_request: bool = False
+    probe: bool = False
 
     def __post_init__(self) -> None:
         unknown = [op for op in self.ops if op not in ALL_OPS]
@@ -192,12 +204,16 @@ REGISTRY = Registry(
     [
         AdapterPath("aiter", ("mhc_pre", "mhc_post", "mhc_fused_post_pre"), "aiter", "mhcdoctor.kernels.aiter_path"),
         AdapterPath(
-            "tilelang", ("mhc_pre", "mhc_post", "mhc_fused_post_pre"), "tilelang", "mhcdoctor.kernels.tilelang_path"
+            "tilelang",
+            ("mhc_pre", "mhc_post", "mhc_fused_post_pre"),
+            "tilelang",
+            "mhcdoctor.kernels.tilelang_path",
+            probe=True,
         ),
         # A peer's kernels no vLLM release selects, whose `import tile_kernels` imports every subpackage and
         # tilelang (seconds a default verify would wait for): verify runs it when named, bench whenever installed.
         AdapterPath("tilekernels", ALL_OPS, "tile_kernels", "mhcdoctor.kernels.tilekernels_path", on_request=True),
-        AdapterPath("triton", ("mhc_post", "hc_head"), "triton", "mhcdoctor.kernels.triton_path"),
+        AdapterPath("triton", ("mhc_post", "hc_head"), "triton", "mhcdoctor.kernels.triton_path", probe=True),
         AdapterPath("torch", ALL_OPS, "torch", "mhcdoctor.kernels.torch_path"),
         AdapterPath("vllm:aiter", ("mhc_pre", "mhc_post", "mhc_fused_post_pre"), "vllm", _VLLM),
         AdapterPath("vllm:tilelang", ALL_OPS, "vllm", _VLLM),

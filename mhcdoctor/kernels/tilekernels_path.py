@@ -16,8 +16,9 @@ Two public layouts are known, and `load` finds which one is installed (1.x first
 **2.x** (tile-kernels 2.1.0 from PyPI, read from its wheel; `tile_kernels/mhc/*_kernel.py`): `modeling/mhc` is gone
 and `tile_kernels.mhc` exports forward kernels that write into tensors the caller allocates. The prenorm GEMM moved
 to DeepGEMM (`deep_gemm.tf32_hc_prenorm_gemm`; 2.x's own `tests/mhc/test_pre_big_fuse.py` builds its split-K
-partials with torch), so here it is one split of torch's float32 `x @ fn.T` and `sum(x²)`: what the path times is
-torch's GEMM plus TileKernels' kernels (the notes say so). The ops, composed as 2.x's tests compose them:
+partials with torch), so here it is DeepGEMM's where `deep_gemm` imports, else one split of torch's float32
+`x @ fn.T` and `sum(x²)`: then those ops have a torch piece (`torch_pieces`; the notes and bench's rows say so).
+The ops, composed as 2.x's tests compose them:
 - mhc_pre: `mhc_pre_big_fuse_fwd(gemm_out_mul [S, T, m], gemm_out_sqrsum [S, T], mhc_scale [3], mhc_base [m],
   residual [T, n, H] bf16, post_mix [T, n], comb_mix [T, n*n], layer_input [T, H] bf16, rms_eps, mhc_pre_eps,
   mhc_sinkhorn_eps, mhc_post_mult_value, sinkhorn_repeat, n_splits=S)` (`mhc/pre_big_fuse_kernel.py`, shapes from
@@ -86,7 +87,9 @@ def load(name: str, device: str, progress: Progress) -> PathImpl:
     impl = _find_api(label)
     if not device.startswith("cuda"):
         raise PathUnavailable(f"{label} ({impl.api}): its tilelang kernels need a GPU (pass --device N, not cpu)")
-    return PathImpl(name=name, ops=impl.as_dict(), version=version, notes=impl.notes())
+    return PathImpl(
+        name=name, ops=impl.as_dict(), version=version, notes=impl.notes(), torch_pieces=impl.torch_pieces()
+    )
 
 
 def _tilelang_version() -> str:
@@ -170,6 +173,9 @@ class _Ops:
     def notes(self) -> list[str]:
         return [f"TileKernels {self.api}; fused post+pre is its mhc_post then its mhc_pre"]
 
+    def torch_pieces(self) -> frozenset[str]:
+        return frozenset()
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "mhc_pre": self.mhc_pre,
@@ -224,11 +230,30 @@ class _Ops:
         return out.reshape(*residual.shape[:-2], hidden)
 
 
+def _deep_gemm() -> Any:
+    """DeepGEMM when it imports and has the prenorm GEMM TileKernels 2.x is written against, else None."""
+    try:
+        module = importlib.import_module("deep_gemm")
+    except Exception:  # not installed, or no CUDA build: the GEMM runs on torch and the rows say so
+        return None
+    return module if callable(getattr(module, "tf32_hc_prenorm_gemm", None)) else None
+
+
 def _prenorm_gemm(flat: Any, fn: Any) -> tuple[Any, Any]:
     """residual [T, n, H] bf16, fn [m, n*H] → one split-K partial: (x @ fn.T [1, T, m], sum(x²) [1, T]), float32.
 
-    What DeepGEMM's `tf32_hc_prenorm_gemm` writes for TileKernels 2.x (there in tf32; here in float32).
+    DeepGEMM's `tf32_hc_prenorm_gemm(x, fn, out, sqrsum, num_split)` where it imports (as vLLM calls it in
+    `_hc_prenorm_gemm_outputs`, kernels/mhc/tilelang.py, 0.34), else torch's float32 matmul.
     """
+    import torch
+
+    deep_gemm = _deep_gemm()
+    if deep_gemm is not None:
+        x2 = flat.reshape(flat.shape[0], -1)
+        out = torch.empty(1, x2.shape[0], fn.shape[0], dtype=torch.float32, device=flat.device)
+        sqrsum = torch.empty(1, x2.shape[0], dtype=torch.float32, device=flat.device)
+        deep_gemm.tf32_hc_prenorm_gemm(x2, fn.float().contiguous(), out, sqrsum, 1)
+        return out, sqrsum
     x = flat.reshape(flat.shape[0], -1).float()
     mul = (x @ fn.float().t()).unsqueeze(0).contiguous()
     sqrsum = x.square().sum(dim=-1).unsqueeze(0).contiguous()
@@ -245,11 +270,19 @@ class _OpsV2(_Ops):
         self._mhc = mhc
 
     def notes(self) -> list[str]:
+        gemm = (
+            "DeepGEMM's tf32_hc_prenorm_gemm"
+            if _deep_gemm() is not None
+            else "torch's float32 matmul here (deep_gemm does not import): those rows have a torch piece"
+        )
         return [
             f"TileKernels {self.api}: mhc_pre_big_fuse_fwd, mhc_post_fwd, mhc_reduce_partials_and_rmsnorm_fwd, "
-            "mhc_head_compute_mix_fwd, mhc_pre_apply_mix_fwd; their prenorm GEMM (DeepGEMM's in 2.x) is torch's "
-            "float32 matmul here, timed with them; fused post+pre is mhc_post then mhc_pre"
+            f"mhc_head_compute_mix_fwd, mhc_pre_apply_mix_fwd; their prenorm GEMM (DeepGEMM's in 2.x) is {gemm}; "
+            "fused post+pre is mhc_post then mhc_pre"
         ]
+
+    def torch_pieces(self) -> frozenset[str]:
+        return frozenset() if _deep_gemm() is not None else frozenset({"mhc_pre", "mhc_fused_post_pre", "hc_head"})
 
     def mhc_pre(
         self, residual: Any, fn: Any, hc_scale: Any, hc_base: Any, rms_eps: float, hc_pre_eps: float,

@@ -1,9 +1,15 @@
 """vLLM's own mHC ops, when vLLM imports: the kernels vLLM will really run, each backend its own row.
 
-vLLM registers them as custom ops (`direct_register_custom_op` in `vllm/model_executor/kernels/mhc/*.py`):
-torch.ops.vllm.mhc_pre_<backend>, mhc_post_<backend>, mhc_fused_post_pre_<backend> (tilelang, aiter),
-hc_head_fused_kernel_tilelang, and hc_head_triton (which fills a given `out`). The torch fallback is plain
-functions in `kernels/mhc/torch.py`. Which exist depends on the release; a missing one is left out, not failed.
+tilelang (every NVIDIA release): the functions of `vllm/model_executor/kernels/mhc/tilelang.py` that the DeepSeek-V4
+model imports and calls (`models/deepseek_v4/nvidia/model.py`, 0.24-0.34): `mhc_pre_tilelang`,
+`mhc_post_tilelang`, `mhc_fused_post_pre_tilelang`, `hc_head_fused_kernel_tilelang`. The model passes
+`norm_weight`/`norm_eps` to the pre and the fused op, and 0.34 calls the fused op in its
+`mhc_fused_post_pre_tilelang_reuse_residual` form (it may overwrite the residual): bench times those forms
+(`as_model_calls`). The prenorm GEMM inside is DeepGEMM's `tf32_hc_prenorm_gemm` where vLLM's
+`is_deep_gemm_supported()` says so, else vLLM's tilelang GEMM: vLLM decides, the notes say which.
+Other backends: vLLM registers them as custom ops (`direct_register_custom_op`): torch.ops.vllm.mhc_pre_aiter,
+mhc_post_aiter, mhc_fused_post_pre_aiter, and hc_head_triton (which fills a given `out`); the torch fallback is
+plain functions in `kernels/mhc/torch.py`. Which exist depends on the release; a missing one is left out.
 """
 
 from __future__ import annotations
@@ -24,10 +30,64 @@ def load(name: str, device: str, progress: Progress) -> PathImpl:
         module = importlib.import_module(f"{_MODULE}.{backend}")
     except Exception as exc:  # an old vLLM without this backend, or a broken install: a reason
         raise PathUnavailable(f"{_MODULE}.{backend} does not import: {type(exc).__name__}: {exc}") from None
+    version = getattr(vllm, "__version__", None)
+    if backend == "tilelang" and hasattr(module, "mhc_pre_tilelang"):
+        return _tilelang(name, module, version, bool(getattr(vllm, "MHCDOCTOR_KERNEL_FIXTURE", False)))
     ops = _torch_ops(module) if backend == "torch" else _custom_ops(backend)
     if not ops:
         raise PathUnavailable(f"this vLLM registers no mHC ops for {backend}")
-    return PathImpl(name=name, ops=ops, version=getattr(vllm, "__version__", None))
+    return PathImpl(name=name, ops=ops, version=version)
+
+
+# op -> the function of kernels/mhc/tilelang.py the model calls for it (vLLM 0.24-0.34)
+_TILELANG = {
+    "mhc_pre": "mhc_pre_tilelang",
+    "mhc_post": "mhc_post_tilelang",
+    "mhc_fused_post_pre": "mhc_fused_post_pre_tilelang",
+    "hc_head": "hc_head_fused_kernel_tilelang",
+}
+_REUSE = "mhc_fused_post_pre_tilelang_reuse_residual"  # 0.34: DeepseekV4Model.forward passes reuse_residual=True
+
+
+def _tilelang(name: str, module: Any, version: str | None, fixture: bool) -> PathImpl:
+    import inspect
+
+    ops = {op: getattr(module, f) for op, f in _TILELANG.items() if callable(getattr(module, f, None))}
+    model = dict(ops)
+    if callable(getattr(module, _REUSE, None)):
+        model["mhc_fused_post_pre"] = getattr(module, _REUSE)
+    norm = frozenset(
+        op for op in ("mhc_pre", "mhc_fused_post_pre") if op in model and
+        "norm_weight" in inspect.signature(model[op]).parameters
+    )  # fmt: skip
+    notes = [
+        "called as the DeepSeek-V4 model calls them: "
+        + ", ".join(f"{op}={getattr(f, '__name__', op)}" for op, f in model.items())
+        + (f"; with norm_weight for {', '.join(sorted(norm))}" if norm else "")
+        + "; the first layer's pre (mhc_pre_broadcast_tilelang in 0.26+, DeepGEMM only) is timed as mhc_pre",
+        f"prenorm GEMM: {_prenorm_gemm()}",
+    ]
+    if fixture:
+        notes.append(
+            f"vLLM is not installed: vLLM {version}'s kernel files from its wheel, with stand-ins for the rest"
+        )
+    mutates = frozenset(
+        {"mhc_fused_post_pre"} if model.get("mhc_fused_post_pre") is not ops.get("mhc_fused_post_pre") else ()
+    )
+    return PathImpl(
+        name=name, ops=ops, version=version, notes=notes, as_model_calls=model, norm_ops=norm, mutates=mutates
+    )
+
+
+def _prenorm_gemm() -> str:
+    """Which prenorm GEMM vLLM's tilelang ops run here (`_hc_prenorm_gemm_outputs` in kernels/mhc/tilelang.py)."""
+    try:
+        from vllm.utils.deep_gemm import is_deep_gemm_supported
+
+        on = bool(is_deep_gemm_supported())
+    except Exception as exc:  # an old release, a broken DeepGEMM: vLLM's own check fails the same way
+        return f"unknown (vllm.utils.deep_gemm.is_deep_gemm_supported: {type(exc).__name__}: {exc})"
+    return "DeepGEMM tf32_hc_prenorm_gemm" if on else "vLLM's tilelang GEMM (DeepGEMM is off here)"
 
 
 def _custom_ops(backend: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from mhcdoctor.childproc import EVIDENCE_CHARS
 from mhcdoctor.documents.check import ProbeDocument, Status
 from mhcdoctor.documents.dataclass_json import as_document
 from mhcdoctor.documents.vocabulary import JsonValue
-from mhcdoctor.text import visible, visible_strings
+from mhcdoctor.text import cut, visible, visible_strings
 
 
 @dataclass
@@ -52,8 +52,7 @@ def printable(text: str, limit: int = _LINE_CHARS) -> str:
     Longer than `limit`, its head is kept: this bounds a line, it does not choose evidence (childproc's
     `cut_evidence` keeps an output's tail).
     """
-    text = visible(str(text))
-    return text if len(text) <= limit else text[:limit] + "…"
+    return cut(visible(str(text)), limit)
 
 
 @contextmanager

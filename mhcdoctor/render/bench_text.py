@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mhcdoctor.documents.bench import BenchDocument
+from mhcdoctor.documents.bench import BenchDocument, StepCost
 
 
 def _ms(value: float | None) -> str:
@@ -37,34 +37,61 @@ def peak_line(doc: BenchDocument) -> str:
     return f"peak bandwidth: {peak['tb_per_s']:.3f} TB/s ({peak['source']}; {peak['device']} is not in the table)"
 
 
+# How each role is named beside a path, in every view (text here, the plot's legend, JSON's `roles`).
+ROLE_LABELS = {
+    "vllm": "vLLM's own kernels",
+    "stand-in": "stand-in for vLLM's kernels",
+    "torch": "torch reference (vLLM's fallback)",
+    "probe": "mhcdoctor's probe kernels, not what vLLM runs; out of the per-step comparison",
+    "user": "your kernels",
+}
+
+
+def label(path: str, role: str) -> str:
+    """A path's name with what it is, for a table row or a legend: `tilelang (probe)`."""
+    return f"{path} (probe)" if role == "probe" else path
+
+
 def render_text(doc: BenchDocument) -> str:
     model = doc["model"]
     name = model["name"] or "custom model"
     timer = "device events" if doc["timer"] == "cuda-events" else "time.perf_counter (CPU: no device events)"
+    graph = any(r["graph_ms"] is not None for r in doc["results"])
     lines = [
         f"mhcdoctor bench: {name} (hidden {model['hidden_size']}, hc_mult {model['hc_mult']}) on {doc['device']}"
         + (f" ({doc['device_name']})" if doc["device_name"] else ""),
-        f"timed with {timer}; median of repeated runs after warm-up; each timed output checked against the oracle",
+        f"vLLM {doc['vllm']}: its own kernels timed as its DeepSeek-V4 model calls them"
+        if doc["vllm"]
+        else "vLLM is not installed: its own kernels could not be timed; stand-ins are timed instead",
+        f"timed with {timer}; median of repeated runs after warm-up"
+        + ("; `graph ms`: the same call replayed in a CUDA graph, as vLLM serves decode" if graph else "")
+        + "; each timed op's output checked against the oracle",
         peak_line(doc),
     ]
+    roles = doc["roles"]
     for p in doc["paths"]:
         version = f" {p['version']}" if p.get("version") else ""
+        what = ROLE_LABELS.get(roles.get(p["path"], ""), "")
+        head = f"  {label(p['path'], roles.get(p['path'], ''))}{version}" + (f" [{what}]" if what else "")
         if p["status"] == "unavailable":
-            lines.append(f"  {p['path']}: not run: {p['reason']}")
+            lines.append(f"{head}: not run: {p['reason']}")
         else:
-            lines.append(f"  {p['path']}{version}: {p['seconds']:.1f} s" + (f" ({p['reason']})" if p["reason"] else ""))
+            lines.append(f"{head}: {p['seconds']:.1f} s" + (f" ({p['reason']})" if p["reason"] else ""))
+        lines += [f"      {note}" for note in p.get("notes", [])]
     header = (
-        f"{'path':<14}{'op':<20}{'tokens':>7}  {'status':<8}{'median ms':>11}{'bytes':>10}{'TB/s':>8}{'of peak':>9}"
+        f"{'path':<18}{'op':<20}{'tokens':>7}  {'status':<8}{'median ms':>11}{'graph ms':>10}{'bytes':>10}"
+        f"{'TB/s':>8}{'of peak':>9}"
     )
     lines += ["", header, "-" * len(header)]
     for r in doc["results"]:
         status = "WRONG" if r["status"] == "fail" else r["status"]
         lines.append(
-            f"{r['path']:<14}{r['op']:<20}{r['tokens']:>7}  {status:<8}{_ms(r['median_ms']):>11}"
-            f"{_bytes(r['bytes']):>10}{_tb(r['tb_per_s']):>8}{_pct(r['fraction_of_peak']):>9}"
+            f"{label(r['path'], r['role']):<18}{r['op']:<20}{r['tokens']:>7}  {status:<8}{_ms(r['median_ms']):>11}"
+            f"{_ms(r['graph_ms']):>10}{_bytes(r['bytes']):>10}{_tb(r['tb_per_s']):>8}{_pct(r['fraction_of_peak']):>9}"
+            + ("  (torch GEMM inside)" if r["torch_piece"] else "")
         )
         if r["status"] != "pass" and r["reason"]:
-            lines.append(f"{'':<14}  ↳ {r['reason']}")
+            lines.append(f"{'':<18}  ↳ {r['reason']}")
     lines += ["", *step_lines(doc)]
     lines += ["", f"verdict: {doc['verdict']} ({doc['seconds']:.1f} s)"]
     return "\n".join(lines)
@@ -75,22 +102,37 @@ def step_lines(doc: BenchDocument) -> list[str]:
     if step["plan"] is None:
         return [f"cost per decode step: not computed: {step['reason']}"]
     plan = ", ".join(f"{count} × {op}" for op, count in step["plan"].items())
-    lines = [f"cost per decode step ({plan}; ops a path lacks run on torch):"]
+    lines = [
+        f"cost per decode step ({plan}; ops a path lacks run on torch; CUDA-graph times where captured; "
+        "probes and your kernels left out; rows with a torch piece never best):"
+    ]
     for batch in step["batches"]:
         best = batch["best"]
+        tokens = batch["tokens"]
         if best is None:
-            lines.append(f"  batch {batch['tokens']}: no path timed every op")
-            continue
-        best_by = "/".join(dict.fromkeys(best["ops"].values()))
-        lines.append(f"  batch {batch['tokens']}: best here {_ms(best['ms'])} ms ({best_by})")
+            lines.append(f"  batch {tokens}: no path timed every op")
+        else:
+            best_by = "/".join(dict.fromkeys(best["ops"].values()))
+            lines.append(f"  batch {tokens}: best here {_cost(best)} ({best_by})")
         rows = [("selected by the rules", batch["selected"])] if batch["selected"] else []
         rows += list(batch["paths"].items())
-        for label, cost in rows:
+        for who, cost in rows:
             if cost is None:
                 continue
             times = f", ×{cost['times_best']:.1f} the best" if cost.get("times_best") else ""
+            delta = cost.get("vs_best_ms")
+            sign = "+" if delta is None or delta >= 0 else "-"
+            versus = f" ({sign}{_ms(abs(delta))} ms{times})" if delta is not None else ""
+            lines.append(f"    {who}: {_cost(cost)} on {name} at batch {tokens}{versus}")
+        for slow in batch["fused_slower"]:
             lines.append(
-                f"    {label}: {_ms(cost['ms'])} ms per decode step on {name} at batch {batch['tokens']} "
-                f"(+{_ms(cost['vs_best_ms'])} ms{times})"
+                f"    finding: {slow['path']}'s fused post+pre takes {_ms(slow['fused_ms'])} ms at {tokens} "
+                f"tokens, its post then pre {_ms(slow['separate_ms'])} ms: the fused op costs "
+                f"{_ms(slow['per_step_ms'])} ms more per decode step than the separate ops would"
             )
     return lines
+
+
+def _cost(cost: StepCost) -> str:
+    timing = "CUDA graph" if cost["timing"] == "cuda-graph" else "eager"
+    return f"{_ms(cost['ms'])} ms per decode step ({_ms(cost['ms_per_token'])} ms per output token, {timing})"

@@ -19,15 +19,16 @@ def render_text(document: DiffDocument, style: Style | None = None) -> str:
         lines.append(style.level(same, "ok"))
         return "\n".join(lines) + "\n"
     lines.append(style.level(f"{len(differences)} difference(s), most important first:", "warn"))
-    short = [d for d in differences if max(len(_show(d["a"])), len(_show(d["b"]))) <= _INLINE]
+    inline = [max(len(_show(d["a"])), len(_show(d["b"]))) <= _INLINE for d in differences]
+    short = [d for d, fits in zip(differences, inline, strict=True) if fits]
     width = min(48, max((len(d["key"]) for d in short), default=0))
     a_width = max((len(_show(d["a"])) for d in short), default=0)
     section = None
-    for d in differences:
+    for d, fits in zip(differences, inline, strict=True):
         if d["section"] != section:
             section = d["section"]
             lines.append(style.bold(f"  [{section}]"))
-        if d in short:
+        if fits:  # a flag per difference: `d in short` compared dicts, quadratic in the differences
             lines.append(f"    {d['key']:<{width}}  A: {_show(d['a']):<{a_width}}  B: {_show(d['b'])}")
         else:  # long values (evidence, paths) on lines of their own
             lines += [f"    {d['key']}", f"      A: {_show(d['a'])}", f"      B: {_show(d['b'])}"]

@@ -7,6 +7,7 @@ The text stays one screen plus the differences whatever the fleet's size: node l
 from __future__ import annotations
 
 from mhcdoctor.documents.fleet import Difference, FleetDocument, FleetFinding, NodeRow
+from mhcdoctor.render.md_escape import cell, code, prose
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 
 NAMES_SHOWN = 6  # nodes named per line before "… and N more"
@@ -70,31 +71,35 @@ def render_text(doc: FleetDocument, style: Style) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def _cell(text: object) -> str:
+    return cell(prose(str(text)))
 
 
 def render_markdown(doc: FleetDocument) -> str:
-    lines = [f"## mhcdoctor fleet: {headline(doc)}", ""]
+    lines = [f"## mhcdoctor fleet: {prose(headline(doc))}", ""]
     unchecked = _unchecked(doc)
     if unchecked:
         lines += ["### Not checked (each counts as fail)", "", "| node | status | error |", "| --- | --- | --- |"]
-        lines += [f"| {_md(n['name'])} | {n['status']} | {_md(n['error'] or 'no report')} |" for n in unchecked]
+        lines += [
+            f"| {_cell(n['name'])} | {_cell(n['status'])} | {_cell(n['error'] or 'no report')} |" for n in unchecked
+        ]
         lines.append("")
     if doc["differences"]:
         lines += ["### Differences between nodes", ""]
-        lines += [f"- {_md(line)}" for diff in doc["differences"] for line in difference_lines(diff)]
+        lines += [f"- {prose(line)}" for diff in doc["differences"] for line in difference_lines(diff)]
         lines.append("")
     if doc["shared"]:
         lines += [f"### Same on all {doc['counts']['checked']} checked nodes", "", "| fact | value |", "| --- | --- |"]
-        lines += [f"| {_md(s['label'])} | {_md(s['value'])} |" for s in doc["shared"]]
+        lines += [f"| {_cell(s['label'])} | {_cell(s['value'])} |" for s in doc["shared"]]
         lines.append("")
     if doc["findings"]:
         lines += ["### Findings", ""]
         for f in doc["findings"]:
-            lines.append(f"- **{f['severity']}** `{finding_line(f, doc['counts']['checked'])}`: {_md(f['title'])}")
+            line = code(finding_line(f, doc["counts"]["checked"]))
+            lines.append(f"- **{prose(f['severity'])}** {line}: {prose(f['title'])}")
             if f["fix"]:
-                lines.append(f"  - fix: {_md(f['fix'])}")
+                lines.append(f"  - fix: {prose(f['fix'])}")
         lines.append("")
-    lines.append(f"<sub>mhcdoctor {doc['mhcdoctor_version']} · {doc['source']} · {doc['created']}</sub>")
+    footer = f"mhcdoctor {doc['mhcdoctor_version']} · {doc['source']} · {doc['created']}"
+    lines.append(f"<sub>{prose(footer)}</sub>")
     return "\n".join(lines) + "\n"

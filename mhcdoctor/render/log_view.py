@@ -15,7 +15,8 @@ from mhcdoctor.documents.log import (
     OpEvidenceDocument,
 )
 from mhcdoctor.documents.vocabulary import OP_LABEL, OPS
-from mhcdoctor.render.markdown import _cell, _details, _md  # one Markdown escaping for every report
+from mhcdoctor.render.markdown import details_block  # one Markdown escaping for every report
+from mhcdoctor.render.md_escape import cell, prose  # one Markdown escaping for every report
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 
 _MAX_PROCESS_ROWS = 16
@@ -65,31 +66,32 @@ def render_text(doc: LogDocument, style: Style) -> str:
 
 
 def render_markdown(doc: LogDocument) -> str:
-    out = [f"### {_VERDICT_ICON.get(doc['verdict'], '')} mhcdoctor log: {_md(doc['source']['name'])}", ""]
-    out += [_md(line.strip()) + "  " for line in _header(doc)[1:]]
+    out = [f"### {_VERDICT_ICON.get(doc['verdict'], '')} mhcdoctor log: {prose(doc['source']['name'])}", ""]
+    out += [prose(line.strip()) + "  " for line in _header(doc)[1:]]
     out += ["", "| | " + " | ".join(OP_LABEL[op] for op in OPS) + " |", "|---" * (len(OPS) + 1) + "|"]
-    out += _rows(doc, lambda cells: "| " + " | ".join(_cell(c) for c in cells) + " |")
+    out += _rows(doc, lambda cells: "| " + " | ".join(cell(prose(c)) for c in cells) + " |")
     out += [
         "",
         "Paths: `?` the log cannot tell; `*` a kernel or module shared with another op (one of them ran there).",
     ]
     if doc["unknowns"]:
-        out += ["", "**What the log cannot tell**", ""] + [f"- {_md(note)}" for note in doc["unknowns"]]
-    out += ["", "**Kernel compiles**", ""] + [f"- {_md(line.strip())}" for line in _compiles(doc, Style())]
+        out += ["", "**What the log cannot tell**", ""] + [f"- {prose(note)}" for note in doc["unknowns"]]
+    out += ["", "**Kernel compiles**", ""] + [f"- {prose(line.strip())}" for line in _compiles(doc, Style())]
     findings = doc["findings"]
     if findings:
         out += ["", "**Findings**", ""]
         for f in findings:
             out.append(
-                f"- {_SEVERITY_ICON.get(f['severity'], '')} **{_md(f['id'])}**: {_md(f['title'])}. {_md(f['detail'])}"
+                f"- {_SEVERITY_ICON.get(f['severity'], '')} **{prose(f['id'])}**: {prose(f['title'])}. "
+                f"{prose(f['detail'])}"
             )
             out.append(f"  - fix: `{f['fix'].replace('`', '')}`")
             out.append(f"  - refs: {', '.join(f['refs'])}")
     for prediction in doc["prediction"]:
-        out += ["", f"**Prediction ({_md(prediction['report'])}, {_md(prediction['model'])}) against the log**", ""]
+        out += ["", f"**Prediction ({prose(prediction['report'])}, {prose(prediction['model'])}) against the log**", ""]
         icon = {True: "✅", False: "❌", None: "❔"}
-        out += [f"- {icon[row['agrees']]} {_md(row['text'])}" for row in prediction["ops"]]
-        out += [f"- note: {_md(note)}" for note in prediction["notes"]]
+        out += [f"- {icon[row['agrees']]} {prose(row['text'])}" for row in prediction["ops"]]
+        out += [f"- note: {prose(note)}" for note in prediction["notes"]]
     proof = [f"{e['line']:>8}  {e['process']}: {e['text']}" for e in doc["evidence"][:_MAX_PROOF]]
     if len(doc["evidence"]) > _MAX_PROOF:
         proof.append(f"… {len(doc['evidence']) - _MAX_PROOF} more in --json")
@@ -98,8 +100,11 @@ def render_markdown(doc: LogDocument) -> str:
         proof.append(f"{fatal['line']:>8}  {fatal['process']}: {fatal['text']}")
     proof += [f"{k['line']:>8}  {k['process']}: {k['text']}" for k in doc["engine_death"]]
     if proof:
-        out += ["", _details("the log's lines that prove it (line number, process, text)", "\n".join(proof)).rstrip()]
-    out += ["", f"<sub>{_md(doc['schema'])} · verdict {doc['verdict']} · redacted as `mhcdoctor report` is</sub>"]
+        out += [
+            "",
+            details_block("the log's lines that prove it (line number, process, text)", "\n".join(proof)).rstrip(),
+        ]
+    out += ["", f"<sub>{prose(doc['schema'])} · verdict {doc['verdict']} · redacted as `mhcdoctor report` is</sub>"]
     return "\n".join(out) + "\n"
 
 

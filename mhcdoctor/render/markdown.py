@@ -25,8 +25,10 @@ from mhcdoctor.documents.check import (
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument, OpDocument
 from mhcdoctor.documents.vocabulary import OP_SHORT, OPS
 from mhcdoctor.render.check_text import render_check, runtime_parts
+from mhcdoctor.render.md_escape import cell, code, html_text, prose
 from mhcdoctor.render.term import Style
 from mhcdoctor.render.verify_text import render_text as render_verify
+from mhcdoctor.text import cut
 
 # GitHub refuses issue bodies over 65,536 characters; keep room for the user's own words.
 GITHUB_LIMIT = 60_000
@@ -55,7 +57,7 @@ def render_markdown(
     head += _findings(doc.get("findings") or [])
     head += _paths(doc.get("models") or [])
     head += _devices(doc["facts"]["devices"])
-    replay = _details(REPLAY_TITLE, json.dumps(compact_report(doc), separators=(",", ":")), "json")
+    replay = details_block(REPLAY_TITLE, json.dumps(compact_report(doc), separators=(",", ":")), "json")
     tail = [replay, _footer(doc, note)]
     folded = [("Full check", render_check(doc, _PLAIN, verbose=True))]
     if trace is not None:
@@ -64,12 +66,12 @@ def render_markdown(
     verify = doc.get("verify")
     if verify:
         folded.append(("Verify", render_verify(verify)))
-    room = limit - len("\n".join(head + tail)) - sum(len(_details(title, "")) + 2 for title, _ in folded)
+    room = limit - len("\n".join(head + tail)) - sum(len(details_block(title, "")) + 2 for title, _ in folded)
     rooms: dict[int, int] = {}
     for left, i in enumerate(sorted(range(len(folded)), key=lambda i: len(folded[i][1]))):
         rooms[i] = min(len(folded[i][1]), max(0, room) // (len(folded) - left))
         room -= rooms[i]
-    details = [_details(title, _cut(text, rooms[i])) for i, (title, text) in enumerate(folded)]
+    details = [details_block(title, _cut(text, rooms[i])) for i, (title, text) in enumerate(folded)]
     return "\n".join(head + details + tail) + "\n"
 
 
@@ -102,7 +104,7 @@ def summary_line(doc: CheckDocument) -> str:
     parts.append(f"vLLM {facts['vllm']['version'] or 'none'}")
     parts.append(_paths_short(doc.get("models") or []))
     icon = _VERDICT_ICON.get(verdict, "")
-    return f"**mhcdoctor: {icon} {verdict.upper()}** · " + " · ".join(_md(p) for p in parts if p)
+    return f"**mhcdoctor: {icon} {prose(verdict.upper())}** · " + " · ".join(prose(p) for p in parts if p)
 
 
 def fingerprint(doc: CheckDocument) -> str:
@@ -145,8 +147,8 @@ def _fingerprint(doc: CheckDocument) -> list[str]:
         ("paths", _paths_short(models) or "no model checked"),
         ("verdict", f"{_VERDICT_ICON.get(str(doc.get('verdict')), '')} {doc.get('verdict')}"),
     ]
-    cells = [(name, value if name == "fingerprint" else _md(value)) for name, value in rows]
-    return ["| | |", "| --- | --- |"] + [f"| {name} | {_cell(value)} |" for name, value in cells]
+    cells = [(name, value if name == "fingerprint" else prose(value)) for name, value in rows]
+    return ["| | |", "| --- | --- |"] + [f"| {name} | {cell(value)} |" for name, value in cells]
 
 
 def _findings(findings: list[FindingDocument]) -> list[str]:
@@ -155,21 +157,22 @@ def _findings(findings: list[FindingDocument]) -> list[str]:
     out = ["### Findings", ""]
     for f in findings:
         icon = _SEVERITY_ICON.get(str(f.get("severity")), "")
-        out.append(f"- {icon} **`{f.get('id')}`** ({f.get('severity')}): {_md(str(f.get('title', '')))}")
+        severity = prose(str(f.get("severity")))
+        out.append(f"- {icon} **{code(str(f.get('id')))}** ({severity}): {prose(str(f.get('title', '')))}")
         if f.get("detail"):
-            out.append(f"  {_md(str(f['detail']))}")
+            out.append(f"  {prose(str(f['detail']))}")
         if f.get("fix"):
             out.append(f"  **Fix:** {_fix(str(f['fix']))}")
         if f.get("refs"):
-            out.append("  Refs: " + ", ".join(_md(str(r)) for r in f["refs"]))
+            out.append("  Refs: " + ", ".join(prose(str(r)) for r in f["refs"]))
     return out + [""]
 
 
 def _fix(fix: str) -> str:
     """A fix that is a command is shown as code, so it pastes into a shell as it is; prose stays prose."""
     if fix.startswith(_COMMANDS) and "`" not in fix:
-        return f"`{fix}`"
-    return _md(fix)
+        return code(fix)
+    return prose(fix)
 
 
 def _paths(models: list[DecisionDocument]) -> list[str]:
@@ -182,7 +185,7 @@ def _paths(models: list[DecisionDocument]) -> list[str]:
         cells = [_model_label(m), str((m.get("model") or {}).get("hidden_size", "?"))]
         cells += [_path_of(ops, op) for op in OPS]
         cells += ["yes" if m.get("fused_post_pre") else "no", str(m.get("verdict"))]
-        out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        out.append("| " + " | ".join(cell(prose(c)) for c in cells) + " |")
     return out + [""]
 
 
@@ -193,7 +196,7 @@ def _devices(devices: list[DeviceDocument] | None) -> list[str]:
     for d in devices:
         memory = f"{d['memory_bytes'] / (1 << 30):.0f} GiB" if d["memory_bytes"] else "-"
         cells = [d["index"], d["vendor"], d["arch"], d["name"], memory, d["driver"]]
-        out.append("| " + " | ".join(_cell("-" if c is None else str(c)) for c in cells) + " |")
+        out.append("| " + " | ".join(cell(prose("-" if c is None else str(c))) for c in cells) + " |")
     return out + [""]
 
 
@@ -201,20 +204,20 @@ def _footer(doc: CheckDocument, note: str | None) -> str:
     parts = [f"mhcdoctor {doc.get('mhcdoctor_version', '?')}", f"{doc.get('mode', '?')} check", str(doc.get("created"))]
     if note:
         parts.append(note)
-    return "<sub>" + _md(" · ".join(parts)) + "</sub>"
+    return "<sub>" + prose(" · ".join(parts)) + "</sub>"
 
 
-def _details(title: str, text: str, lang: str = "text") -> str:
+def details_block(title: str, text: str, lang: str = "text") -> str:
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
-    return f"<details><summary>{_md(title)}</summary>\n\n{fence}{lang}\n{text.rstrip()}\n{fence}\n\n</details>\n"
+    return f"<details><summary>{html_text(title)}</summary>\n\n{fence}{lang}\n{text.rstrip()}\n{fence}\n\n</details>\n"
 
 
 def _cut(text: str, room: int) -> str:
+    """text.cut's middle cut, with a line saying where the rest is."""
     if len(text) <= room:
         return text
-    note = f"\n… [about {len(text) - room} characters cut to fit a GitHub issue; the bundle has them all] …\n"
-    half = max(0, (room - len(note)) // 2)
-    return f"{text[:half]}{note}{text[len(text) - half :]}" if half else note
+    note = f"\n[about {len(text) - room} characters cut to fit a GitHub issue; the bundle has them all]\n"
+    return cut(text, max(0, room - len(note)), keep="middle") + note
 
 
 def _gpus_short(facts: FactsDocument) -> str:
@@ -290,13 +293,3 @@ def _path_of(ops: dict[str, OpDocument], op: str) -> str:
 def _model_label(model: DecisionDocument) -> str:
     info = model.get("model") or {}
     return str(info.get("name") or f"hidden {info.get('hidden_size')}")
-
-
-def _md(text: str) -> str:
-    """Text safe in Markdown prose: no HTML tags, no accidental emphasis from `*` or `_`; `code spans` kept as-is."""
-    pieces = re.split(r"(`[^`]*`)", text)
-    return "".join(p if p.startswith("`") else re.sub(r"([<>*_\[\]])", r"\\\1", p) for p in pieces)
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")

@@ -10,6 +10,7 @@ import needs
 import pytest
 
 from mhcdoctor.bench import plot as plot_module
+from mhcdoctor.bench import role
 from mhcdoctor.documents.bench import BenchDocument, BenchResult
 from mhcdoctor.errors import InputError
 from mhcdoctor.models import ModelConfig
@@ -21,10 +22,15 @@ pytestmark = needs.library("matplotlib")
 def result(path: str, op: str, tokens: int, tb_per_s: float | None) -> BenchResult:
     return {
         "path": path,
+        "role": role(path),
         "op": op,
         "tokens": tokens,
         "status": "pass" if tb_per_s else "fail",
+        "called": None,
+        "torch_piece": False,
         "median_ms": None,
+        "graph_ms": None,
+        "graph_error": None,
         "min_ms": None,
         "runs": None,
         "bytes": 0,
@@ -39,7 +45,7 @@ def result(path: str, op: str, tokens: int, tb_per_s: float | None) -> BenchResu
 def doc() -> BenchDocument:
     results = [
         result(path, op, t, bw * t / (t + 64))
-        for path, bw in (("tilelang", 3.0), ("torch", 0.4))
+        for path, bw in (("vllm:tilelang", 4.0), ("tilelang", 3.0), ("torch", 0.4))
         for op in ("mhc_pre", "mhc_post")
         for t in (1, 64, 4096)
     ]
@@ -58,6 +64,8 @@ def doc() -> BenchDocument:
         "peak": {"tb_per_s": 4.8, "how": "table", "device": "H200", "source": ""},
         "selected": None,
         "fused_post_pre": None,
+        "vllm": "0.34.0",
+        "roles": {"vllm:tilelang": "vllm", "tilelang": "probe", "torch": "torch", "triton": "probe"},
         "paths": [],
         "results": results,
         "step": {"plan": None, "reason": None, "batches": []},
@@ -72,8 +80,8 @@ def test_the_png_has_a_line_per_path_and_the_peak_in_each_panel(tmp_path: Path) 
     summary = plot_module.plot(doc(), str(out))
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert summary["panels"] == {
-        "mhc_pre": ["tilelang", "torch", "peak 4.8 TB/s (table)"],
-        "mhc_post": ["tilelang", "torch", "peak 4.8 TB/s (table)"],
+        "mhc_pre": ["vllm:tilelang", "tilelang (probe, not vLLM's)", "torch", "peak 4.8 TB/s (table)"],
+        "mhc_post": ["vllm:tilelang", "tilelang (probe, not vLLM's)", "torch", "peak 4.8 TB/s (table)"],
     }
 
 
@@ -95,8 +103,8 @@ def test_a_path_keeps_its_colour_in_every_panel(tmp_path: Path, monkeypatch: pyt
     ]
     plot_module.plot(only_torch_in_pre, str(tmp_path / "bw.png"))
     torch_colours = {colour for _, label, colour in drawn if label == "torch"}
-    assert len(drawn) == 3 and len(torch_colours) == 1
-    assert torch_colours != {colour for _, label, colour in drawn if label == "tilelang"}
+    assert len(drawn) == 5 and len(torch_colours) == 1
+    assert torch_colours != {colour for _, label, colour in drawn if label == "tilelang (probe, not vLLM's)"}
 
 
 def test_without_matplotlib_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

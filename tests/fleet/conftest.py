@@ -6,6 +6,9 @@ Nodes (all on loopback, each a raylet of its own, as on separate machines):
     odd      MI300X tree, aiter 0.1.13 with the sqrsum race: the node the summary must single out
     victim   its check hangs in a sysfs read; the test kills its Ray worker mid-run
     hung     its check hangs in a sysfs read and is left to the timeout
+    liar     its `python -m mhcdoctor` prints a report that lies about its types (a finding's severity a list)
+    pickler  its Python's sitecustomize makes every task of that node return a pickle that, unpickled, runs code
+             (writes the file localfleet.PWNED names): what a node whose Python was tampered with can send the driver
 """
 
 from __future__ import annotations
@@ -17,9 +20,51 @@ from pathlib import Path
 
 import fakes
 import pytest
-from localfleet import ROLE, LocalFleet, alive
+from localfleet import PWNED, ROLE, LocalFleet, alive
 
 MI300X = 90402  # gfx942
+
+_LYING_MAIN = """import json
+print(json.dumps({"schema": "mhcdoctor.check/1", "facts": {}, "verdict": "ok",
+                  "findings": [{"id": "lie", "severity": ["fail"], "title": "t", "fix": "f"}]}))
+"""
+# Ray imports ray._private.serialization in every worker; the hook patches it as it loads, so what the node's tasks
+# return is replaced by an object whose unpickling writes the file named in the driver's environment.
+_PICKLING_SITECUSTOMIZE = (
+    """import importlib.abc, importlib.util, sys
+
+class _Payload:
+    def __reduce__(self):
+        code = "import os; open(os.environ['"""
+    + PWNED
+    + """'], 'w').write('a node ran code here')"
+        return (exec, (code,))
+
+class _Hook(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "ray._private.serialization":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            serialize = module.SerializationContext.serialize
+
+            def swapped(self, value):
+                mine = isinstance(value, bytes) and value.startswith(b'{"python"')
+                mine = mine or isinstance(value, dict) and "python" in value
+                return serialize(self, _Payload() if mine else value)
+
+            module.SerializationContext.serialize = swapped
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, _Hook())
+"""
+)
 
 
 def _machine(root: Path, hang: bool = False) -> Path:
@@ -37,6 +82,27 @@ def _site(base: Path, version: str, kernel: str) -> Path:
     return site
 
 
+def _lying_site(base: Path) -> Path:
+    """A folder that, on PYTHONPATH, makes `python -m mhcdoctor` print a lying report (a sitecustomize serves its own
+    mhcdoctor.__main__: an editable install's finder would win over a plain package on PYTHONPATH)."""
+    main = fakes.write(base / "lying_main.py", _LYING_MAIN)
+    hook = (
+        "import importlib.abc, importlib.util, sys\n"
+        "class _Liar(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        f"        return importlib.util.spec_from_file_location(name, {str(main)!r}) if name == 'mhcdoctor.__main__' "
+        "else None\n"
+        "sys.meta_path.insert(0, _Liar())\n"
+    )
+    fakes.write(base / "sitecustomize.py", hook)
+    return base
+
+
+def _pickling_site(base: Path) -> Path:
+    fakes.write(base / "sitecustomize.py", _PICKLING_SITECUSTOMIZE)
+    return base
+
+
 @pytest.fixture(scope="session")
 def local_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalFleet]:
     pytest.importorskip("ray", reason="the fleet tests need Ray: pip install 'mhcdoctor[fleet]' (CI installs it)")
@@ -51,13 +117,18 @@ def local_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalFleet
         "odd": {"PYTHONPATH": str(racy), "MHCDOCTOR_SYSROOT": str(_machine(base / "m-odd"))},
         "victim": {"PYTHONPATH": str(fixed), "MHCDOCTOR_SYSROOT": str(_machine(base / "m-victim", hang=True))},
         "hung": {"PYTHONPATH": str(fixed), "MHCDOCTOR_SYSROOT": str(_machine(base / "m-hung", hang=True))},
+        "liar": {"PYTHONPATH": str(_lying_site(base / "liar")), "MHCDOCTOR_SYSROOT": str(_machine(base / "m-liar"))},
+        "pickler": {
+            "PYTHONPATH": str(_pickling_site(base / "pickler")),
+            "MHCDOCTOR_SYSROOT": str(_machine(base / "m-p")),
+        },
     }
     loopback = {"node_ip_address": "127.0.0.1", "num_cpus": 1, "include_dashboard": False}
     head_env = {**nodes["head"], ROLE: "head"}
     cluster = Cluster(initialize_head=True, head_node_args={**loopback, "env_vars": head_env})
     fleet = LocalFleet(cluster)
     try:
-        for role in ("normal", "odd", "victim", "hung"):
+        for role in ("normal", "odd", "victim", "hung", "liar", "pickler"):
             gpus = 2 if role == "normal" else 0
             node = cluster.add_node(
                 node_ip_address="127.0.0.1", num_cpus=1, num_gpus=gpus, env_vars={**nodes[role], ROLE: role}

@@ -12,6 +12,7 @@ import jsonschema
 import procnet
 
 ROLE = "MHCDOCTOR_FLEET_TEST_ROLE"  # each node's environment says which node of the test it is
+PWNED = "MHCDOCTOR_FLEET_TEST_PWNED"  # the file the pickler node's payload writes where it is unpickled
 
 
 class LocalFleet:

@@ -7,6 +7,8 @@ with the racy 0.1.13, saved as `mhcdoctor report --json` would save them.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -179,3 +181,102 @@ def test_a_fleet_without_nodes_says_nothing_was_checked() -> None:
     headline = "Fleet of 0 nodes: fail (no node to check: nothing was checked)"
     assert render_text(summary, Style()).splitlines()[0] == f"✗ {headline}"
     assert f"## mhcdoctor fleet: {headline}" in render_markdown(summary)
+
+
+PLANTED_TOKEN = "hf_PLANTEDmergeTOKEN0123456789abcdef"
+PLANTED_KEY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQPLANTED"
+
+
+def _bundle_text(bundle: Path) -> str:
+    import tarfile
+
+    with tarfile.open(bundle) as tar:
+        members = [tar.extractfile(m) for m in tar.getmembers() if m.isfile()]
+        return "\n".join(f.read().decode() for f in members if f is not None)
+
+
+def test_links_and_fifos_in_a_folder_are_not_followed_and_ship_nothing(
+    saved: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The attack: node-8.json -> an environment file, node-9.json -> an ssh key, a FIFO among the reports."""
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "environ").write_text(f"HOME=/root\0HF_TOKEN={PLANTED_TOKEN}\0")
+    (secrets / "id_ed25519").write_text(
+        f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PLANTED_KEY}\n-----END OPENSSH PRIVATE KEY-----\n"
+    )
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    (folder / "node-1.json").write_text((saved / "node-0.json").read_text())
+    (folder / "node-8.json").symlink_to(secrets / "environ")
+    (folder / "node-9.json").symlink_to(secrets / "id_ed25519")
+    (folder / "node-10.json").symlink_to(saved)  # a link to a folder is a link too
+    os.mkfifo(folder / "node-11.json")
+    device = os.geteuid() == 0  # a character device (the one /dev/null is) can only be made as root
+    if device:
+        os.mknod(folder / "node-12.json", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+    bundle = tmp_path / "fleet.tar.gz"
+    code, out, _ = run(capsys, "merge", "--json", "--bundle", str(bundle), str(folder))
+    rows = {row["name"]: (row["status"], row["error"]) for row in json.loads(out)["nodes"]}
+    assert rows["node-1"] == ("checked", None)
+    for name in ("node-8", "node-9", "node-10"):
+        assert rows[name] == (
+            "unreadable",
+            f"report {folder}/{name}.json is a symbolic link; links in a folder are not followed",
+        )
+    assert rows["node-11"] == ("unreadable", f"report {folder}/node-11.json is a FIFO, not a regular file; refusing it")
+    if device:
+        error = f"report {folder}/node-12.json is a character device, not a regular file; refusing it"
+        assert rows["node-12"] == ("unreadable", error)
+    shipped = _bundle_text(bundle)
+    assert PLANTED_TOKEN not in shipped and PLANTED_KEY not in shipped and code == 3
+
+
+def test_the_bundle_carries_reports_redacted_never_their_raw_bytes(
+    saved: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A report saved with `check --json` (not redacted) with a token in its environment and evidence, and a file
+    that is no report but holds a token: the bundle masks the one and carries only why the other was unreadable."""
+    report = json.loads((saved / "node-0.json").read_text())
+    report["env"] = {"VLLM_API_KEY": PLANTED_TOKEN, "VLLM_LOGGING_LEVEL": "INFO"}
+    report["probes"][0]["evidence"] = [f"Authorization: Bearer {PLANTED_TOKEN}"]
+    (tmp_path / "node-1.json").write_text(json.dumps(report))
+    (tmp_path / "node-2.json").write_text(f"export HF_TOKEN={PLANTED_TOKEN}\n")
+    bundle = tmp_path / "fleet.tar.gz"
+    run(capsys, "merge", "--bundle", str(bundle), str(tmp_path / "node-1.json"), str(tmp_path / "node-2.json"))
+    shipped = _bundle_text(bundle)
+    assert PLANTED_TOKEN not in shipped
+    assert '"VLLM_API_KEY": "[masked]"' in shipped and "Authorization: Bearer [masked]" in shipped
+    assert "unreadable: report" in shipped and "node-2.json is not valid JSON" in shipped
+
+
+def test_a_fifo_named_with_no_writer_is_a_row_not_a_hang(
+    saved: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "node-2.json"
+    os.mkfifo(fifo)
+    code, out, _ = run(
+        capsys, "merge", "--json", "--bundle", str(tmp_path / "f.tar.gz"), str(saved / "node-0.json"), str(fifo)
+    )
+    row = json.loads(out)["nodes"][1]
+    assert row["status"] == "unreadable" and "nothing was written to the pipe or FIFO" in row["error"] and code == 3
+
+
+def test_a_huge_sparse_file_is_refused_unread(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    huge = tmp_path / "node-1.json"
+    with open(huge, "wb") as f:
+        f.truncate(1500 << 20)
+    code, out, _ = run(capsys, "merge", "--json", "--bundle", str(tmp_path / "f.tar.gz"), str(huge))
+    assert json.loads(out)["nodes"][0]["error"] == f"report {huge} is larger than 64 MiB; is it the right file?"
+
+
+def test_a_file_name_that_is_not_utf8_gives_no_lone_surrogates_in_json(
+    saved: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    name = os.fsdecode(b"node-\xff\xe9.json")  # as Python reads it from the folder: lone surrogates
+    (folder / name).write_text((saved / "node-0.json").read_text())
+    _, out, _ = run(capsys, "merge", "--json", str(folder))
+    row = json.loads(out)["nodes"][0]
+    assert "\\ud" not in out and row["source"] == f"{folder}/node-??.json" and row["status"] == "checked"

@@ -52,7 +52,7 @@ def test_a_hung_check_is_killed_at_the_timeout_with_its_whole_process_group(
     marker = f"MHCDOCTOR_NODE_TASK_TEST={tmp_path.name}"
     monkeypatch.setenv("MHCDOCTOR_NODE_TASK_TEST", tmp_path.name)
     start = time.monotonic()
-    outcome = node_task.run_on_node(["report", "--fast", "--json"], timeout=3.0, want_bundle=False)
+    outcome = json.loads(node_task.run_on_node(["report", "--fast", "--json"], timeout=3.0, want_bundle=False))
     assert outcome["timed_out"] and time.monotonic() - start < 10
     run = NodeRun(NodeResult("node-00", "timeout"))
     _record_check(run, outcome)
@@ -71,7 +71,7 @@ def test_a_node_whose_python_lacks_mhcdoctor_is_reported_not_installed(tmp_path:
         pytest.skip(f"{python} has mhcdoctor installed")
     script = (
         f"import json\nexec(open({node_task.__file__!r}).read())\n"
-        "print(json.dumps(run_on_node(['report', '--json'], 30.0, False)))\n"
+        "print(run_on_node(['report', '--json'], 30.0, False).decode())\n"
     )
     # The node's Python runs the task (standard library only) and its own `python -m mhcdoctor`, which is absent.
     out = subprocess.run([python, "-I", "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path)
@@ -92,7 +92,7 @@ def test_a_node_without_mhcdoctor_runs_the_runner_the_driver_sent_and_is_reporte
     source = Path(childproc.__file__).read_text(encoding="utf-8")
     script = (
         f"import json, sys\nexec(open({node_task.__file__!r}).read())\n"
-        "print(json.dumps(run_on_node(['report', '--json'], 30.0, False, False, sys.stdin.read())))\n"
+        "print(run_on_node(['report', '--json'], 30.0, False, False, sys.stdin.read()).decode())\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the check child is not run with -I
     out = subprocess.run(

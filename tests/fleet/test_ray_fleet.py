@@ -2,7 +2,7 @@
 
 One fleet run (module-scoped, it takes the cluster's timeout once) is read by several tests: while it runs, a
 watcher kills the victim node's Ray worker in the middle of its check and records every socket the cluster's
-processes hold; the hung node is left to the timeout.
+processes hold; the hung node is left to the timeout; the liar and the pickler attack the driver.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import procnet
 import pytest
-from localfleet import ROLE, LocalFleet, fleet_validator
+from localfleet import PWNED, ROLE, LocalFleet, fleet_validator
 
 from mhcdoctor.reportfile import load_report
 
@@ -83,12 +83,15 @@ class Run:
     watch: Watch
     bundle: Path
     names: dict[str, str]  # role -> node name in the summary
+    pwned: Path  # what the pickler's payload writes if it is ever unpickled in the driver
 
 
 @pytest.fixture(scope="module")
 def fleet_run(local_fleet: LocalFleet, tmp_path_factory: pytest.TempPathFactory) -> Run:
     bundle = tmp_path_factory.mktemp("fleet-run") / "fleet.tar.gz"
+    pwned = bundle.parent / "pwned"
     env = {k: v for k, v in os.environ.items() if k not in (ROLE, "MHCDOCTOR_SYSROOT", "RAY_ADDRESS")}
+    env[PWNED] = str(pwned)
     env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None)  # the fleet command must stay on loopback by itself
     cmd = [sys.executable, "-m", "mhcdoctor", "fleet", "--address", local_fleet.address, "--fast", "--json"]
     cmd += ["--timeout", str(TIMEOUT), "--bundle", str(bundle)]
@@ -102,11 +105,11 @@ def fleet_run(local_fleet: LocalFleet, tmp_path_factory: pytest.TempPathFactory)
         done.set()
         watcher.join()
     seconds = time.monotonic() - start
-    print(f"\nfleet run on 5 nodes (2 hung, --timeout {TIMEOUT:g}): {seconds:.1f} s")
+    print(f"\nfleet run on 7 nodes (2 hung, 2 hostile, --timeout {TIMEOUT:g}): {seconds:.1f} s")
     summary = json.loads(proc.stdout)
     by_id = {row["source"]: row["name"] for row in summary["nodes"]}
     names = {role: by_id[node_id] for role, node_id in local_fleet.node_ids.items()}
-    return Run(proc.returncode, seconds, summary, proc.stderr, watch, bundle, names)
+    return Run(proc.returncode, seconds, summary, proc.stderr, watch, bundle, names, pwned)
 
 
 def _row(run: Run, role: str) -> dict[str, Any]:
@@ -114,7 +117,7 @@ def _row(run: Run, role: str) -> dict[str, Any]:
 
 
 def test_every_node_is_a_row_and_the_healthy_ones_are_checked(fleet_run: Run) -> None:
-    assert fleet_run.summary["counts"]["nodes"] == 5, fleet_run.stderr
+    assert fleet_run.summary["counts"]["nodes"] == 7, fleet_run.stderr
     assert {_row(fleet_run, r)["status"] for r in ("head", "normal", "odd")} == {"checked"}, fleet_run.stderr
 
 
@@ -143,7 +146,22 @@ def test_the_exit_code_is_the_worst_node_and_unchecked_nodes_count_as_fail(fleet
     fleet_validator().validate(fleet_run.summary)
     assert fleet_run.summary["verdict"] == "fail"
     assert fleet_run.code == 3
-    assert fleet_run.summary["counts"]["unchecked"] == 2
+    assert fleet_run.summary["counts"]["unchecked"] == 4
+
+
+def test_a_report_a_node_sends_is_checked_as_merge_checks_a_file(fleet_run: Run) -> None:
+    """The liar's report says `"severity": ["fail"]`: the fleet died with TypeError (exit 4), losing every node."""
+    row = _row(fleet_run, "liar")
+    assert (row["status"], row["verdict"]) == ("error", "fail")
+    assert row["error"] == f"report from {row['name']}: findings[0].severity: expected str, not list"
+
+
+def test_a_node_cannot_run_code_in_the_driver(fleet_run: Run) -> None:
+    """The pickler's tasks return a pickle whose loading writes a file: it is refused, never unpickled."""
+    row = _row(fleet_run, "pickler")
+    assert not fleet_run.pwned.exists(), fleet_run.pwned.read_text()
+    assert (row["status"], row["verdict"]) == ("error", "fail")
+    assert row["error"] == "the node returned a PYTHON object, not JSON bytes (not unpickled: it could run code here)"
 
 
 def test_no_connection_of_the_cluster_leaves_loopback(fleet_run: Run) -> None:

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
+import json
 import subprocess
 import sys
 import tarfile
@@ -13,6 +15,12 @@ from pathlib import Path
 
 import pytest
 from triage_docs import rocm_report, write_json
+
+
+def write_bytes(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
 
 SECONDS = 10
 PEAK_MIB = 120  # the interpreter with mhcdoctor loaded is about 40 MiB; the attacks reached 1.3-1.7 GB
@@ -109,3 +117,92 @@ def test_a_hostile_bundle_is_refused_quickly_in_bounded_memory(tmp_path, make, m
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], lines
     assert seconds < SECONDS and peak_mib < PEAK_MIB, (seconds, peak_mib)
+
+
+# Worst-case inputs (issue 27 §4): each either refused at once or read in time linear in its size. The figures
+# before and after are bench/hostile_inputs_bench.py's; the bounds here hold on a loaded two-core machine.
+
+
+def _report(**extra: object) -> dict[str, object]:
+    return {"schema": "mhcdoctor.check/1", "facts": {"platform": "cuda"}, "models": [], "findings": [], **extra}
+
+
+def _with(doc: dict[str, object], marker: str, body: bytes) -> bytes:
+    """`doc` as JSON with the string `marker` replaced by raw JSON `body` (built as bytes: fast and exact)."""
+    return json.dumps(doc).encode().replace(f'"{marker}"'.encode(), body)
+
+
+def _bundle(tmp: Path, report: bytes) -> Path:
+    manifest = {"files": [{"path": "report.json", "sha256": hashlib.sha256(report).hexdigest()}]}
+    raw = _ustar("mhcdoctor-report/report.json", tarfile.REGTYPE, report)
+    raw += _ustar("mhcdoctor-report/manifest.json", tarfile.REGTYPE, json.dumps(manifest).encode())
+    return _gz(tmp / "hostile.tar.gz", raw + bytes(1024))
+
+
+def test_a_small_bundle_of_millions_of_values_is_refused_before_it_is_parsed(tmp_path):
+    """A 10 KiB bundle whose report.json is 2.4 million `{}` models: minutes and 600 MiB to check before."""
+    bundle = _bundle(tmp_path, _with(_report(models="M"), "M", b"[" + b"{}," * ((7 << 20) // 3) + b"{}]"))
+    done, seconds, peak_mib = _run(tmp_path, "explain", "--from", str(bundle))
+    assert done.returncode == 2 and "JSON values (a report has a few thousand; at most 200000)" in done.stderr
+    assert seconds < SECONDS and peak_mib < PEAK_MIB, (seconds, peak_mib)
+
+
+def test_24_mib_of_empty_lists_is_refused_before_it_is_parsed(tmp_path):
+    """8 million `[]` in one fact: 51 s and 1.8 GiB before."""
+    report = write_bytes(tmp_path / "r.json", _with(_report(facts="F"), "F", b'{"x": [' + b"[]," * (8 << 20) + b"[]]}"))
+    done, seconds, peak_mib = _run(tmp_path, "explain", "--from", str(report))
+    assert done.returncode == 2 and "JSON values" in done.stderr
+    assert seconds < SECONDS and peak_mib < PEAK_MIB, (seconds, peak_mib)
+
+
+@pytest.mark.parametrize("member", ["models", "findings"])
+def test_the_most_values_a_report_may_hold_are_checked_in_seconds(tmp_path, member):
+    """Just under the bound: 99,000 empty objects where each must be checked against its TypedDict."""
+    bundle = _bundle(tmp_path, _with(_report(**{member: "M"}), "M", b"[" + b"{}," * 99_000 + b"{}]"))
+    done, seconds, peak_mib = _run(tmp_path, "explain", "--from", str(bundle))
+    assert done.returncode in (0, 1, 3), done.stderr
+    assert seconds < SECONDS and peak_mib < PEAK_MIB * 2, (seconds, peak_mib)
+
+
+def test_diff_of_thousands_of_differences_is_linear(tmp_path):
+    """Two 870 KiB reports differing in 30,000 variables: 36 s before (each difference searched for in a list)."""
+    a = write_json(tmp_path / "a.json", _report(env={f"VLLM_X{i}": "a" for i in range(30_000)}))
+    b = write_json(tmp_path / "b.json", _report(env={f"VLLM_X{i}": "b" for i in range(30_000)}))
+    done, seconds, _ = _run(tmp_path, "diff", str(a), str(b))
+    assert done.returncode == 1 and done.stdout.count("A: a") == 30_000
+    assert seconds < SECONDS, seconds
+
+
+def test_the_markdown_replay_is_linear_in_repeated_titles(tmp_path):
+    """1.7 MB of `<summary>report.json` and one `</summary>` at the end: 54 s before."""
+    md = tmp_path / "issue.md"
+    md.write_text("<summary>report.json" * 84_000 + "</summary>\n")
+    done, seconds, _ = _run(tmp_path, "explain", "--from", str(md))
+    assert done.returncode == 2 and "is not valid JSON" in done.stderr
+    assert seconds < SECONDS, seconds
+
+
+def test_merge_of_thousands_of_colliding_names_is_linear(tmp_path):
+    """3,000 files whose names share their first 64 characters: 126 s before (each new name tried against all)."""
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    for i in range(3000):
+        (folder / f"{'n' * 64}{i}.json").touch()
+    done, seconds, _ = _run(tmp_path, "merge", "--json", str(folder))
+    names = [row["name"] for row in json.loads(done.stdout)["nodes"]]
+    assert len(set(names)) == 3000 and names[-1] == "n" * 64 + "~3000"
+    assert seconds < SECONDS, seconds
+
+
+def test_merge_of_many_models_named_differently_is_bounded(tmp_path):
+    """200 reports of 16 models each, every model named differently: each model compared was a row of every node."""
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    ops = {op: {"path": "tilelang", "why": []} for op in ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")}
+    for node in range(200):
+        models = [{"model": {"name": f"m{node}-{i}", "hidden_size": 4096}, "ops": ops} for i in range(16)]
+        write_json(folder / f"node-{node}.json", _report(models=models))
+    done, seconds, _ = _run(tmp_path, "merge", "--json", str(folder))
+    keys = [d["key"] for d in json.loads(done.stdout)["differences"]]
+    assert len([k for k in keys if k.startswith("paths:")]) == 16  # the first 16 models seen are compared
+    assert seconds < SECONDS, seconds
