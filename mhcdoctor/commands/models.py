@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from mhcdoctor.commands.options import json_option
+from mhcdoctor.documents.models import SCHEMA, ModelsDocument
 from mhcdoctor.models import BUILTIN_MODELS, DEFAULT_MODEL
 from mhcdoctor.render.json_view import render_json
 
@@ -14,8 +15,8 @@ from mhcdoctor.render.json_view import render_json
 def command(as_json: bool) -> int:
     """List the built-in model configs that --model accepts."""
     if as_json:
-        doc = {
-            "schema": "mhcdoctor.models/1",
+        doc: ModelsDocument = {
+            "schema": SCHEMA,
             "default": DEFAULT_MODEL,
             "models": [config.to_dict() for config in BUILTIN_MODELS.values()],
         }

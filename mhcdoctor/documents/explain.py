@@ -19,30 +19,45 @@ SCHEMA = "mhcdoctor.explain/1"
 GateKind = Literal["package", "aiter-api"]
 
 
-class GateDocument(TypedDict):
+class _GateBase(TypedDict):
     path: str
     gate: str
     observed: JsonValue
     passed: bool
     text: str
+
+
+class GateDocument(_GateBase, total=False):
+    """One test vLLM makes on the way to a path; a report saved before gates had kinds lacks `kind`."""
+
     kind: GateKind | None
 
 
-class OpDocument(TypedDict):
+class _OpBase(TypedDict):
     path: str
     why: list[GateDocument]
-    preferred: str | None
 
 
-class FindingDocument(TypedDict):
+class OpDocument(_OpBase, total=False):
+    """The path vLLM takes for one op; a report saved before the preferred path was recorded lacks `preferred`."""
+
+    preferred: str | None  # the platform's preferred path for this op in this release (None: no vLLM path)
+
+
+class _FindingBase(TypedDict):
     id: str
     severity: str
     title: str
     detail: str
     fix: str
     refs: list[str]
-    ops: list[str]
-    from_tokens: int | None
+
+
+class FindingDocument(_FindingBase, total=False):
+    """A finding; a report saved before its ops and token scope were recorded lacks them (readers use `.get`)."""
+
+    ops: list[str]  # the ops it is about, so a renderer can mark their rows
+    from_tokens: int | None  # it shows only from this many tokens in one call (None: at any count)
 
 
 class ModelDocument(TypedDict):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+SCHEMA = "mhcdoctor.models/1"
+
 # The built-in models, as `--model` takes them and `models --json` lists them (mhcdoctor.models holds their configs).
 BUILTIN_NAMES: tuple[str, ...] = ("deepseek-v4-pro", "deepseek-v4-flash", "deepseek-v4.1-flash")
 
@@ -19,3 +21,11 @@ class ModelConfigDocument(TypedDict):
     rms_norm_eps: float
     num_layers: int | None
     note: str | None
+
+
+class ModelsDocument(TypedDict):
+    """`models --json`: the built-in model configs."""
+
+    schema: str
+    default: str  # the model check and explain use without --model
+    models: list[ModelConfigDocument]

@@ -1,0 +1,219 @@
+"""Write the published JSON Schemas (mhcdoctor/schemas/, docs/schemas/) from the documents' TypedDicts.
+
+`python -m mhcdoctor.docschema` writes them; `--check` exits 1 when a schema on disk differs from what the types
+say (tests/test_published_schemas.py runs the same comparison), so a member added to a document is in its schema.
+A TypedDict is an object whose `required` members are its required keys (total-ness, NotRequired), Literal an enum,
+`X | None` X or null, list an array, dict[str, X] an object of X, JsonValue and `object` any JSON value; each
+TypedDict other than the root is a `$defs` entry named after its class, with its docstring as description.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+
+from mhcdoctor.documents import bench, bundle, check, diff, explain, fleet, log, models, verify
+from mhcdoctor.documents.vocabulary import JsonValue
+
+PACKAGE = Path(__file__).resolve().parent / "schemas"
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+# Names the documents' modules import only for type checking (check/1's verify part: check --fast loads no verify).
+_NAMESPACE: dict[str, object] = {"VerifyDocument": verify.VerifyDocument}
+
+
+@dataclass(frozen=True)
+class Published:
+    """One published schema: its file, the root type, the document id (its `schema` member), and its headings."""
+
+    file: str
+    root: type
+    schema_id: str | None
+    title: str
+    description: str = ""
+    id_host: str = "https://mhcdoctor.invalid"
+    extra_defs: tuple[tuple[str, type], ...] = ()  # $defs a reader refers to by name (bundle's probe files)
+
+
+PUBLISHED: tuple[Published, ...] = (
+    Published(
+        "bench.schema.json",
+        bench.BenchDocument,
+        bench.SCHEMA,
+        "mhcdoctor bench --json (mhcdoctor.bench/1)",
+        id_host="https://mhcdoctor.dev",
+    ),
+    Published(
+        "bundle.schema.json",
+        bundle.BundleManifest,
+        bundle.SCHEMA,
+        "mhcdoctor report --bundle: manifest.json (mhcdoctor.bundle/1); redactions.json is redactions.schema.json",
+        "The bundle is a tar.gz holding mhcdoctor-report/{manifest.json, report.json (check.schema.json), report.md, "
+        "redactions.json (redactions.schema.json), probes/NAME.json (probe_file)}.",
+        extra_defs=(("probe_file", check.ProbeDocument),),
+    ),
+    Published("check.schema.json", check.CheckDocument, check.SCHEMA, "mhcdoctor check --json (mhcdoctor.check/1)"),
+    Published("diff.schema.json", diff.DiffDocument, diff.SCHEMA, "mhcdoctor diff --json (mhcdoctor.diff/1)"),
+    Published(
+        "explain.schema.json",
+        explain.ExplainDocument,
+        explain.SCHEMA,
+        "mhcdoctor explain --json (mhcdoctor.explain/1)",
+        "Which path vLLM takes for each DeepSeek-V4 mHC op, every gate on the way, and the findings. check --json "
+        "carries the same object (without `schema`) per model in `models`.",
+    ),
+    Published(
+        "fleet.schema.json",
+        fleet.FleetDocument,
+        fleet.SCHEMA,
+        "mhcdoctor fleet --json and mhcdoctor merge --json (mhcdoctor.fleet/1)",
+    ),
+    Published(
+        "log.schema.json",
+        log.LogDocument,
+        log.LOG_SCHEMA,
+        "mhcdoctor log --json (mhcdoctor.log/1)",
+        "What a vLLM server log shows about DeepSeek-V4's mHC ops, with the line numbers that prove it.",
+    ),
+    Published(
+        "models.schema.json", models.ModelsDocument, models.SCHEMA, "mhcdoctor models --json (mhcdoctor.models/1)"
+    ),
+    Published(
+        "redactions.schema.json",
+        bundle.RedactionsDocument,
+        bundle.REDACTIONS_SCHEMA,
+        "redactions.json of a report --bundle, and what report --preview shows as redacted (mhcdoctor.redactions/1)",
+        "With --no-redact: redacted false, no rules, env null, nothing replaced (secrets and GPU UUIDs are masked "
+        "either way).",
+    ),
+    Published(
+        "verify.schema.json",
+        verify.VerifyDocument,
+        verify.SCHEMA,
+        "mhcdoctor verify --json (mhcdoctor.verify/1)",
+        id_host="https://mhcdoctor.dev",
+    ),
+)
+
+_SCALARS: dict[object, dict[str, object]] = {
+    str: {"type": "string"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    bool: {"type": "boolean"},
+    type(None): {"type": "null"},
+    object: {},
+    typing.Any: {},
+}
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.defs: dict[str, dict[str, object]] = {}
+
+    def of(self, hint: object) -> dict[str, object]:
+        """The JSON Schema of one type."""
+        if hint == JsonValue or isinstance(hint, typing.ForwardRef):
+            return {}  # any JSON value
+        if hint in _SCALARS:
+            return dict(_SCALARS[hint])
+        if typing.is_typeddict(hint):
+            assert isinstance(hint, type)
+            if hint.__name__ not in self.defs:
+                self.defs[hint.__name__] = {}  # placeholder: a type that refers to itself stops here
+                self.defs[hint.__name__] = self.object_of(hint)
+            return {"$ref": f"#/$defs/{hint.__name__}"}
+        origin, args = typing.get_origin(hint), typing.get_args(hint)
+        if origin is typing.Literal:
+            return {"enum": list(args)}
+        if origin in (typing.Union, types.UnionType):
+            return self.union(args)
+        if origin in (list, tuple, typing.Sequence) or str(origin) == "<class 'collections.abc.Sequence'>":
+            return {"type": "array", "items": self.of(args[0])} if args else {"type": "array"}
+        if origin is dict or str(origin) == "<class 'collections.abc.Mapping'>":
+            return {"type": "object", "additionalProperties": self.of(args[1])} if args else {"type": "object"}
+        raise TypeError(f"no JSON Schema for {hint!r}")
+
+    def union(self, args: tuple[object, ...]) -> dict[str, object]:
+        parts = [self.of(a) for a in args]
+        if all(set(p) == {"type"} and isinstance(p["type"], str) for p in parts):
+            return {"type": [p["type"] for p in parts]}  # ["string", "null"]
+        if any(p == {} for p in parts):
+            return {}
+        enums = [p for p in parts if set(p) == {"enum"}]
+        if len(enums) == 1 and {"type": "null"} in parts and len(parts) == 2:
+            enum = enums[0]["enum"]
+            assert isinstance(enum, list)
+            return {"enum": [*enum, None]}
+        return {"anyOf": parts}
+
+    def object_of(self, typed: type, schema_id: str | None = None) -> dict[str, object]:
+        hints = typing.get_type_hints(typed, localns=_NAMESPACE)
+        required: frozenset[str] = getattr(typed, "__required_keys__", frozenset())
+        properties = {
+            key: ({"const": schema_id} if key == "schema" and schema_id else self.of(hint))
+            for key, hint in hints.items()
+        }
+        out: dict[str, object] = {"type": "object"}
+        doc = typed.__doc__
+        if doc and not doc.startswith(f"{typed.__name__}(") and schema_id is None:  # TypedDict's own docstring
+            out["description"] = " ".join(doc.split())
+        out["required"] = [key for key in hints if key in required]
+        out["properties"] = properties
+        return out
+
+
+def schema_of(published: Published) -> dict[str, object]:
+    writer = _Writer()
+    root = writer.object_of(published.root, published.schema_id)
+    for name, typed in published.extra_defs:
+        writer.defs[name] = writer.object_of(typed)
+    out: dict[str, object] = {
+        "$schema": DRAFT,
+        "$id": f"{published.id_host}/schemas/{published.file}",
+        "title": published.title,
+    }
+    if published.description:
+        out["description"] = published.description
+    out.update(root)
+    if writer.defs:
+        out["$defs"] = dict(sorted(writer.defs.items()))
+    return out
+
+
+def rendered() -> dict[str, str]:
+    """Each schema file's text, as the types say."""
+    return {p.file: json.dumps(schema_of(p), indent=2, ensure_ascii=False) + "\n" for p in PUBLISHED}
+
+
+def stale() -> list[str]:
+    """The schema files (package and docs) that differ from the types, or are missing, or are not published."""
+    want = rendered()
+    out = []
+    for folder in (PACKAGE, DOCS):
+        on_disk = {p.name for p in folder.glob("*.schema.json")}
+        for name in sorted(on_disk | want.keys()):
+            path = folder / name
+            if name not in want or not path.exists() or path.read_text() != want[name]:
+                out.append(str(path))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    if "--check" in argv:
+        out_of_date = stale()
+        for path in out_of_date:
+            print(f"{path} is out of date: run python -m mhcdoctor.docschema", file=sys.stderr)
+        return 1 if out_of_date else 0
+    for folder in (PACKAGE, DOCS):
+        for name, text in rendered().items():
+            (folder / name).write_text(text)
+        print(f"wrote {len(PUBLISHED)} schemas to {folder}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
