@@ -56,12 +56,17 @@ def load_report(path: str | Path, *, regular_only: bool = False) -> CheckDocumen
     return read_saved_report(path, regular_only=regular_only).document
 
 
-def read_saved_report(path: str | Path, *, regular_only: bool = False) -> SavedReport:
-    """As load_report, with the facts read from the report (for `explain --from`, which decides on them)."""
+def read_saved_report(
+    path: str | Path, *, regular_only: bool = False, uses: frozenset[str] | None = None
+) -> SavedReport:
+    """As load_report, with the facts read from the report (for `explain --from`, which decides on them).
+
+    `uses`: the top-level members the caller reads (None: all); the others are neither checked nor kept, so a
+    damaged part a command does not read (a report's verify block, for explain) does not refuse the report."""
     label = "stdin" if str(path) == "-" else str(path)
     data = read_user_bytes(path, "report", InputError, regular_only=regular_only)
     if is_bundle_data(data):
-        return _validated(read_bundle_data(data, label).report, label)
+        return _validated(read_bundle_data(data, label).report, label, uses)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -74,7 +79,7 @@ def read_saved_report(path: str | Path, *, regular_only: bool = False) -> SavedR
         document = report_from_markdown(text)
         if document is None:
             raise InputError(f"report {label} is not valid JSON: {cut(str(exc), 200)}") from None
-    return _validated(document, label)
+    return _validated(document, label, uses)
 
 
 def validate_report(document: object, label: str) -> CheckDocument:
@@ -85,9 +90,11 @@ def validate_report(document: object, label: str) -> CheckDocument:
     return _validated(document, label).document
 
 
-def _validated(document: object, label: str) -> SavedReport:
+def _validated(document: object, label: str, uses: frozenset[str] | None = None) -> SavedReport:
     if not isinstance(document, dict):
         raise InputError(f"report {label} must hold a JSON object")
+    if uses is not None:
+        document = {key: value for key, value in document.items() if key == "schema" or key in uses}
     schema = document.get("schema")
     if schema != CHECK_SCHEMA:
         found = f"{str(schema)[:80]!r}" if schema is not None else "no schema"

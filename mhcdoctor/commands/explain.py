@@ -137,7 +137,7 @@ def command(
     whatif = WhatIf(platform, arch, aiter, aiter_fix, tilelang, vllm, rocm, deepgemm)
     probe = probe_facts(deep, timeout, python)
     if from_path is not None:
-        saved = read_saved_report(from_path)
+        saved = read_saved_report(from_path, uses=frozenset({"facts"}))  # explain decides on the facts alone
         facts = build_facts(whatif, lambda: report_facts(saved.facts, from_path))
     else:
         facts = build_facts(whatif, probe)

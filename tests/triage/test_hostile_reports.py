@@ -84,27 +84,37 @@ def test_a_fifo_with_a_report_written_to_it_is_read(tmp_path):
     assert json.loads(done.stdout)["facts"]["aiter"]["version"] == "0.1.13"
 
 
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"facts.devices": "x"}, "facts.devices"),
-        ({"facts.vllm.version": "1" * 100_000}, "facts.vllm.version is 100000 characters long; not a version"),
-        ({"models": "x"}, "models has the wrong type (str)"),
-        ({"findings": [1, 2]}, "every entry of findings must be a JSON object"),
-        ({"host": []}, "host has the wrong type (list)"),
-        # deeper: each member of a model, finding or verify entry has its check/1 type where present
-        ({"host": {"hostname": ["x"]}}, "host.hostname: expected str, not list"),
-        ({"findings": [{"id": "x", "severity": 5}]}, "findings[0].severity: expected str, not int"),
-        ({"models": [{"ops": {"mhc_pre": 5}}]}, "models[0].ops.mhc_pre: expected an object"),
-        ({"models": [{"fused_post_pre": "yes"}]}, "models[0].fused_post_pre: expected bool, not str"),
-        ({"verify": {"paths": "x"}}, "verify.paths: expected a list"),
-        ({"verify": {"results": [{"tokens": 1.5}]}}, "verify.results[0].tokens: expected int, not float"),
-    ],
-)
+FACTS_DAMAGED = [
+    ({"facts.devices": "x"}, "facts.devices"),
+    ({"facts.vllm.version": "1" * 100_000}, "facts.vllm.version is 100000 characters long; not a version"),
+]
+# Parts explain --from does not read (it decides on the facts alone): diff refuses them, explain does not look.
+OTHER_PARTS_DAMAGED = [
+    ({"models": "x"}, "models has the wrong type (str)"),
+    ({"findings": [1, 2]}, "every entry of findings must be a JSON object"),
+    ({"host": []}, "host has the wrong type (list)"),
+    # deeper: each member of a model, finding or verify entry has its check/1 type where present
+    ({"host": {"hostname": ["x"]}}, "host.hostname: expected str, not list"),
+    ({"findings": [{"id": "x", "severity": 5}]}, "findings[0].severity: expected str, not int"),
+    ({"models": [{"ops": {"mhc_pre": 5}}]}, "models[0].ops.mhc_pre: expected an object"),
+    ({"models": [{"fused_post_pre": "yes"}]}, "models[0].fused_post_pre: expected bool, not str"),
+    ({"verify": {"paths": "x"}}, "verify.paths: expected a list"),
+    ({"verify": {"results": [{"tokens": 1.5}]}}, "verify.results[0].tokens: expected int, not float"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), FACTS_DAMAGED + OTHER_PARTS_DAMAGED)
 @pytest.mark.parametrize("command", ["explain", "diff"])
-def test_a_malformed_report_exits_2_with_one_bounded_line_in_both_commands(tmp_path, change, message, command):
+def test_a_malformed_report_exits_2_with_one_bounded_line_where_the_command_reads_it(
+    tmp_path, change, message, command
+):
     bad = write_json(tmp_path / "bad.json", variant(rocm_report(), **change))
     good = write_json(tmp_path / "good.json", rocm_report())
+    if command == "explain" and (change, message) in OTHER_PARTS_DAMAGED:
+        damaged, intact = _run("explain", "--json", "--from", str(bad)), _run("explain", "--json", "--from", str(good))
+        assert damaged.returncode == intact.returncode == 3, damaged.stderr
+        assert json.loads(damaged.stdout)["findings"] == json.loads(intact.stdout)["findings"]
+        return
     args = ("explain", "--from", str(bad)) if command == "explain" else ("diff", str(good), str(bad))
     done = _run(*args)
     lines = done.stderr.strip().splitlines()
