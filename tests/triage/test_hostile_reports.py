@@ -84,12 +84,12 @@ def test_a_fifo_with_a_report_written_to_it_is_read(tmp_path):
     assert json.loads(done.stdout)["facts"]["aiter"]["version"] == "0.1.13"
 
 
-FACTS_DAMAGED = [
+FACTS_DAMAGED: list[tuple[dict[str, object], str]] = [
     ({"facts.devices": "x"}, "facts.devices"),
     ({"facts.vllm.version": "1" * 100_000}, "facts.vllm.version is 100000 characters long; not a version"),
 ]
 # Parts explain --from does not read (it decides on the facts alone): diff refuses them, explain does not look.
-OTHER_PARTS_DAMAGED = [
+OTHER_PARTS_DAMAGED: list[tuple[dict[str, object], str]] = [
     ({"models": "x"}, "models has the wrong type (str)"),
     ({"findings": [1, 2]}, "every entry of findings must be a JSON object"),
     ({"host": []}, "host has the wrong type (list)"),
