@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import TypeGuard
 
-from mhcdoctor.verify.rows import BASE_SPEC, NUMBER, CaseRowBase, RowSpec, fits, strings
-
-_NONE = type(None)
+from mhcdoctor.userfiles import mismatch
+from mhcdoctor.verify.rows import CaseRowBase
 
 
 class TimedRow(CaseRowBase, total=False):
@@ -34,27 +33,6 @@ class TimedRow(CaseRowBase, total=False):
     tb_per_s: float  # measure_copy: the bandwidth of the median copy
 
 
-TIMED_SPEC: RowSpec = {
-    **BASE_SPEC,
-    "median_s": (NUMBER, False),
-    "min_s": (NUMBER, False),
-    "runs": ((int,), False),
-    "timer": ((str,), False),
-    "max_abs_err": ((*NUMBER, _NONE), False),
-    "max_rel_err": ((*NUMBER, _NONE), False),
-    "worst_output": ((str, _NONE), False),
-    "rows_checked": ((int,), False),
-    "called": ((str,), False),
-    "torch_piece": ((bool,), False),
-    "graph_median_s": (NUMBER, False),
-    "graph_min_s": (NUMBER, False),
-    "graph_runs": ((int,), False),
-    "graph_error": ((str,), False),
-    "copy_bytes": ((int,), False),
-    "tb_per_s": (NUMBER, False),
-}
-
-
 def is_timed_row(row: dict[str, object]) -> TypeGuard[TimedRow]:
     """Whether a row read back from a bench child (or written by the runner) is a TimedRow."""
-    return fits(row, TIMED_SPEC) and strings(row.get("evidence", []))
+    return mismatch(row, TimedRow, "row", complete=True) is None

@@ -1,10 +1,10 @@
 """The typed rows and outcomes that verify's path children hand back, and their check where the JSON is read.
 
 A path child writes its rows as JSON lines (mhcdoctor.verify.worker); the parent (mhcdoctor.verify.runner) reads
-them back with json.loads, which types nothing. Each kind of row says here which members it has and of which JSON
-types (`RowSpec`), and `fits` checks a row read back against it: what leaves the runner is typed because it was
-checked, not because it was asserted. verify's rows are `CaseRow`; bench's (mhcdoctor.bench.rows) are another
-kind checked the same way.
+them back with json.loads, which types nothing. Each kind of row is a TypedDict, and a row read back is checked
+against it by userfiles.mismatch, the one check of JSON that comes in (saved reports pass the same): what leaves the
+runner is typed because it was checked, not because it was asserted. verify's rows are `CaseRow`; bench's
+(mhcdoctor.bench.rows) are another kind checked the same way.
 """
 
 from __future__ import annotations
@@ -14,44 +14,10 @@ from typing import TypedDict, TypeGuard
 from mhcdoctor.documents.verify import OutputVerdict, ParamsDocument, ToleranceDocument
 from mhcdoctor.userfiles import mismatch
 
-# A member's JSON types (type(None) where it may be null) and whether every row has it.
-RowSpec = dict[str, tuple[tuple[type, ...], bool]]
-NUMBER = (int, float)  # a JSON number that Python's json reads as int when it has no fraction
-_NONE = type(None)
-
-
-def fits(obj: dict[str, object], spec: RowSpec) -> bool:
-    """Whether `obj` has every member `spec` requires and each member `spec` names has one of its types; lists of
-    strings (evidence) are checked to their items by the callers that have them."""
-    for key, (kinds, required) in spec.items():
-        if key not in obj:
-            if required:
-                return False
-            continue
-        value = obj[key]
-        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            return False
-    return True
-
-
-def strings(value: object) -> bool:
-    return isinstance(value, list) and all(isinstance(item, str) for item in value)
-
-
-# The members every row has, whatever the per-case task: the runner itself writes rows of only these (a case a
-# child never finished), besides `reason` and `evidence`.
-BASE_SPEC: RowSpec = {
-    "op": ((str,), True),
-    "tokens": ((int,), True),
-    "status": ((str,), True),
-    "seconds": (NUMBER, True),
-    "reason": ((str, _NONE), False),
-    "evidence": ((list,), False),
-}
-
 
 class CaseRowBase(TypedDict):
-    """The members every row has, whatever the per-case task (`BASE_SPEC`)."""
+    """The members every row has, whatever the per-case task: the runner itself writes rows of only these (a case a
+    child never finished), besides `reason` and `evidence`."""
 
     op: str
     tokens: int
@@ -74,52 +40,14 @@ class CaseRow(CaseRowBase, total=False):
     outputs: list[OutputVerdict]
 
 
-_TOLERANCE_SPEC: RowSpec = {"abs": (NUMBER, True), "rel": (NUMBER, True)}
-_VERDICT_SPEC: RowSpec = {
-    "name": ((str,), True),
-    "tolerance": ((dict,), True),
-    "max_abs_err": ((*NUMBER, _NONE), True),
-    "max_rel_err": ((*NUMBER, _NONE), True),
-    "passed": ((bool,), True),
-    "reason": ((str,), False),
-    "bad_rows": ((list,), False),
-}
-CASE_SPEC: RowSpec = {
-    **BASE_SPEC,
-    "max_abs_err": ((*NUMBER, _NONE), False),
-    "max_rel_err": ((*NUMBER, _NONE), False),
-    "tolerance": ((dict, _NONE), False),
-    "worst_output": ((str, _NONE), False),
-    "kernel_seconds": ((*NUMBER, _NONE), False),
-    "rows_checked": ((int, _NONE), False),
-    "outputs": ((list,), False),
-}
-
-
-def is_tolerance(value: object) -> TypeGuard[ToleranceDocument]:
-    return isinstance(value, dict) and fits(value, _TOLERANCE_SPEC)
-
-
 def is_output_verdict(value: object) -> TypeGuard[OutputVerdict]:
-    return (
-        isinstance(value, dict)
-        and fits(value, _VERDICT_SPEC)
-        and is_tolerance(value["tolerance"])
-        and all(isinstance(r, int) for r in value.get("bad_rows", []))
-    )
+    return mismatch(value, OutputVerdict, "output", complete=True) is None
 
 
 def is_case_row(row: dict[str, object]) -> TypeGuard[CaseRow]:
-    """Whether a row read back from a path child (or written by the runner) is a CaseRow."""
-    tolerance = row.get("tolerance")
-    outputs = row.get("outputs", [])
-    return (
-        fits(row, CASE_SPEC)
-        and strings(row.get("evidence", []))
-        and (tolerance is None or is_tolerance(tolerance))
-        and isinstance(outputs, list)
-        and all(is_output_verdict(o) for o in outputs)
-    )
+    """Whether a row read back from a path child (or written by the runner) is a CaseRow: every member the type
+    requires there, and each member of its type all the way down (its outputs and their tolerances too)."""
+    return mismatch(row, CaseRow, "row", complete=True) is None
 
 
 class _RequestBase(TypedDict):

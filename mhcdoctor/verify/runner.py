@@ -298,7 +298,7 @@ def _outcome(job: Job, timeout: float, task: Task[R]) -> Ran[R]:
                     "evidence": evidence if in_flight is None else [],
                     "seconds": 0.0,
                 }
-            if task.is_row(stub):  # every task's rows have a stub's members (verify.rows.BASE_SPEC)
+            if task.is_row(stub):  # every task's rows have a stub's members (verify.rows.CaseRowBase)
                 rows.append(stub)
     return Ran(outcome, rows)
 
