@@ -14,14 +14,14 @@ marked here, where it is declared, and shows in explain from then on.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from mhcdoctor.documents.check import (
-    FIX_STATES,
-    PLATFORMS,
-    TORCH_BUILDS,
     AiterDocument,
     AiterJitDocument,
     CacheDocument,
@@ -39,6 +39,7 @@ from mhcdoctor.documents.check import (
 )
 from mhcdoctor.documents.dataclass_json import as_document
 from mhcdoctor.documents.vocabulary import JsonValue
+from mhcdoctor.userfiles import mismatch
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -228,14 +229,8 @@ class Facts:
             raise
         except (TypeError, ValueError) as exc:  # a wrong type deep inside
             raise FactsError(f"facts: {exc}") from None
-        if facts.platform not in PLATFORMS:
-            raise FactsError(f"facts.platform must be one of {', '.join(PLATFORMS)}, not {facts.platform!r}")
         if facts.vllm.build is not None and facts.vllm.build not in VLLM_BUILDS:
             raise FactsError(f"facts.vllm.build must be one of {', '.join(VLLM_BUILDS)} or null")
-        if facts.aiter.sqrsum_fix not in FIX_STATES:
-            raise FactsError(f"facts.aiter.sqrsum_fix must be one of {', '.join(FIX_STATES)}")
-        if facts.torch.build is not None and facts.torch.build not in TORCH_BUILDS:
-            raise FactsError(f"facts.torch.build must be one of {', '.join(TORCH_BUILDS)} or null")
         recorded = data.get("torch")
         if isinstance(recorded, dict) and "build" not in recorded and {"cuda", "hip"} & recorded.keys():
             t = facts.torch  # a report from before torch.build: derived as the torch probe derives it
@@ -318,9 +313,6 @@ def _marked(obj: DataclassInstance) -> dict[str, JsonValue]:
     return view
 
 
-_SCALARS = {"str": str, "int": int, "bool": bool, "float": float}
-
-
 _D = TypeVar("_D", bound="DataclassInstance")
 
 
@@ -331,59 +323,39 @@ def from_json(cls: type[_D], data: Mapping[str, JsonValue], where: str) -> _D:
 
 
 def _build(cls: type[_D], data: dict[str, Any], where: str) -> _D:
-    """Build dataclass `cls` from a dict, checking each field's type; unknown keys are ignored (forward compat)."""
-    kwargs: dict[str, Any] = {}
-    hints = {f.name: f for f in dataclasses.fields(cls)}
-    for name, f in hints.items():
-        if name not in data:
-            continue
-        kwargs[name] = _coerce(f.type if isinstance(f.type, str) else str(f.type), data[name], f"{where}.{name}")
-    return cls(**kwargs)
+    """Dataclass `cls` from a dict checked against its document type (DOCUMENTS) by userfiles.mismatch, the one
+    check of JSON that comes in; unknown keys are ignored (forward compat), absent ones keep their defaults."""
+    wrong = mismatch(data, DOCUMENTS[cls.__name__], where)
+    if wrong is not None:
+        raise FactsError(wrong)
+    return _from_document(cls, data)
 
 
-def _coerce(type_text: str, value: Any, where: str) -> Any:
-    optional = "None" in type_text
+def _from_document(cls: type[_D], data: Mapping[str, Any]) -> _D:
+    types_ = _field_types(cls)
+    return cls(**{f.name: _value(types_[f.name], data[f.name]) for f in dataclasses.fields(cls) if f.name in data})
+
+
+def _value(hint: object, value: Any) -> Any:
+    """A checked JSON value as the field's type holds it: nested dataclasses built, whole numbers of float fields
+    made floats."""
     if value is None:
-        if optional:
-            return None
-        raise FactsError(f"{where} may not be null")
-    base = type_text.replace(" | None", "").strip()
-    if base in _DATACLASSES:
-        if not isinstance(value, dict):
-            raise FactsError(f"{where} must be an object")
-        return _build(_DATACLASSES[base], value, where)
-    if base.startswith("list["):
-        inner = base[5:-1]
-        if not isinstance(value, list):
-            raise FactsError(f"{where} must be a list")
-        return [_coerce(inner, v, f"{where}[{i}]") for i, v in enumerate(value)]
-    if base.startswith("dict["):
-        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-            raise FactsError(f"{where} must be an object of strings")
+        return None
+    options = [a for a in typing.get_args(hint) if a is not type(None)] if _is_union(hint) else [hint]
+    kind = options[0]
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+        return _from_document(kind, value)
+    if typing.get_origin(kind) is list:
+        return [_value(typing.get_args(kind)[0], v) for v in value]
+    if typing.get_origin(kind) is dict:
         return dict(value)
-    if base.startswith("Literal[") or base in ("Platform", "FixState", "TorchBuild"):
-        if not isinstance(value, str):
-            raise FactsError(f"{where} must be a string")
-        return value
-    expected = _SCALARS.get(base)
-    if expected is None:
-        raise FactsError(f"{where}: unsupported field type {type_text}")
-    if expected is int and isinstance(value, bool) or not isinstance(value, expected):
-        if expected is float and isinstance(value, int) and not isinstance(value, bool):
-            return float(value)
-        raise FactsError(f"{where} must be {base}, not {type(value).__name__}")
-    return value
+    return float(value) if kind is float else value
 
 
-_DATACLASSES: dict[str, type] = {
-    "Device": Device,
-    "PackageFacts": PackageFacts,
-    "AiterFacts": AiterFacts,
-    "TorchFacts": TorchFacts,
-    "CompilerFacts": CompilerFacts,
-    "VllmFacts": VllmFacts,
-    "VllmSelfCheck": VllmSelfCheck,
-    "DeepGemmFacts": DeepGemmFacts,
-    "CacheFacts": CacheFacts,
-    "AiterJitFacts": AiterJitFacts,
-}
+def _is_union(hint: object) -> bool:
+    return typing.get_origin(hint) in (typing.Union, types.UnionType)
+
+
+@functools.cache
+def _field_types(cls: type) -> dict[str, object]:
+    return typing.get_type_hints(cls)
