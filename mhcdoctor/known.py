@@ -151,7 +151,8 @@ def vllm_tilelang_pin(vllm: str | None) -> str | None:
 # sinkhorn NaN skip), and 0.34's tilelang.py only adds the residual-reusing wrapper. Measured on 0.34.0 only.
 FUSED_POST_PRE_SLOW_RELEASES = ">=0.33.0,<0.35.0"
 # mhc_fused_post_pre_tilelang_reuse_residual at 1 token, hidden 7168, replayed in a CUDA graph on an H200
-# (2026-12-04): ms under tilelang 0.1.15 (bench) and under 0.1.12, vLLM 0.34's pin (bench's graph timer).
+# (2026-12-04): ms under tilelang 0.1.15 (mhcdoctor bench's graph ms; its post then pre took 0.0143) and under 0.1.12,
+# vLLM 0.34's pin (scripts/gpu-vllm-kernels time: graph_median_s of 100 runs).
 FUSED_POST_PRE_SLOW_MS = (0.0480, 0.0091)
 FUSED_POST_PRE_SLOW_TILELANG = "0.1.15"
 
@@ -252,7 +253,11 @@ TILELANG_COMPILE_SECONDS = "6–10 s"
 TOKEN_TRIGGERS: tuple[tuple[int, str], ...] = (
     (17, "aiter's sqrsum race (#3033) corrupts rows past 16"),
     (128, "tilelang's prenorm GEMM leaves its small-tile variant (vLLM 0.22–0.34: num_tokens < 128)"),
-    (1024, "tilelang's block-M prenorm GEMM, 2 tokens per block (vLLM 0.22–0.34: num_tokens >= 1024)"),
+    (
+        1024,
+        "tilelang's block-M prenorm GEMM, 2 tokens per block (vLLM 0.22–0.34: num_tokens >= 1024; 0.22–0.26's "
+        "measured wrong under tilelang 0.1.9)",
+    ),
 )
 
 # sm_12x: DeepGEMM's tf32_hc_prenorm_gemm dispatches arch 9 and 10 only (csrc/apis/hyperconnection.hpp: "Unsupported
@@ -277,28 +282,33 @@ MEASURED: tuple[tuple[str, str, str, str, str], ...] = (
     (
         "tilelang-prenorm-block-m",
         "NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130)",
-        "bench's vLLM-kernel matrix: vLLM 0.24.0's, 0.26.0's and 0.27.0–0.34.0's kernel files from each wheel, called "
-        "as the DeepSeek-V4 model calls them (DeepGEMM off), against the float64 oracle; hidden 4096 and 7168; 1, 7, "
-        "80, 512, 1024, 4096 and 16384 tokens; tilelang 0.1.9, 0.1.12 and 0.1.15",
+        "scripts/gpu-vllm-kernels matrix (bench/vllm_kernels.py --check-only): vLLM 0.24.0, 0.26.0, 0.27.0, 0.28.0, "
+        "0.30.0, 0.31.0, 0.33.0 and 0.34.0's kernel files from each wheel, called as the DeepSeek-V4 model calls them "
+        "(DeepGEMM off), against the float64 oracle; hidden 4096 and 7168; 1, 7, 80, 512, 1024, 4096 and 16384 "
+        "tokens; each release under its pinned tilelang (0.1.9 or 0.1.12) and under 0.1.15",
         "2026-12-04",
         "0.24.0 and 0.26.0 under tilelang 0.1.9: mhc_pre and the fused post+pre wrong at 1024, 4096 and 16384 tokens "
-        "at both hidden sizes (post_mix off by up to 1.58, about half of comb_mix wrong); right under 0.1.15. 0.25.x "
-        "has 0.24's kernel. 0.27.0+ right under 0.1.12 and 0.1.15. So fail with tilelang <= 0.1.9, warn for "
-        "0.1.10–0.1.14 (not measured), nothing from 0.1.15",
+        "at both hidden sizes (post_mix off by up to 1.58, about half of comb_mix wrong); right under 0.1.15. The "
+        "block-M kernel is the same text in 0.22.0–0.26.0. 0.27.0+ right at those sizes under 0.1.12 and 0.1.15. So: "
+        "fail with tilelang <= 0.1.9, warn for 0.1.10–0.1.14 (not measured), nothing from 0.1.15",
     ),
     (
         "tilelang-tvm-ffi-mismatch",
-        "NVIDIA H200",
-        "`import tilelang` with tilelang 0.1.12 and apache-tvm-ffi 0.1.12 installed",
+        "NVIDIA H200 (driver 580.159.04)",
+        "scripts/gpu-vllm-kernels matrix with tilelang 0.1.12 and apache-tvm-ffi 0.1.12: importing vLLM 0.27–0.34's "
+        "kernels/mhc/tilelang (which imports tilelang)",
         "2026-12-04",
-        "aborts: TypeAttr `__ffi_repr__` is already registered (0.1.12's METADATA requires apache-tvm-ffi<=0.1.11)",
+        "every run aborts: terminate called after throwing tvm::ffi::Error, TypeAttr `__ffi_repr__` is already "
+        "registered (0.1.12's wheel METADATA requires apache-tvm-ffi<=0.1.11,>=0.1.10)",
     ),
     (
         "tilelang-fused-post-pre-slow",
-        "NVIDIA H200",
-        "bench on vLLM 0.34.0's kernel files, mhc_fused_post_pre_tilelang_reuse_residual, hidden 7168, 1 token, "
-        "replayed in a CUDA graph; tilelang 0.1.15 and 0.1.12 (vLLM 0.34's pin)",
+        "NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130)",
+        "vLLM 0.34.0's kernel files, mhc_fused_post_pre_tilelang_reuse_residual, hidden 7168, 1 token, replayed in a "
+        "CUDA graph: mhcdoctor bench --model deepseek-v4-pro under tilelang 0.1.15; scripts/gpu-vllm-kernels time "
+        "(bench/vllm_kernels.py) under 0.1.12, vLLM 0.34's pin",
         "2026-12-04",
-        "0.0480 ms under tilelang 0.1.15 against 0.0091 ms under 0.1.12: slow, not wrong",
+        "0.0480 ms per call under tilelang 0.1.15 against 0.0091 ms under 0.1.12: slow, not wrong (0.33.0 has the "
+        "same kernel file; not timed)",
     ),
 )
