@@ -48,3 +48,6 @@ def test_tilelang_0_1_12_with_apache_tvm_ffi_0_1_12_over_its_pin_is_fail_from_me
     )
     assert "requires apache-tvm-ffi>=0.1.10,<=0.1.11: 0.1.12 was installed over that pin" in proc.stdout
     assert "pip install 'apache-tvm-ffi<0.1.12'" in proc.stdout
+    explained = machine.run("explain")  # the same machine, as explain shows it
+    assert "✗ [fail] tilelang-tvm-ffi-mismatch: tilelang and apache-tvm-ffi are a known-bad pair" in explained.stdout
+    assert explained.returncode == 3

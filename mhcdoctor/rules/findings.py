@@ -1368,7 +1368,7 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         fix="pip install 'apache-tvm-ffi<0.1.12'",
         fix_for=lambda c: (
             (p.pin if (p := _tvm_ffi_pair(c)) else "")
-            + "  # or a tilelang whose own pin excludes it: pip install -U tilelang"
+            + "  # or a tilelang that registers it once (0.1.13+, tilelang #2795): pip install -U tilelang"
         ),
         refs=(
             TILELANG_ISSUES + "2367",
