@@ -231,7 +231,7 @@ def known_bugs_page() -> str:
         "mhcdoctor/aiter_releases.py and mhcdoctor/rules/findings.py; do not edit. -->",
         "",
         "Each bug is a finding: the versions come from the code at each release or tag, the severity from its effect "
-        "(wrong results or a crash: fail; slow, or measured wrong under another version but not under this one: warn; "
+        "(wrong results or a crash: fail; slow, or known wrong with other versions and not measured with these: warn; "
         "read from the code, not measured: info). What was measured on a GPU is listed below the audits.",
         "",
         "| id | severity | when it fires | fix | source |",
