@@ -218,7 +218,7 @@ KNOWN_BUG_IDS = (
     "aiter-sqrsum-race", "aiter-big-fuse-sync", "aiter-mhc-post-race", "aiter-rocm-compiler",
     "aiter-mhc-pre-invalid-config", "tilelang-wrong-arch", "tilelang-pdl-unsupported", "tilelang-tvm-ffi-mismatch",
     "tilelang-prenorm-block-m", "tilelang-hip-allreduce-offset", "deepgemm-prenorm-broken", "aiter-api-too-old",
-    "tilelang-cache-cold", "aiter-jit-stale", "deepgemm-prenorm-b300-launch",
+    "tilelang-cache-cold", "aiter-jit-stale", "deepgemm-prenorm-b300-launch", "tilelang-fused-post-pre-slow",
 )  # fmt: skip
 
 
@@ -231,7 +231,8 @@ def known_bugs_page() -> str:
         "mhcdoctor/aiter_releases.py and mhcdoctor/rules/findings.py; do not edit. -->",
         "",
         "Each bug is a finding: the versions come from the code at each release or tag, the severity from its effect "
-        "(wrong results or a crash: fail; slow: warn; not measured: info).",
+        "(wrong results or a crash: fail; slow, or known wrong with other versions and not measured with these: warn; "
+        "read from the code, not measured: info). What was measured on a GPU is listed below the audits.",
         "",
         "| id | severity | when it fires | fix | source |",
         "| --- | --- | --- | --- | --- |",
@@ -272,6 +273,15 @@ def known_bugs_page() -> str:
         "| --- | --- | --- |",
     ]
     out += [f"| {tags} | {_cell(what)} | {kind} |" for tags, what, kind in known.AITER_AUDIT]
+    out += [
+        "",
+        "## Measured on a GPU",
+        "",
+        "| finding | GPU | what ran | date | result |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    out += [f"| `{name}` | {gpu} | {_cell(ran)} | {day} | {_cell(result)} |" for name, gpu, ran, day, result in
+            known.MEASURED]  # fmt: skip
     out += ["", "## Awaiting measurement", "", "| finding | what to run on the GPU machine |", "| --- | --- |"]
     out += [f"| `{name}` | {_cell(what)} |" for name, what in known.AWAITING_MEASUREMENT]
     return "\n".join(out) + "\n"

@@ -60,11 +60,12 @@ TILELANG_TVM_FFI_REQUIRES: dict[str, str] = {
     "0.1.15": ">=0.1.11,<0.1.13",
 }
 TVM_FFI_BAD_PAIRS: tuple[BadPair, ...] = (
-    # apache-tvm-ffi 0.1.12 registers AccessPath's __ffi_repr__ itself; the tvm inside tilelang 0.1.10–0.1.11
+    # apache-tvm-ffi 0.1.12 registers AccessPath's __ffi_repr__ itself; the tvm inside tilelang 0.1.10–0.1.12
     # registers it again and the C++ error aborts the interpreter at `import tilelang` (SIGABRT). tile-ai/tvm #60,
-    # shipped by tilelang #2795 in 0.1.13, stops the second registration; 0.1.12 pins apache-tvm-ffi<=0.1.11.
+    # shipped by tilelang #2795 in 0.1.13, stops the second registration. 0.1.12 pins apache-tvm-ffi<=0.1.11 (its
+    # wheel's METADATA) and still aborts when 0.1.12 is installed over that pin (H200, 2026-12-04, `import tilelang`).
     BadPair(
-        tilelang=">=0.1.10,<0.1.12",
+        tilelang=">=0.1.10,<0.1.13",
         tvm_ffi=">=0.1.12",
         effect="`import tilelang` aborts (SIGABRT): TypeAttr `__ffi_repr__` is already registered",
         pin="pip install 'apache-tvm-ffi<0.1.12'",
@@ -127,8 +128,33 @@ VLLM_NVCC_GATE = (12, 9)
 VLLM_NVCC_GATE_RELEASES = ">=0.34.0"
 # vLLM releases whose hc_prenorm_gemm_block_m_tilelang (prenorm GEMM from 1024 tokens without DeepGEMM) sums each
 # token into a T.alloc_var(init=0.0) inside the unrolled token loop: kernels/mhc/tilelang_kernels.py (0.23–0.26) and
-# _tilelang_ops.py (0.22), read from each wheel; 0.27.0 rewrote it with per-token T.alloc_local arrays.
+# _tilelang_ops.py (0.22), read from each wheel; the function is the same text in 0.22.0 through 0.26.0; 0.27.0
+# rewrote it with per-token T.alloc_local arrays.
 BLOCK_M_ACCUMULATOR_RELEASES = ">=0.22.0,<0.27.0"
+# Measured on an H200 (vLLM 0.24.0's and 0.26.0's kernel files, 1024–16384 tokens, 2026-12-04): the tilelang that
+# lowers that accumulator wrong (0.1.9, the pin of vLLM 0.20–0.26) and the first one measured right (0.1.15).
+BLOCK_M_WRONG_TILELANG = "<=0.1.9"
+BLOCK_M_RIGHT_TILELANG = ">=0.1.15"
+BLOCK_M_MEASURED_RELEASES = ("0.24.0", "0.26.0")
+
+# The tilelang each vLLM wheel's Requires-Dist pins (vllm-X.dist-info/METADATA, read from each wheel 0.20.0–0.34.0).
+_VLLM_TILELANG_PINS = ((">=0.20.0,<0.27.0", "0.1.9"), (">=0.27.0,<0.35.0", "0.1.12"))
+
+
+def vllm_tilelang_pin(vllm: str | None) -> str | None:
+    """The tilelang version vLLM `vllm`'s wheel pins, where known."""
+    return next((pin for spec, pin in _VLLM_TILELANG_PINS if within(vllm, spec)), None)
+
+
+# vLLM releases whose fused post+pre runs the kernels measured slow under a tilelang newer than the pin:
+# kernels/mhc/tilelang_kernels.py is the same file in 0.33.0 and 0.34.0 (0.32.0's lacks 0.33's single-pass split and
+# sinkhorn NaN skip), and 0.34's tilelang.py only adds the residual-reusing wrapper. Measured on 0.34.0 only.
+FUSED_POST_PRE_SLOW_RELEASES = ">=0.33.0,<0.35.0"
+# mhc_fused_post_pre_tilelang_reuse_residual at 1 token, hidden 7168, replayed in a CUDA graph on an H200
+# (2026-12-04): ms under tilelang 0.1.15 (mhcdoctor bench's graph ms; its post then pre took 0.0143) and under 0.1.12,
+# vLLM 0.34's pin (scripts/gpu-vllm-kernels time: graph_median_s of 100 runs).
+FUSED_POST_PRE_SLOW_MS = (0.0480, 0.0091)
+FUSED_POST_PRE_SLOW_TILELANG = "0.1.15"
 
 
 # The audit of vLLM's mHC code between consecutive releases: (pair, lines changed in kernels/mhc/*, layers/mhc.py,
@@ -151,8 +177,8 @@ VLLM_AUDIT: tuple[tuple[str, int, str, str], ...] = (
     ("0.25.1 → 0.26.0", 271, "mhc_pre_broadcast_tilelang: the first layer's pre calls DeepGEMM with no tilelang "
      "fallback (deepgemm-prenorm-broken)", "feature (crash where DeepGEMM cannot run)"),
     ("0.26.0 → 0.27.0", 39, "block-M prenorm GEMM: per-token T.alloc_local accumulators instead of one "
-     "T.alloc_var(init=0.0) in the unrolled token loop (tilelang-prenorm-block-m)", "fix (awaits "
-     "measurement)"),
+     "T.alloc_var(init=0.0) in the unrolled token loop (tilelang-prenorm-block-m)", "fix (wrong results "
+     "from 1024 tokens under tilelang 0.1.9: measured)"),
     ("0.27.0 → 0.27.1", 0, "no change to the mHC files", "none"),
     ("0.27.1 → 0.28.0", 125, "tilelang_jit wrapper (vllm/tilelang_utils.py) replaces the per-kernel tilelang.jit",
      "refactor"),
@@ -227,7 +253,11 @@ TILELANG_COMPILE_SECONDS = "6–10 s"
 TOKEN_TRIGGERS: tuple[tuple[int, str], ...] = (
     (17, "aiter's sqrsum race (#3033) corrupts rows past 16"),
     (128, "tilelang's prenorm GEMM leaves its small-tile variant (vLLM 0.22–0.34: num_tokens < 128)"),
-    (1024, "tilelang's block-M prenorm GEMM, 2 tokens per block (vLLM 0.22–0.34: num_tokens >= 1024)"),
+    (
+        1024,
+        "tilelang's block-M prenorm GEMM, 2 tokens per block (vLLM 0.22–0.34: num_tokens >= 1024; 0.22–0.26's "
+        "measured wrong under tilelang 0.1.9)",
+    ),
 )
 
 # sm_12x: DeepGEMM's tf32_hc_prenorm_gemm dispatches arch 9 and 10 only (csrc/apis/hyperconnection.hpp: "Unsupported
@@ -240,16 +270,45 @@ VENDORED_DEEPGEMM_SM120_RELEASES = ">=0.27.0"
 # run to decide them (release, kernel from that release's wheel, token counts, compilers), and the finding each settles.
 AWAITING_MEASUREMENT: tuple[tuple[str, str], ...] = (
     (
-        "tilelang-prenorm-block-m",
-        "vLLM 0.26.0's kernels/mhc/tilelang_kernels.py hc_prenorm_gemm_block_m_tilelang (block_m=2, 512 threads, "
-        "tile_n 12, n_splits 1) against a float64 x @ fn.T and sum(x^2), hidden 4096 and 7168, hc_mult 4, at 1024, "
-        "1025, 2048 and 4097 tokens, built by tilelang 0.1.9 (0.26's pin), 0.1.12 and 0.1.15; the same shapes with "
-        "0.27.0's rewritten kernel as the control. Odd tokens of each 2-token block wrong: fail from 1024 tokens.",
-    ),
-    (
         "tilelang-hip-allreduce-offset",
         "vLLM 0.30.0's mhc_pre_big_fuse_with_norm_tilelang on a wave64 ROCm GPU (gfx950 or gfx90a), hidden 4096 and "
         "7168, 1, 80 and 1024 tokens, under each tilelang that vLLM 0.29–0.30 accept, against 0.31.0's kernel; needs "
         "an AMD GPU (the H200 cannot show it: a CUDA warp is 32 threads).",
+    ),
+)
+
+# What was measured on the GPU machine and which finding it settled: (finding, GPU, what ran, date, result).
+MEASURED: tuple[tuple[str, str, str, str, str], ...] = (
+    (
+        "tilelang-prenorm-block-m",
+        "NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130)",
+        "scripts/gpu-vllm-kernels matrix (bench/vllm_kernels.py --check-only): vLLM 0.24.0, 0.26.0, 0.27.0, 0.28.0, "
+        "0.30.0, 0.31.0, 0.33.0 and 0.34.0's kernel files from each wheel, called as the DeepSeek-V4 model calls them "
+        "(DeepGEMM off), against the float64 oracle; hidden 4096 and 7168; 1, 7, 80, 512, 1024, 4096 and 16384 "
+        "tokens; each release under its pinned tilelang (0.1.9 or 0.1.12) and under 0.1.15",
+        "2026-12-04",
+        "0.24.0 and 0.26.0 under tilelang 0.1.9: mhc_pre and the fused post+pre wrong at 1024, 4096 and 16384 tokens "
+        "at both hidden sizes (post_mix off by up to 1.58, about half of comb_mix wrong); right under 0.1.15. The "
+        "block-M kernel is the same text in 0.22.0–0.26.0. 0.27.0+ right at those sizes under 0.1.12 and 0.1.15. So: "
+        "fail with tilelang <= 0.1.9, warn for 0.1.10–0.1.14 (not measured), nothing from 0.1.15",
+    ),
+    (
+        "tilelang-tvm-ffi-mismatch",
+        "NVIDIA H200 (driver 580.159.04)",
+        "scripts/gpu-vllm-kernels matrix with tilelang 0.1.12 and apache-tvm-ffi 0.1.12: importing vLLM 0.27–0.34's "
+        "kernels/mhc/tilelang (which imports tilelang)",
+        "2026-12-04",
+        "every run aborts: terminate called after throwing tvm::ffi::Error, TypeAttr `__ffi_repr__` is already "
+        "registered (0.1.12's wheel METADATA requires apache-tvm-ffi<=0.1.11,>=0.1.10)",
+    ),
+    (
+        "tilelang-fused-post-pre-slow",
+        "NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130)",
+        "vLLM 0.34.0's kernel files, mhc_fused_post_pre_tilelang_reuse_residual, hidden 7168, 1 token, replayed in a "
+        "CUDA graph: mhcdoctor bench --model deepseek-v4-pro under tilelang 0.1.15; scripts/gpu-vllm-kernels time "
+        "(bench/vllm_kernels.py) under 0.1.12, vLLM 0.34's pin",
+        "2026-12-04",
+        "0.0480 ms per call under tilelang 0.1.15 against 0.0091 ms under 0.1.12: slow, not wrong (0.33.0 has the "
+        "same kernel file; not timed)",
     ),
 )

@@ -33,3 +33,21 @@ def test_tilelang_0_1_11_with_apache_tvm_ffi_0_1_15_is_fail_from_metadata_alone(
     assert (proc.returncode, mismatch["severity"]) == (3, "fail")
     assert mismatch["fix"].startswith("pip install 'apache-tvm-ffi<0.1.12'")
     assert "tilelang 0.1.11 with apache-tvm-ffi 0.1.15.post2" in mismatch["detail"]
+
+
+def test_tilelang_0_1_12_with_apache_tvm_ffi_0_1_12_over_its_pin_is_fail_from_metadata_alone(tmp_path):
+    machine = Machine(tmp_path)  # measured on the H200: `import tilelang` aborts with this pair
+    fakes.nvidia_proc(machine.root, gpus=[("0000:18:00.0", "NVIDIA H200")])
+    fakes.library(machine.site, "tilelang", "0.1.12", requires=["apache-tvm-ffi<=0.1.11,>=0.1.10"])
+    fakes.library(machine.site, "tvm_ffi", "0.1.12", dist="apache-tvm-ffi")
+    proc = machine.check("--fast")
+    line = next(x.strip() for x in proc.stdout.splitlines() if "tilelang-tvm-ffi-mismatch:" in x)
+    assert (proc.returncode, line) == (
+        3,
+        "✗ tilelang-tvm-ffi-mismatch: tilelang and apache-tvm-ffi are a known-bad pair",
+    )
+    assert "requires apache-tvm-ffi>=0.1.10,<=0.1.11: 0.1.12 was installed over that pin" in proc.stdout
+    assert "pip install 'apache-tvm-ffi<0.1.12'" in proc.stdout
+    explained = machine.run("explain")  # the same machine, as explain shows it
+    assert "✗ [fail] tilelang-tvm-ffi-mismatch: tilelang and apache-tvm-ffi are a known-bad pair" in explained.stdout
+    assert explained.returncode == 3

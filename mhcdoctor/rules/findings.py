@@ -503,8 +503,10 @@ def _tvm_ffi_text(ctx: FindingContext) -> str:
     tl, ffi = ctx.facts.tilelang.version, ctx.facts.tvm_ffi.version
     requires = known.TILELANG_TVM_FFI_REQUIRES.get(str(known.version_of(tl)))
     text = f"tilelang {tl} with apache-tvm-ffi {ffi}: {pair.effect}"
-    if requires is not None:
+    if requires is not None and known.within(ffi, requires):
         text += f" (tilelang {tl} requires apache-tvm-ffi{requires}, which lets pip pick {ffi})"
+    elif requires is not None:
+        text += f" (tilelang {tl} requires apache-tvm-ffi{requires}: {ffi} was installed over that pin)"
     where = ctx.ops_text("tilelang") if ctx.ops_on("tilelang") else "vLLM's tilelang import"
     return text + f". Hit by {where}."
 
@@ -600,7 +602,58 @@ def _block_m_ops(ctx: FindingContext) -> list[str]:
         return []
     if ctx.facts.platform == "cuda" and deepgemm_used(ctx) in (True, None):
         return []  # DeepGEMM computes the prenorm GEMM (or it is not known that it does not)
+    if known.within(ctx.facts.tilelang.version, known.BLOCK_M_RIGHT_TILELANG):
+        return []  # measured right under this tilelang
     return [op for op in ctx.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
+
+
+def _block_m_measured_wrong(ctx: FindingContext) -> bool:
+    """The installed tilelang is one measured to lower the block-M accumulator wrong, on CUDA where it was measured."""
+    return ctx.facts.platform == "cuda" and bool(known.within(ctx.facts.tilelang.version, known.BLOCK_M_WRONG_TILELANG))
+
+
+def _block_m_text(ctx: FindingContext) -> str:
+    tl = ctx.facts.tilelang.version
+    head = (
+        f"vLLM {ctx.vllm_version}'s {', '.join(_block_m_ops(ctx))} compute the prenorm GEMM with tilelang; from 1024 "
+        "tokens (prefill) hc_prenorm_gemm_block_m_tilelang sums each token into one T.alloc_var(T.float32, init=0.0) "
+        "inside the unrolled loop over the block's 2 tokens (vLLM 0.27.0 made them per-token T.alloc_local arrays). "
+    )
+    measured = (
+        f"Measured on an H200 (vLLM {' and '.join(known.BLOCK_M_MEASURED_RELEASES)}'s kernel files, 2026-12-04): "
+        "under tilelang 0.1.9 mhc_pre and the fused post+pre are wrong at 1024, 4096 and 16384 tokens (post_mix off "
+        "by up to 1.58, about half of comb_mix wrong); under 0.1.15 they are right."
+    )
+    if _block_m_measured_wrong(ctx):
+        return head + f"tilelang {tl} lowers it wrong: prefill gets wrong mixes. " + measured
+    where = "this platform" if ctx.facts.platform != "cuda" else f"tilelang {tl or '(version unknown)'}"
+    return head + f"Not measured with {where}. " + measured
+
+
+def _fused_slow_tilelang(ctx: FindingContext) -> str | None:
+    """The installed tilelang, where it is newer than the pin of a vLLM whose CUDA fused post+pre was measured slow."""
+    if ctx.facts.platform != "cuda" or "mhc_fused_post_pre" not in ctx.ops_on("tilelang"):
+        return None
+    pin, tl = known.vllm_tilelang_pin(ctx.vllm_version), ctx.facts.tilelang.version
+    if pin is None or not known.within(ctx.vllm_version, known.FUSED_POST_PRE_SLOW_RELEASES):
+        return None
+    return tl if known.within(tl, f">{pin}") else None
+
+
+def _fused_slow_text(ctx: FindingContext) -> str:
+    slow, fast = known.FUSED_POST_PRE_SLOW_MS
+    pin = known.vllm_tilelang_pin(ctx.vllm_version)
+    text = (
+        f"vLLM {ctx.vllm_version}'s fused post+pre (mhc_fused_post_pre_tilelang, the same tilelang kernels in 0.33 "
+        f"and 0.34) runs under tilelang {_fused_slow_tilelang(ctx)}, newer than the {pin} vLLM pins. Measured on an "
+        f"H200 only (vLLM 0.34.0's kernel files, hidden 7168, 1 token, CUDA graph, 2026-12-04): {slow:.4f} ms per "
+        f"call under tilelang {known.FUSED_POST_PRE_SLOW_TILELANG} against {fast:.4f} ms under {pin}"
+    )
+    if ctx.model.num_layers:
+        calls = 2 * ctx.model.num_layers - 1  # nvidia/model.py: one before attention (not in layer 0), one before FFN
+        text += f"; {ctx.model.name or 'this model'} calls it {calls} times per decode step: about "
+        text += f"{(slow - fast) * calls:.1f} ms more per step"
+    return text + ". Results are right; only the time differs. Other GPUs and tilelang versions are not measured."
 
 
 def deepgemm_problem(ctx: FindingContext) -> str | None:
@@ -1227,24 +1280,35 @@ CATALOGUE: tuple[FindingSpec, ...] = (
     ),
     FindingSpec(
         id="tilelang-prenorm-block-m",
-        severity="info",  # read from the code, not measured: it becomes fail where a tilelang is shown to miscompile
-        title="vLLM 0.22–0.26's block-M prenorm GEMM (1024+ tokens) may reuse one accumulator for two tokens",
+        severity=lambda c: "fail" if _block_m_measured_wrong(c) else "warn",
+        title="vLLM 0.22–0.26's block-M prenorm GEMM (1024+ tokens) is wrong under tilelang 0.1.9",
         summary="vLLM 0.22–0.26 runs mhc_pre's prenorm GEMM on tilelang (no DeepGEMM: ROCm, or CUDA where "
-        "is_deep_gemm_supported() is False); from 1024 tokens it takes hc_prenorm_gemm_block_m_tilelang, whose "
-        "per-token sums are one T.alloc_var(init=0.0) inside the unrolled token loop. 0.27 rewrote it; awaits "
-        "measurement under each tilelang.",
+        "is_deep_gemm_supported() is False); from 1024 tokens its hc_prenorm_gemm_block_m_tilelang reduces into a "
+        "T.alloc_var that tilelang 0.1.9 (vLLM's pin) lowers wrong: measured wrong on an H200 (fail); warn for "
+        "tilelang 0.1.10–0.1.14 or off CUDA (not measured); measured right from tilelang 0.1.15.",
         when=lambda c: bool(_block_m_ops(c)),
-        detail=lambda c: (
-            f"vLLM {c.vllm_version}'s {', '.join(_block_m_ops(c))} compute the prenorm GEMM with tilelang; from 1024 "
-            "tokens (prefill) hc_prenorm_gemm_block_m_tilelang sums each token's partial results into one "
-            "T.alloc_var(T.float32, init=0.0) declared inside the unrolled loop over the block's 2 tokens. Whether "
-            "the second token starts from zero depends on how the installed tilelang lowers that init; vLLM 0.27.0 "
-            "replaced it with per-token local arrays cleared once. Read from the code; not yet measured."
-        ),
-        fix="pip install -U 'vllm>=0.27'  # or check it here: mhcdoctor verify --stress (runs 1024+ tokens)",
+        detail=_block_m_text,
+        fix="pip install -U 'vllm>=0.27'  # or tilelang>=0.1.15 (measured right with 0.24/0.26's kernel, outside "
+        "vLLM's pin); mhcdoctor verify --stress checks 1024+ tokens",
         refs=(PR + "43905",),
         ops=lambda c: _block_m_ops(c),
         from_tokens=1024,  # kernels/mhc/tilelang.py: x.shape[0] >= 1024 takes the block-M GEMM
+    ),
+    FindingSpec(
+        id="tilelang-fused-post-pre-slow",
+        severity="warn",
+        title="vLLM 0.33–0.34's fused post+pre is 5x slower per decode call under a tilelang newer than its pin",
+        summary="vLLM 0.33–0.34 on CUDA runs the fused post+pre on tilelang, and the installed tilelang is newer than "
+        "the 0.1.12 it pins: measured on an H200, 0.0480 ms per 1-token call under 0.1.15 against 0.0091 ms under "
+        "0.1.12 (slow, not wrong).",
+        when=lambda c: _fused_slow_tilelang(c) is not None,
+        detail=lambda c: _fused_slow_text(c),
+        fix="pip install 'tilelang==0.1.12'  # the tilelang vLLM 0.33–0.34 pin",
+        fix_for=lambda c: (
+            f"pip install 'tilelang=={known.vllm_tilelang_pin(c.vllm_version)}'  # vLLM {c.vllm_version}'s pin"
+        ),
+        refs=("https://github.com/vllm-project/vllm/blob/v0.34.0/vllm/model_executor/kernels/mhc/tilelang.py",),
+        ops=lambda c: ["mhc_fused_post_pre"],
     ),
     FindingSpec(
         id="tilelang-cache-cold",
@@ -1298,14 +1362,14 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         severity=lambda c: "fail" if _tilelang_loaded(c) else "warn",
         title="tilelang and apache-tvm-ffi are a known-bad pair",
         summary="The installed tilelang and apache-tvm-ffi (read from their metadata, also with --fast) form a "
-        "pair known to break: tilelang 0.1.10–0.1.11 with apache-tvm-ffi 0.1.12+ aborts at import; tilelang "
-        "0.1.8–0.1.9 with 0.1.10+ fails to compile kernels. Fail where vLLM imports tilelang.",
+        "pair known to break: tilelang 0.1.10–0.1.12 with apache-tvm-ffi 0.1.12+ aborts at import (0.1.12 measured); "
+        "tilelang 0.1.8–0.1.9 with 0.1.10+ fails to compile kernels. Fail where vLLM imports tilelang.",
         when=lambda c: _tvm_ffi_pair(c) is not None,
         detail=_tvm_ffi_text,
         fix="pip install 'apache-tvm-ffi<0.1.12'",
         fix_for=lambda c: (
             (p.pin if (p := _tvm_ffi_pair(c)) else "")
-            + "  # or a tilelang whose own pin excludes it: pip install -U tilelang"
+            + "  # or a tilelang that registers it once (0.1.13+, tilelang #2795): pip install -U tilelang"
         ),
         refs=(
             TILELANG_ISSUES + "2367",

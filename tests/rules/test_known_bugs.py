@@ -81,22 +81,27 @@ def test_hip_allreduce_offset_in_029_030_on_wave64(vllm, arch, fires):
 
 
 @pytest.mark.parametrize(
-    "vllm, platform, arch, env, fires",
-    [("0.25.0", "rocm", "gfx950", None, True), ("0.27.0", "rocm", "gfx950", None, False),
-     ("0.22.0", "cuda", "sm_90", {"VLLM_USE_DEEP_GEMM": "0"}, True), ("0.22.0", "cuda", "sm_90", None, False),
-     ("0.24.0", "cuda", "sm_80", None, True)],
+    "vllm, platform, arch, env, tilelang, severity",
+    [("0.25.0", "rocm", "gfx950", None, "0.1.12", "warn"), ("0.27.0", "rocm", "gfx950", None, "0.1.12", None),
+     ("0.22.0", "cuda", "sm_90", {"VLLM_USE_DEEP_GEMM": "0"}, "0.1.9", "fail"),
+     ("0.22.0", "cuda", "sm_90", None, "0.1.9", None), ("0.24.0", "cuda", "sm_80", None, "0.1.9", "fail"),
+     ("0.26.0", "cuda", "sm_80", None, "0.1.8", "fail"), ("0.24.0", "cuda", "sm_80", None, "0.1.10", "warn"),
+     ("0.24.0", "cuda", "sm_80", None, "0.1.14", "warn"), ("0.24.0", "cuda", "sm_80", None, "0.1.15", None),
+     ("0.24.0", "cuda", "sm_80", None, "0.1.15.post1", None), ("0.25.0", "rocm", "gfx950", None, "0.1.9", "warn"),
+     ("0.27.0", "cuda", "sm_80", None, "0.1.9", None), ("0.21.0", "cuda", "sm_80", None, "0.1.9", None)],
 )  # fmt: skip
-def test_block_m_prenorm_gemm_only_where_tilelang_computes_it(vllm, platform, arch, env, fires):
-    facts = machine(platform, arch)
+def test_block_m_prenorm_gemm_by_the_tilelang_measured(vllm, platform, arch, env, tilelang, severity):
+    facts = machine(platform, arch, tilelang=tilelang)
     facts.vllm_env = env
     if platform == "cuda":
         facts.deepgemm = DeepGemmFacts(present=True, vendored=True, has_prenorm_gemm=True)
     finding = next(
         (f for f in decide(facts, ModelConfig("m", PRO), vllm).findings if f.id == "tilelang-prenorm-block-m"), None
     )
-    assert (finding is not None) is fires
+    assert (finding.severity if finding else None) == severity
     if finding:
-        assert "1024 tokens" in finding.detail and finding.severity == "info"
+        assert "1024 tokens" in finding.detail and finding.from_tokens == 1024
+        assert ("lowers it wrong" in finding.detail) is (severity == "fail")
 
 
 def test_a_finding_that_shows_only_in_large_calls_says_from_how_many_tokens():
@@ -114,3 +119,20 @@ def test_a_finding_that_shows_only_in_large_calls_says_from_how_many_tokens():
                                                ("0.22.1", "sm_103", False), ("0.23.0", "sm_100", False)])  # fmt: skip
 def test_b300_prenorm_launch_failure_is_a_warning_from_0_23(vllm, arch, fires):
     assert (found(machine("cuda", arch), vllm).get("deepgemm-prenorm-b300-launch") == "warn") is fires
+
+
+@pytest.mark.parametrize(
+    "vllm, tilelang, platform, arch, severity",
+    [("0.34.0", "0.1.15", "cuda", "sm_90", "warn"), ("0.33.0", "0.1.13", "cuda", "sm_100", "warn"),
+     ("0.34.0", "0.1.12", "cuda", "sm_90", None), ("0.32.0", "0.1.15", "cuda", "sm_90", None),
+     ("0.34.0", "0.1.15", "rocm", "gfx90a", None)],
+)  # fmt: skip
+def test_fused_post_pre_slow_where_the_tilelang_is_newer_than_vllm_034s_pin(vllm, tilelang, platform, arch, severity):
+    facts = machine(platform, arch, tilelang=tilelang)
+    slow = next((f for f in decide(facts, ModelConfig("m", PRO, num_layers=61), vllm).findings
+                 if f.id == "tilelang-fused-post-pre-slow"), None)  # fmt: skip
+    assert (slow.severity if slow else None) == severity
+    if slow:
+        assert slow.ops == ["mhc_fused_post_pre"] and slow.fix.startswith("pip install 'tilelang==0.1.12'")
+        assert "0.0480 ms" in slow.detail and "0.0091 ms" in slow.detail and "H200 only" in slow.detail
+        assert "121 times per decode step: about 4.7 ms more" in slow.detail

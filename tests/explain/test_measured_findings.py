@@ -1,0 +1,46 @@
+"""What `explain` says of the findings the H200 measured on 2026-12-04 (docs/known-bugs.md, "Measured on a GPU"):
+vLLM 0.22–0.26's block-M prenorm GEMM by tilelang version; vLLM 0.33–0.34's fused post+pre under a newer tilelang."""
+
+from __future__ import annotations
+
+import pytest
+
+# An A100 (sm_80: no DeepGEMM), so tilelang's own prenorm GEMM runs, block-M from 1024 tokens.
+A100_024 = ["--platform", "cuda", "--arch", "sm_80", "--vllm", "0.24.0"]
+BLOCK_M = "tilelang-prenorm-block-m: vLLM 0.22–0.26's block-M prenorm GEMM (1024+ tokens) is wrong under tilelang 0.1.9"
+
+
+def finding_line(stdout: str, finding: str) -> str | None:
+    return next((x.strip() for x in stdout.splitlines() if f"] {finding}:" in x), None)
+
+
+@pytest.mark.parametrize(
+    "tilelang, line, verdict, code",
+    [("0.1.9", f"✗ [fail] {BLOCK_M} (from 1024 tokens: prefill)", "✗ verdict: fail", 3),
+     ("0.1.12", f"! [warn] {BLOCK_M} (from 1024 tokens: prefill)", "! verdict: degraded", 1),
+     ("0.1.15", None, "✓ verdict: ok", 0)],
+)  # fmt: skip
+def test_block_m_is_fail_under_the_tilelang_measured_wrong_and_gone_under_the_one_measured_right(
+    run_cli, tilelang, line, verdict, code
+):
+    result = run_cli("explain", *A100_024, "--tilelang", tilelang)
+    assert finding_line(result.stdout, "tilelang-prenorm-block-m") == line
+    assert (result.stdout.rstrip().splitlines()[-1], result.returncode) == (verdict, code)
+    if line and "fail" in line:
+        assert "tilelang 0.1.9 lowers it wrong" in result.stdout and "post_mix off by up to 1.58" in result.stdout
+    elif line:
+        assert "Not measured with tilelang 0.1.12" in result.stdout
+
+
+def test_vllm_034s_fused_post_pre_under_a_newer_tilelang_warns_with_the_measured_figures(run_cli):
+    result = run_cli("explain", "--platform", "cuda", "--arch", "sm_90", "--vllm", "0.34.0", "--tilelang", "0.1.15")
+    assert finding_line(result.stdout, "tilelang-fused-post-pre-slow") == (
+        "! [warn] tilelang-fused-post-pre-slow: vLLM 0.33–0.34's fused post+pre is 5x slower per decode call under a "
+        "tilelang newer than its pin"
+    )
+    text = " ".join(result.stdout.split())
+    assert "0.0480 ms per call under tilelang 0.1.15 against 0.0091 ms under 0.1.12" in text
+    assert "Measured on an H200 only" in text and "about 4.7 ms more per step" in text
+    assert "fix: pip install 'tilelang==0.1.12' # vLLM 0.34.0's pin" in text and result.returncode == 1
+    pinned = run_cli("explain", "--platform", "cuda", "--arch", "sm_90", "--vllm", "0.34.0", "--tilelang", "0.1.12")
+    assert finding_line(pinned.stdout, "tilelang-fused-post-pre-slow") is None and pinned.returncode == 0
