@@ -4,12 +4,17 @@
 say (tests/test_published_schemas.py runs the same comparison), so a member added to a document is in its schema.
 A TypedDict is an object whose `required` members are its required keys (total-ness, NotRequired), Literal an enum,
 `X | None` X or null, list an array, dict[str, X] an object of X, JsonValue and `object` any JSON value; each
-TypedDict other than the root is a `$defs` entry named after its class, with its docstring as description.
+TypedDict other than the root is a `$defs` entry named after its class, with its docstring as description; a
+member's end-of-line comment in its declaration is the member's description.
 """
 
 from __future__ import annotations
 
+import ast
+import functools
+import inspect
 import json
+import re
 import sys
 import types
 import typing
@@ -99,6 +104,9 @@ PUBLISHED: tuple[Published, ...] = (
     ),
 )
 
+# `name: type  # comment` in a TypedDict's source: the comment describes the member.
+_MEMBER_COMMENT = re.compile(r"^\s+(\w+): [^#]*#\s*(.+?)\s*$")
+
 _SCALARS: dict[object, dict[str, object]] = {
     str: {"type": "string"},
     int: {"type": "integer"},
@@ -153,10 +161,11 @@ class _Writer:
     def object_of(self, typed: type, schema_id: str | None = None) -> dict[str, object]:
         hints = typing.get_type_hints(typed, localns=_NAMESPACE)
         required: frozenset[str] = getattr(typed, "__required_keys__", frozenset())
-        properties = {
-            key: ({"const": schema_id} if key == "schema" and schema_id else self.of(hint))
-            for key, hint in hints.items()
-        }
+        comments = _member_comments(typed)
+        properties: dict[str, object] = {}
+        for key, hint in hints.items():
+            member = {"const": schema_id} if key == "schema" and schema_id else self.of(hint)
+            properties[key] = {**member, "description": comments[key]} if key in comments else member
         out: dict[str, object] = {"type": "object"}
         doc = typed.__doc__
         if doc and not doc.startswith(f"{typed.__name__}(") and schema_id is None:  # TypedDict's own docstring
@@ -164,6 +173,39 @@ class _Writer:
         out["required"] = [key for key in hints if key in required]
         out["properties"] = properties
         return out
+
+
+def _member_comments(typed: type) -> dict[str, str]:
+    """The end-of-line comments of a TypedDict's members, its bases' included (a TypedDict keeps no bases in its
+    __mro__, so they are read from its module's source)."""
+    classes = _classes(sys.modules[typed.__module__])
+    out: dict[str, str] = {}
+
+    def collect(name: str) -> None:
+        bases, comments = classes.get(name, ((), {}))
+        for base in bases:
+            collect(base)
+        out.update(comments)
+
+    collect(typed.__name__)
+    return out
+
+
+@functools.cache
+def _classes(module: types.ModuleType) -> dict[str, tuple[tuple[str, ...], dict[str, str]]]:
+    """Each class of `module`: the names of its bases, and its members' end-of-line comments."""
+    lines = inspect.getsource(module).splitlines()
+    out = {}
+    for node in ast.parse("\n".join(lines)).body:
+        if isinstance(node, ast.ClassDef):
+            bases = tuple(b.id for b in node.bases if isinstance(b, ast.Name))
+            comments = {
+                m.group(1): m.group(2)
+                for item in node.body
+                if isinstance(item, ast.AnnAssign) and (m := _MEMBER_COMMENT.match(lines[item.lineno - 1]))
+            }
+            out[node.name] = (bases, comments)
+    return out
 
 
 def schema_of(published: Published) -> dict[str, object]:
