@@ -84,6 +84,7 @@ _VERDICT_SPEC: RowSpec = {
     "passed": ((bool,), True),
     "reason": ((str,), False),
     "bad_rows": ((list,), False),
+    "pre_from": ((str,), False),
 }
 CASE_SPEC: RowSpec = {
     **BASE_SPEC,
