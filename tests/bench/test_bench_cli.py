@@ -84,7 +84,7 @@ def test_the_text_table_says_cpu_timing_and_the_cost_per_step(torch_run) -> None
     text = render_text(doc)  # what `bench` without --json prints of this document
     assert "time.perf_counter (CPU: no device events)" in text
     assert "cost per decode step" in text and "at batch 8" in text
-    assert "\nverdict: degraded (" in text  # the planted user kernel fails
+    assert "\nverdict: fail (" in text  # the planted user kernel fails, as the JSON says (exit 3)
     rows = [line.split() for line in text.splitlines() if line.startswith("torch ")]
     assert rows and all(row[-2] not in ("0.000", "-0.000") for row in rows)  # TB/s: a CPU's tiny figures stay readable
     assert "timing torch on cpu" in proc.stderr  # progress goes to stderr
