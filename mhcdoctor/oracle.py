@@ -80,16 +80,18 @@ def mhc_pre(
     *,
     norm_weight: np.ndarray | None = None,
     norm_eps: float = 1e-6,
+    mixes_of: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """residual [T, n, H] → post_mix [T, n, 1], comb_mix [T, n, n], layer_input [T, H] (float64, unrounded).
 
     With `norm_weight`: layer_input is RMS-normalised (mean of its squares + norm_eps) and scaled by the weight as
-    the bf16 tensor the kernels hold.
+    the bf16 tensor the kernels hold. With `mixes_of`: the mixes (and so every coefficient) come from that tensor,
+    the weighted sum from `residual` (the fused op's pre from its new residual before it is rounded).
     """
     t, n, _ = residual.shape
     scale = hc_scale.astype(F64)
     base = hc_base.astype(F64)
-    mixes = _normed_mixes(residual, fn, rms_eps)
+    mixes = _normed_mixes(residual if mixes_of is None else mixes_of, fn, rms_eps)
     pre = _sigmoid(mixes[:, :n] * scale[0] + base[:n]) + hc_pre_eps
     post = _sigmoid(mixes[:, n : 2 * n] * scale[1] + base[n : 2 * n]) * hc_post_mult_value
     logits = mixes[:, 2 * n :].reshape(t, n, n) * scale[2] + base[2 * n :].reshape(1, n, n)
@@ -134,8 +136,17 @@ def mhc_fused_post_pre(
     *,
     norm_weight: np.ndarray | None = None,
     norm_eps: float = 1e-6,
+    pre_from_rounded: bool = True,
 ) -> dict[str, np.ndarray]:
-    """mhc_post, rounded to bf16 (the new residual is a bf16 tensor), then mhc_pre on it."""
+    """mhc_post, rounded to bf16 (the new residual is a bf16 tensor), then mhc_pre on it.
+
+    The op's contract allows either order for the pre's mixes: from the bf16 residual it returns (DeepSeek's
+    reference, DeepSeek-V4 `inference/model.py`: hc_post returns `y.type_as(x)` and the next hc_pre reads it;
+    TileKernels has no fused op, its `mhc_post_ref` returns `.bfloat16()`), or from the float32 sum before it is
+    rounded (`pre_from_rounded=False`: vLLM's single-kernel `mhc_fused_tilelang`, its fused op at 1-32 tokens, in
+    kernels/mhc/tilelang_kernels.py, feeds its float32 `new_r` to the prenorm GEMM and the sum of squares).
+    layer_input is the weighted sum of the bf16 residual either way (vLLM's next kernel reads `residual_out`).
+    """
     new_residual = mhc_post(x, residual, post_layer_mix, comb_res_mix)["residual_out"]
     pre = mhc_pre(
         round_bf16(new_residual),
@@ -149,6 +160,7 @@ def mhc_fused_post_pre(
         sinkhorn_repeat,
         norm_weight=norm_weight,
         norm_eps=norm_eps,
+        mixes_of=None if pre_from_rounded else new_residual,
     )
     return {"residual_out": new_residual, **pre}
 
@@ -161,6 +173,9 @@ def hc_head(
     pre = _sigmoid(mixes * float(np.asarray(hc_scale, dtype=F64).reshape(-1)[0]) + hc_base.astype(F64)) + hc_eps
     return {"output": _weighted_streams(pre, residual)}
 
+
+# The fused op's two orders (`pre_from_rounded`), as verify's rows name them (an output verdict's `pre_from`).
+PRE_FROM = {True: "bf16 residual", False: "float32 residual"}
 
 BY_OP: dict[str, Oracle] = {
     "mhc_pre": mhc_pre,

@@ -70,6 +70,7 @@ class OutputVerdict(_Verdict, total=False):
 
     reason: str  # when it fails
     bad_rows: list[int]  # when values are over tolerance: the first 20 token rows that are
+    pre_from: str  # the fused op's coefficients and layer_input: judged against the pre of which residual (oracle)
 
 
 class ParamsDocument(TypedDict):

@@ -10,6 +10,12 @@ model imports and calls (`models/deepseek_v4/nvidia/model.py`, 0.24-0.34): `mhc_
 Other backends: vLLM registers them as custom ops (`direct_register_custom_op`): torch.ops.vllm.mhc_pre_aiter,
 mhc_post_aiter, mhc_fused_post_pre_aiter, and hc_head_triton (which fills a given `out`); the torch fallback is
 plain functions in `kernels/mhc/torch.py`. Which exist depends on the release; a missing one is left out.
+
+On ROCm the model calls the CustomOps of `vllm/model_executor/layers/mhc.py` (MHCPreOp, MHCPostOp, MHCFusedPostPreOp,
+HCHeadOp; `models/deepseek_v4/amd/model.py`, 0.34), whose `forward_hip` picks aiter, tilelang or torch/triton per op
+by vLLM's own flags: each vllm:<backend> path calls `forward_hip` for the ops that pick its backend (`_rocm`).
+On XPU (`forward_xpu`: vllm-xpu-kernels' torch.ops._xpu_C) and CPU (`forward_cpu`: the +cpu build's vllm._cpu_ops)
+the paths are unavailable with that reason: no machine this project runs on has either, and nothing is timed.
 """
 
 from __future__ import annotations
@@ -20,23 +26,123 @@ from typing import Any
 from mhcdoctor.kernels import PathImpl, PathUnavailable, Progress
 
 _MODULE = "vllm.model_executor.kernels.mhc"
+_LAYER = "vllm.model_executor.layers.mhc"
 
 
 def load(name: str, device: str, progress: Progress) -> PathImpl:
     backend = name.split(":", 1)[1]
-    progress(f"importing {_MODULE}.{backend}")
     try:
         vllm = importlib.import_module("vllm")
+    except Exception as exc:  # a broken install: a reason
+        raise PathUnavailable(f"vllm does not import: {type(exc).__name__}: {exc}") from None
+    version = getattr(vllm, "__version__", None)
+    platform = _platform()
+    rocm = _rocm(name, backend, version, progress) if platform == "rocm" else None
+    if rocm is not None:
+        return rocm
+    if platform in _NOT_CALLED:
+        raise PathUnavailable(_NOT_CALLED[platform])
+    progress(f"importing {_MODULE}.{backend}")
+    try:
         module = importlib.import_module(f"{_MODULE}.{backend}")
     except Exception as exc:  # an old vLLM without this backend, or a broken install: a reason
         raise PathUnavailable(f"{_MODULE}.{backend} does not import: {type(exc).__name__}: {exc}") from None
-    version = getattr(vllm, "__version__", None)
     if backend == "tilelang" and hasattr(module, "mhc_pre_tilelang"):
         return _tilelang(name, module, version, bool(getattr(vllm, "MHCDOCTOR_KERNEL_FIXTURE", False)))
     ops = _torch_ops(module) if backend == "torch" else _custom_ops(backend)
     if not ops:
         raise PathUnavailable(f"this vLLM registers no mHC ops for {backend}")
     return PathImpl(name=name, ops=ops, version=version)
+
+
+# Platforms whose mHC ops mhcdoctor does not call: what the model calls there, and why not (docs/bench.md).
+_NOT_CALLED = {
+    "xpu": "on XPU vLLM's model calls the CustomOps' forward_xpu (torch.ops._xpu_C from vllm-xpu-kernels): not"
+    " called or timed by mhcdoctor, which has run on no XPU",
+    "cpu": "on CPU vLLM's model calls the CustomOps' forward_cpu (vllm._cpu_ops of vLLM's +cpu build): not called"
+    " or timed by mhcdoctor, which has run on no +cpu build",
+}
+
+
+def _platform() -> str:
+    """vLLM's own platform (vllm.platforms.current_platform): rocm, xpu, cpu, or cuda (anything else)."""
+    try:
+        from vllm.platforms import current_platform as cp
+    except Exception:  # an old or broken release: the CUDA calls, as before
+        return "cuda"
+    for name in ("rocm", "xpu", "cpu"):
+        check = getattr(cp, f"is_{name}", None)
+        if callable(check) and check() is True:
+            return name
+    return "cuda"
+
+
+# op -> the CustomOp of layers/mhc.py that the DeepSeek-V4 model calls for it on ROCm (vLLM 0.34)
+_CUSTOM_OPS = {
+    "mhc_pre": "MHCPreOp",
+    "mhc_post": "MHCPostOp",
+    "mhc_fused_post_pre": "MHCFusedPostPreOp",
+    "hc_head": "HCHeadOp",
+}
+_AITER_NORM = {"mhc_pre": "HAS_AITER_MHC_PRE_NORM", "mhc_fused_post_pre": "HAS_AITER_MHC_FUSED_NORM"}
+
+
+def hip_backend(layer: Any, op: str, norm: bool) -> str:
+    """The backend `forward_hip` of layers/mhc.py (0.34) takes for `op` at DeepSeek-V4's shapes (hc_mult 4, hidden a
+    multiple of 256: `_aiter_mhc_supported`), read from vLLM's own flags; `norm`: called with a norm weight."""
+    aiter = bool(getattr(layer, "HAS_AITER_MHC", False))
+    tilelang = bool(getattr(layer, "HAS_TILELANG_MHC", False))
+    if op == "hc_head":  # HCHeadOp.forward_hip: tilelang, else hc_head_triton
+        return "tilelang" if tilelang else "triton"
+    fused_ok = op != "mhc_fused_post_pre" or bool(getattr(layer, "HAS_AITER_MHC_FUSED", False))
+    norm_ok = not norm or op not in _AITER_NORM or bool(getattr(layer, _AITER_NORM[op], False))
+    if aiter and fused_ok and norm_ok:
+        return "aiter"
+    return "tilelang" if tilelang else "torch"
+
+
+def _rocm(name: str, backend: str, version: str | None, progress: Progress) -> PathImpl | None:
+    """None where the release has no layers/mhc.py (before the CustomOps: its model calls the ops directly)."""
+    import importlib.util
+    import inspect
+
+    progress(f"importing {_LAYER}")
+    try:
+        if importlib.util.find_spec(_LAYER) is None:
+            return None
+        layer = importlib.import_module(_LAYER)
+    except Exception as exc:
+        raise PathUnavailable(f"{_LAYER} does not import: {type(exc).__name__}: {exc}") from None
+    classes = {
+        op: getattr(layer, c) for op, c in _CUSTOM_OPS.items() if hasattr(getattr(layer, c, None), "forward_hip")
+    }
+    choice = {op: hip_backend(layer, op, norm=False) for op in classes}
+    dispatch = ", ".join(f"{op}->{b}" for op, b in choice.items())
+    ops = {op: _forward_hip(cls) for op, cls in classes.items() if choice[op] == backend}
+    if not ops:
+        raise PathUnavailable(f"on ROCm vLLM's model sends no mHC op to {backend} here (forward_hip: {dispatch})")
+    norm = frozenset(
+        op for op in ops if op in _AITER_NORM and hip_backend(layer, op, norm=True) == backend and
+        "norm_weight" in inspect.signature(classes[op].forward_hip).parameters
+    )  # fmt: skip
+    notes = [
+        f"ROCm: called as the DeepSeek-V4 model calls them, through {_LAYER}'s CustomOps' forward_hip;"
+        f" vLLM's dispatch here: {dispatch}" + (f"; with norm_weight for {', '.join(sorted(norm))}" if norm else "")
+    ]
+    return PathImpl(name=name, ops=ops, version=version, notes=notes, norm_ops=norm)
+
+
+def _forward_hip(cls: Any) -> Any:
+    """`cls.forward_hip` on an instance made without `__init__` (a CustomOp's wants vLLM's config, which only
+    chooses among forward_* methods; forward_hip reads module flags and `self.forward_native`)."""
+    op = cls.__new__(cls)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = cls.forward_hip(op, *args, **kwargs)
+        return tuple(result) if isinstance(result, (list, tuple)) else result
+
+    call.__name__ = f"{cls.__name__}.forward_hip"
+    return call
 
 
 # op -> the function of kernels/mhc/tilelang.py the model calls for it (vLLM 0.24-0.34)

@@ -8,7 +8,10 @@ Each bug is one that a real mHC kernel had or could have, planted where it shows
 - dropped-eps: the RMS epsilon dropped, so an all-zero token row divides by zero.
 - stale-padding: the output buffer is reused between calls and the rows of the last partial 8-row group are
   taken for padding and not written, so they keep the previous call's values.
-Correct variants: `reference` itself, and `tf32`, which rounds fn to tf32 for the GEMM as production kernels do.
+Correct variants: `reference` itself, `tf32`, which rounds fn to tf32 for the GEMM as production kernels do, and
+`unrounded`, whose fused op computes its pre's mixes from the new residual before rounding it to bf16 (vLLM's
+single-kernel `mhc_fused_tilelang` does: its float32 `new_r` feeds the prenorm GEMM).
+`unrounded-sinkhorn-short` is that order with one Sinkhorn iteration short: a wrong kernel in the other order.
 """
 
 from __future__ import annotations
@@ -66,6 +69,23 @@ class _StalePost:
         return out
 
 
+def _fused_unrounded(
+    x: Tensor, residual: Tensor, post_layer_mix: Tensor, comb_res_mix: Tensor, fn: Tensor, hc_scale: Tensor,
+    hc_base: Tensor, rms_eps: float, hc_pre_eps: float, hc_sinkhorn_eps: float, hc_post_mult_value: float,
+    sinkhorn_repeat: int, *, bug: str,
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:  # fmt: skip
+    """The fused op as vLLM's single kernel orders it: the mixes from the float32 new residual, the weighted sum
+    from the bf16 one it returns."""
+    n, hidden = residual.shape[-2], residual.shape[-1]
+    mixed = torch.einsum("tij,tih->tjh", comb_res_mix.float(), residual.float())
+    new_f32 = mixed + post_layer_mix.float().view(-1, n, 1) * x.float().unsqueeze(-2)
+    new_residual = new_f32.to(torch.bfloat16)
+    mixes = ref.rms_scale(*ref.prenorm_gemm(new_f32, fn), n * hidden, rms_eps)
+    pre, post, logits = ref.split_mixes(mixes, hc_scale, hc_base, n, hc_pre_eps, hc_post_mult_value)
+    comb = ref.sinkhorn(logits, sinkhorn_repeat - (bug == "sinkhorn-short"), hc_sinkhorn_eps)
+    return new_residual, post.view(-1, n, 1), comb, ref.apply_pre(pre, new_residual)
+
+
 def mutant(bug: str) -> PathImpl:
     """The reference with `bug` planted in every op it touches ("tf32" and "reference" are correct)."""
 
@@ -79,6 +99,10 @@ def mutant(bug: str) -> PathImpl:
             return ref.mhc_post(x, residual, post_layer_mix, comb_res_mix.transpose(-1, -2))
 
     def fused(x: Tensor, residual: Tensor, post_layer_mix: Tensor, comb_res_mix: Tensor, *args: Any, **kw: Any) -> Any:
+        if bug.startswith("unrounded"):
+            return _fused_unrounded(
+                x, residual, post_layer_mix, comb_res_mix, *args, bug=bug.removeprefix("unrounded-")
+            )
         new_residual = post(x, residual, post_layer_mix, comb_res_mix)
         return (new_residual, *pre(new_residual, *args, **kw))
 

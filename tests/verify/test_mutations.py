@@ -78,6 +78,25 @@ def test_stale_padding_rows_fail_where_the_last_group_is_partial() -> None:
     assert got == {("mhc_post", 7): "fail", ("mhc_post", 80): "pass"}
 
 
+def test_a_fused_op_that_computes_its_pre_before_rounding_passes_and_its_row_says_so() -> None:
+    # vLLM's single-kernel fused op takes its pre from the float32 residual; the reference from the bf16 one
+    rows = checked(worker.run_path(mutant("unrounded"), ["mhc_fused_post_pre"], [1, 7, 80], PARAMS, "cpu"))
+    assert [(r["status"], r.get("reason")) for r in rows] == [("pass", None)] * 3
+    orders = [{o["name"]: o.get("pre_from") for o in r.get("outputs", [])} for r in rows]
+    assert orders[1] == {
+        "residual_out": None,
+        "post_mix": "float32 residual",
+        "comb_mix": "float32 residual",
+        "layer_input": "float32 residual",
+    }
+    [row] = checked(worker.run_path(mutant("reference"), ["mhc_fused_post_pre"], [7], PARAMS, "cpu"))
+    assert {o.get("pre_from") for o in row.get("outputs", []) if o["name"] != "residual_out"} == {"bf16 residual"}
+
+
+def test_a_wrong_fused_op_in_the_unrounded_order_still_fails() -> None:
+    assert statuses("unrounded-sinkhorn-short", ["mhc_fused_post_pre"], [80]) == {("mhc_fused_post_pre", 80): "fail"}
+
+
 def test_a_failing_row_names_the_token_rows_that_are_wrong() -> None:
     [row] = checked(worker.run_path(mutant("sqrsum-race"), ["mhc_pre"], [80], PARAMS, "cpu"))
     bad_rows = {r for out in row.get("outputs", []) for r in out.get("bad_rows", [])}
@@ -86,7 +105,7 @@ def test_a_failing_row_names_the_token_rows_that_are_wrong() -> None:
 
 @settings(max_examples=25, deadline=None)
 @given(
-    variant=st.sampled_from(["reference", "tf32"]),
+    variant=st.sampled_from(["reference", "tf32", "unrounded"]),
     op=st.sampled_from(OPS),
     tokens=st.integers(min_value=1, max_value=100),
     hidden=st.sampled_from([128, 256, 512]),
