@@ -148,8 +148,8 @@ def _prenorm_gemm(k: int, m: int) -> Any:
                     fs[j, c] = fn[j, k0 * bk + c]
                 for r, c in T.Parallel(bt, bk):
                     sq[r, c] += xs[r, c] * xs[r, c]
-                # The reduction axis stays outside T.Parallel: tilelang 0.1.9–0.1.13 vectorized a serial loop nested in
-                # one and kept one product in 4 (tile-ai/tilelang #2050 dropped the invariant-store guard, #2935 fixed it)
+                # The reduction axis stays outside T.Parallel: tilelang 0.1.9–0.1.13 vectorize a serial loop nested
+                # in one, keeping one product in 4 (tile-ai/tilelang #2050 dropped a store guard; #2935 restored it)
                 for c in T.serial(bk):
                     for r, j in T.Parallel(bt, m):
                         acc[r, j] += xs[r, c] * fs[j, c]
