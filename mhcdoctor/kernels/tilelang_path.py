@@ -148,8 +148,10 @@ def _prenorm_gemm(k: int, m: int) -> Any:
                     fs[j, c] = fn[j, k0 * bk + c]
                 for r, c in T.Parallel(bt, bk):
                     sq[r, c] += xs[r, c] * xs[r, c]
-                for r, j in T.Parallel(bt, m):
-                    for c in T.serial(bk):
+                # The reduction axis stays outside T.Parallel: tilelang 0.1.9–0.1.13 vectorize a serial loop nested
+                # in one, keeping one product in 4 (tile-ai/tilelang #2050 dropped a store guard; #2935 restored it)
+                for c in T.serial(bk):
+                    for r, j in T.Parallel(bt, m):
                         acc[r, j] += xs[r, c] * fs[j, c]
             T.reduce_sum(sq, sq_row, dim=1)
             for r, j in T.Parallel(bt, m):
