@@ -132,9 +132,11 @@ VLLM_NVCC_GATE_RELEASES = ">=0.34.0"
 # rewrote it with per-token T.alloc_local arrays.
 BLOCK_M_ACCUMULATOR_RELEASES = ">=0.22.0,<0.27.0"
 # Measured on an H200 (vLLM 0.24.0's and 0.26.0's kernel files, 1024–16384 tokens, 2026-12-04): the tilelang that
-# lowers that accumulator wrong (0.1.9, the pin of vLLM 0.20–0.26) and the first one measured right (0.1.15).
+# lowers that accumulator wrong (0.1.9, the pin of vLLM 0.20–0.26: it sets the T.alloc_var to 0 once, at its
+# declaration, so the block's second token starts from the first one's sum) and the ones measured right (0.1.12,
+# which resets it inside the loop, and 0.1.15); 0.1.13 and 0.1.14 lie between two releases measured right.
 BLOCK_M_WRONG_TILELANG = "<=0.1.9"
-BLOCK_M_RIGHT_TILELANG = ">=0.1.15"
+BLOCK_M_RIGHT_TILELANG = ">=0.1.12"
 BLOCK_M_MEASURED_RELEASES = ("0.24.0", "0.26.0")
 
 # The tilelang each vLLM wheel's Requires-Dist pins (vllm-X.dist-info/METADATA, read from each wheel 0.20.0–0.34.0).
@@ -285,12 +287,14 @@ MEASURED: tuple[tuple[str, str, str, str, str], ...] = (
         "scripts/gpu-vllm-kernels matrix (bench/vllm_kernels.py --check-only): vLLM 0.24.0, 0.26.0, 0.27.0, 0.28.0, "
         "0.30.0, 0.31.0, 0.33.0 and 0.34.0's kernel files from each wheel, called as the DeepSeek-V4 model calls them "
         "(DeepGEMM off), against the float64 oracle; hidden 4096 and 7168; 1, 7, 80, 512, 1024, 4096 and 16384 "
-        "tokens; each release under its pinned tilelang (0.1.9 or 0.1.12) and under 0.1.15",
+        "tokens; each release under its pinned tilelang (0.1.9 or 0.1.12) and under 0.1.15; then 0.26.0 alone "
+        "under 0.1.12 at 1, 7, 80, 512, 1024, 1025, 4096 and 16384 tokens",
         "2026-12-04",
         "0.24.0 and 0.26.0 under tilelang 0.1.9: mhc_pre and the fused post+pre wrong at 1024, 4096 and 16384 tokens "
-        "at both hidden sizes (post_mix off by up to 1.58, about half of comb_mix wrong); right under 0.1.15. The "
-        "block-M kernel is the same text in 0.22.0–0.26.0. 0.27.0+ right at those sizes under 0.1.12 and 0.1.15. So: "
-        "fail with tilelang <= 0.1.9, warn for 0.1.10–0.1.14 (not measured), nothing from 0.1.15",
+        "at both hidden sizes (post_mix off by up to 1.58, about half of comb_mix wrong); right under 0.1.15, and "
+        "0.26.0 right under 0.1.12 (64 of 64 cases, 1025 tokens included). The block-M kernel is the same text in "
+        "0.22.0–0.26.0. 0.27.0+ right at those sizes under 0.1.12 and 0.1.15. So: fail with tilelang <= 0.1.9, warn "
+        "for 0.1.10–0.1.11 (not measured), nothing from 0.1.12",
     ),
     (
         "tilelang-tvm-ffi-mismatch",

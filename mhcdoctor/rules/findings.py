@@ -622,7 +622,7 @@ def _block_m_text(ctx: FindingContext) -> str:
     measured = (
         f"Measured on an H200 (vLLM {' and '.join(known.BLOCK_M_MEASURED_RELEASES)}'s kernel files, 2026-12-04): "
         "under tilelang 0.1.9 mhc_pre and the fused post+pre are wrong at 1024, 4096 and 16384 tokens (post_mix off "
-        "by up to 1.58, about half of comb_mix wrong); under 0.1.15 they are right."
+        "by up to 1.58, about half of comb_mix wrong); under 0.1.12 and 0.1.15 they are right."
     )
     if _block_m_measured_wrong(ctx):
         return head + f"tilelang {tl} lowers it wrong: prefill gets wrong mixes. " + measured
@@ -1285,10 +1285,10 @@ CATALOGUE: tuple[FindingSpec, ...] = (
         summary="vLLM 0.22–0.26 runs mhc_pre's prenorm GEMM on tilelang (no DeepGEMM: ROCm, or CUDA where "
         "is_deep_gemm_supported() is False); from 1024 tokens its hc_prenorm_gemm_block_m_tilelang reduces into a "
         "T.alloc_var that tilelang 0.1.9 (vLLM's pin) lowers wrong: measured wrong on an H200 (fail); warn for "
-        "tilelang 0.1.10–0.1.14 or off CUDA (not measured); measured right from tilelang 0.1.15.",
+        "tilelang 0.1.10–0.1.11 or off CUDA (not measured); measured right under tilelang 0.1.12 and 0.1.15.",
         when=lambda c: bool(_block_m_ops(c)),
         detail=_block_m_text,
-        fix="pip install -U 'vllm>=0.27'  # or tilelang>=0.1.15 (measured right with 0.24/0.26's kernel, outside "
+        fix="pip install -U 'vllm>=0.27'  # or tilelang>=0.1.12 (measured right with 0.26's kernel, outside "
         "vLLM's pin); mhcdoctor verify --stress checks 1024+ tokens",
         refs=(PR + "43905",),
         ops=lambda c: _block_m_ops(c),

@@ -17,7 +17,8 @@ def finding_line(stdout: str, finding: str) -> str | None:
 @pytest.mark.parametrize(
     "tilelang, line, verdict, code",
     [("0.1.9", f"✗ [fail] {BLOCK_M} (from 1024 tokens: prefill)", "✗ verdict: fail", 3),
-     ("0.1.12", f"! [warn] {BLOCK_M} (from 1024 tokens: prefill)", "! verdict: degraded", 1),
+     ("0.1.11", f"! [warn] {BLOCK_M} (from 1024 tokens: prefill)", "! verdict: degraded", 1),
+     ("0.1.12", None, "✓ verdict: ok", 0),
      ("0.1.15", None, "✓ verdict: ok", 0)],
 )  # fmt: skip
 def test_block_m_is_fail_under_the_tilelang_measured_wrong_and_gone_under_the_one_measured_right(
@@ -29,7 +30,7 @@ def test_block_m_is_fail_under_the_tilelang_measured_wrong_and_gone_under_the_on
     if line and "fail" in line:
         assert "tilelang 0.1.9 lowers it wrong" in result.stdout and "post_mix off by up to 1.58" in result.stdout
     elif line:
-        assert "Not measured with tilelang 0.1.12" in result.stdout
+        assert "Not measured with tilelang 0.1.11" in result.stdout
 
 
 def test_vllm_034s_fused_post_pre_under_a_newer_tilelang_warns_with_the_measured_figures(run_cli):

@@ -82,11 +82,12 @@ def test_hip_allreduce_offset_in_029_030_on_wave64(vllm, arch, fires):
 
 @pytest.mark.parametrize(
     "vllm, platform, arch, env, tilelang, severity",
-    [("0.25.0", "rocm", "gfx950", None, "0.1.12", "warn"), ("0.27.0", "rocm", "gfx950", None, "0.1.12", None),
+    [("0.25.0", "rocm", "gfx950", None, "0.1.12", None), ("0.27.0", "rocm", "gfx950", None, "0.1.12", None),
+     ("0.25.0", "rocm", "gfx950", None, "0.1.11", "warn"), ("0.24.0", "cuda", "sm_80", None, "0.1.12", None),
      ("0.22.0", "cuda", "sm_90", {"VLLM_USE_DEEP_GEMM": "0"}, "0.1.9", "fail"),
      ("0.22.0", "cuda", "sm_90", None, "0.1.9", None), ("0.24.0", "cuda", "sm_80", None, "0.1.9", "fail"),
      ("0.26.0", "cuda", "sm_80", None, "0.1.8", "fail"), ("0.24.0", "cuda", "sm_80", None, "0.1.10", "warn"),
-     ("0.24.0", "cuda", "sm_80", None, "0.1.14", "warn"), ("0.24.0", "cuda", "sm_80", None, "0.1.15", None),
+     ("0.24.0", "cuda", "sm_80", None, "0.1.14", None), ("0.24.0", "cuda", "sm_80", None, "0.1.15", None),
      ("0.24.0", "cuda", "sm_80", None, "0.1.15.post1", None), ("0.25.0", "rocm", "gfx950", None, "0.1.9", "warn"),
      ("0.27.0", "cuda", "sm_80", None, "0.1.9", None), ("0.21.0", "cuda", "sm_80", None, "0.1.9", None)],
 )  # fmt: skip
@@ -108,7 +109,7 @@ def test_a_finding_that_shows_only_in_large_calls_says_from_how_many_tokens():
     facts = machine("rocm", "gfx950", aiter="0.1.13")
     race = next(f for f in decide(facts, ModelConfig("m", PRO), "0.25.0").findings if f.id == "aiter-sqrsum-race")
     assert (race.from_tokens, race.scope()) == (17, "from 17 tokens")
-    facts = machine("rocm", "gfx950")
+    facts = machine("rocm", "gfx950", tilelang="0.1.9")
     block_m = next(
         f for f in decide(facts, ModelConfig("m", PRO), "0.25.0").findings if f.id == "tilelang-prenorm-block-m"
     )
