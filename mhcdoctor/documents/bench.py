@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 from mhcdoctor.documents.models import ModelConfigDocument
-from mhcdoctor.documents.verify import ParamsDocument, PathOutcome
+from mhcdoctor.documents.verify import ParamsDocument, PathOutcome, RowStatus
+from mhcdoctor.documents.vocabulary import Op, Verdict
 
 SCHEMA = "mhcdoctor.bench/1"
 
@@ -18,7 +19,7 @@ class Peak(TypedDict):
     """The peak bandwidth the fractions are against, and where it comes from."""
 
     tb_per_s: float | None
-    how: str | None  # "table", "measured", or None when unknown
+    how: Literal["table", "measured"] | None  # None when unknown
     device: str | None
     source: str
 
@@ -29,9 +30,9 @@ class BenchResult(TypedDict):
 
     path: str
     role: str
-    op: str
+    op: Op
     tokens: int
-    status: str
+    status: RowStatus
     called: str | None
     torch_piece: bool  # part of this op ran on torch here (the row says so; never "best")
     median_ms: float | None
@@ -98,7 +99,7 @@ class _BenchDocumentBase(TypedDict):
     tokens: list[int]
     device: str
     device_name: str | None
-    timer: str
+    timer: Literal["cuda-events", "perf_counter"]
     peak: Peak
     selected: dict[str, str] | None
     fused_post_pre: bool | None
@@ -107,7 +108,7 @@ class _BenchDocumentBase(TypedDict):
     paths: list[PathOutcome]
     results: list[BenchResult]
     step: Step
-    verdict: str
+    verdict: Verdict
     seconds: float
 
 

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 SCHEMA = "mhcdoctor.bundle/1"
 REDACTIONS_SCHEMA = "mhcdoctor.redactions/1"
@@ -39,8 +39,11 @@ class EnvRedactionsDocument(TypedDict):
     masked: list[str]
 
 
+# What a replacement hid (the kinds redact.Redactions.note counts).
+RedactionKind = Literal["home", "user", "host", "secret", "gpu uuid"]
+
 # redactions.json of a bundle (mhcdoctor.redactions/1); "with" is a Python keyword, hence the functional form.
-ReplacementDocument = TypedDict("ReplacementDocument", {"kind": str, "with": str, "strings": int})
+ReplacementDocument = TypedDict("ReplacementDocument", {"kind": RedactionKind, "with": str, "strings": int})
 
 
 class RedactionsDocument(TypedDict):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument
-from mhcdoctor.documents.vocabulary import JsonValue
+from mhcdoctor.documents.vocabulary import JsonValue, Verdict
 
 if TYPE_CHECKING:  # check --fast loads no verify module; a reader resolves it by name (userfiles.mismatch's namespace)
     from mhcdoctor.documents.verify import VerifyDocument
@@ -32,7 +32,7 @@ TorchBuild = Literal["rocm", "cuda", "xpu", "cpu"]
 TORCH_BUILDS: tuple[str, ...] = ("rocm", "cuda", "xpu", "cpu")
 # A probe's outcome (probes.base.ProbeResult.status).
 Status = Literal["ok", "missing", "error", "timeout", "crash", "skipped"]
-STATUSES: tuple[str, ...] = ("ok", "missing", "error", "timeout", "crash", "skipped")
+STATUSES: tuple[Status, ...] = ("ok", "missing", "error", "timeout", "crash", "skipped")
 
 
 # The JSON form of the facts (Facts.to_dict(), check/1's `facts` part), one TypedDict per dataclass of
@@ -151,7 +151,7 @@ class ProbeDocument(TypedDict):
     """A probe's result as JSON (check/1's `probes`); `data` is what the probe found, as the probe wrote it."""
 
     name: str
-    status: str
+    status: Status
     data: dict[str, JsonValue]
     evidence: list[str]
     source: str
@@ -159,17 +159,32 @@ class ProbeDocument(TypedDict):
     error: str | None
 
 
+class _HostBase(TypedDict):
+    hostname: str
+    user: str
+    python: str
+    python_version: str
+    os: str
+    cwd: str
+
+
+class HostDocument(_HostBase, total=False):
+    """The machine, and the interpreter whose environment was probed (checkreport._host writes every member)."""
+
+    doctor_python: str  # with --python: the interpreter mhcdoctor itself runs on
+
+
 class CheckDocument(TypedDict):
     schema: str
     mhcdoctor_version: str
     created: str
-    mode: str  # fast | full
+    mode: Literal["fast", "full"]
     seconds: float
-    host: dict[str, str]
+    host: HostDocument
     env: dict[str, str]
     facts: FactsDocument  # Facts.to_dict()
     probes: list[ProbeDocument]  # ProbeResult.to_dict() each
     models: list[DecisionDocument]  # Decision.to_json_dict() per model
     findings: list[FindingDocument]
-    verdict: str
+    verdict: Verdict
     verify: VerifyDocument | None

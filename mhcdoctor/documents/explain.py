@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from mhcdoctor.documents.vocabulary import JsonValue
+from mhcdoctor.documents.vocabulary import JsonValue, Op, PathName, Severity, Verdict
 
 SCHEMA = "mhcdoctor.explain/1"
 
@@ -34,7 +34,7 @@ class GateDocument(_GateBase, total=False):
 
 
 class _OpBase(TypedDict):
-    path: str
+    path: PathName
     why: list[GateDocument]
 
 
@@ -46,7 +46,7 @@ class OpDocument(_OpBase, total=False):
 
 class _FindingBase(TypedDict):
     id: str
-    severity: str
+    severity: Severity
     title: str
     detail: str
     fix: str
@@ -56,7 +56,7 @@ class _FindingBase(TypedDict):
 class FindingDocument(_FindingBase, total=False):
     """A finding; a report saved before its ops and token scope were recorded lacks them (readers use `.get`)."""
 
-    ops: list[str]  # the ops it is about, so a renderer can mark their rows
+    ops: list[Op]  # the ops it is about, so a renderer can mark their rows
     from_tokens: int | None  # it shows only from this many tokens in one call (None: at any count)
 
 
@@ -74,7 +74,7 @@ class DecisionDocument(TypedDict):
     ops: dict[str, OpDocument]
     fused_post_pre: bool
     findings: list[FindingDocument]
-    verdict: str
+    verdict: Verdict
     sources: dict[str, str]
 
 

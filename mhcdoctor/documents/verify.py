@@ -4,23 +4,31 @@ run against the oracle. `run_verify` (mhcdoctor.verify) is the one place it is m
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 from mhcdoctor.documents.explain import ModelDocument
+from mhcdoctor.documents.vocabulary import Op, Verdict
 
 SCHEMA = "mhcdoctor.verify/1"
+
+# How one row came out against the oracle, in the order verify's summary counts them.
+RowStatus = Literal["pass", "fail", "skip", "error", "timeout"]
+ROW_STATUSES: tuple[RowStatus, ...] = ("pass", "fail", "skip", "error", "timeout")
+# What happened to one (path, device) child.
+OutcomeStatus = Literal["ran", "unavailable", "error", "timeout"]
+OUTCOME_STATUSES: tuple[OutcomeStatus, ...] = ("ran", "unavailable", "error", "timeout")
 
 
 class VerifyRow(TypedDict):
     """One (path, op, token count, device): how it ran and how far it was from the oracle."""
 
     path: str
-    op: str
+    op: Op
     tokens: int
     hidden: int
     hc_mult: int
     device: str
-    status: str  # one of STATUSES
+    status: RowStatus
     max_abs_err: float | None
     max_rel_err: float | None
     tolerance: ToleranceDocument | None
@@ -48,7 +56,7 @@ class VerifyDocument(TypedDict):
     results: list[VerifyRow]
     summary: dict[str, int]
     problems: list[str]
-    verdict: str
+    verdict: Verdict
     seconds: float
 
 
@@ -88,7 +96,7 @@ class ParamsDocument(TypedDict):
 class _PathOutcomeBase(TypedDict):
     path: str
     device: str
-    status: str  # "ran", "unavailable", "error" or "timeout"
+    status: OutcomeStatus
     version: str | None
     device_name: str | None
     reason: str | None
