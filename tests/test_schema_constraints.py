@@ -43,6 +43,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
         "explain": document(doctor.run("explain", "--json", "--from", str(a), cwd=tmp)),
         "diff": document(doctor.run("diff", str(a), str(b), "--json", cwd=tmp)),
         "fleet": document(doctor.run("merge", str(a), str(b), "--json", "--fail-on", "never", cwd=tmp)),
+        "models": document(doctor.run("models", "--json", cwd=tmp)),
     }
 
 
@@ -92,12 +93,23 @@ BROKEN = [
     ("fleet", "verdict", setter("verdict", value="mixed")),
     ("fleet", "a node's status", setter("nodes", 0, "status", value="ok")),
     ("fleet", "a node's verdict", setter("nodes", 0, "verdict", value="checked")),
+    # minimums (documents.vocabulary's Count, Positive, NonNegative)
+    ("check", "negative seconds", setter("seconds", value=-0.5)),
+    ("check", "a probe's negative seconds", setter("probes", 0, "seconds", value=-1)),
+    ("check", "a model of hidden size 0", setter("models", 0, "model", "hidden_size", value=0)),
+    ("explain", "hc_mult 0", setter("model", "hc_mult", value=0)),
+    ("fleet", "a negative count", setter("counts", "nodes", value=-1)),
+    ("models", "hidden size 0", setter("models", 0, "hidden_size", value=0)),
+    ("models", "0 layers", setter("models", 0, "num_layers", value=0)),
 ]
 VERIFY_BROKEN = [
     ("verdict", setter("verdict", value="pass")),
     ("a row's status", setter("results", 0, "status", value="ok")),
     ("a row's op", setter("results", 0, "op", value="mhc_head")),
     ("a path's status", setter("paths", 0, "status", value="pass")),
+    ("a token count of 0", setter("tokens", value=[0])),
+    ("a row of 0 tokens", setter("results", 0, "tokens", value=0)),
+    ("a row of negative seconds", setter("results", 0, "seconds", value=-1.0)),
 ]
 
 

@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Annotated, Literal, TypedDict
 
 from mhcdoctor.documents.models import ModelConfigDocument
 from mhcdoctor.documents.verify import ParamsDocument, PathOutcome, RowStatus
-from mhcdoctor.documents.vocabulary import Op, Verdict
+from mhcdoctor.documents.vocabulary import Count, Minimum, NonNegative, Op, Positive, Verdict
 
 SCHEMA = "mhcdoctor.bench/1"
 
 
 class BenchModel(ModelConfigDocument):
-    sublayers_per_layer: int
+    sublayers_per_layer: Positive
 
 
 class Peak(TypedDict):
     """The peak bandwidth the fractions are against, and where it comes from."""
 
-    tb_per_s: float | None
+    tb_per_s: Annotated[float, Minimum(0, exclusive=True)] | None
     how: Literal["table", "measured"] | None  # None when unknown
     device: str | None
     source: str
@@ -31,25 +31,25 @@ class BenchResult(TypedDict):
     path: str
     role: str
     op: Op
-    tokens: int
+    tokens: Positive
     status: RowStatus
     called: str | None
     torch_piece: bool  # part of this op ran on torch here (the row says so; never "best")
-    median_ms: float | None
+    median_ms: NonNegative | None
     graph_ms: float | None
     graph_error: str | None
-    min_ms: float | None
-    runs: int | None
-    bytes: int
-    tb_per_s: float | None
-    fraction_of_peak: float | None
+    min_ms: NonNegative | None
+    runs: Positive | None
+    bytes: Count
+    tb_per_s: NonNegative | None
+    fraction_of_peak: NonNegative | None
     max_abs_err: float | None
     max_rel_err: float | None
     reason: str | None
 
 
 class _StepCostBase(TypedDict):
-    ms: float
+    ms: NonNegative
     ms_per_token: float  # per output token: a decode step at batch B makes B tokens
     ops: dict[str, str]  # op -> the path that runs it
     timing: str  # "cuda-graph" where every op was captured, else "eager"
@@ -72,7 +72,7 @@ class FusedSlower(TypedDict):
 
 
 class StepBatch(TypedDict):
-    tokens: int
+    tokens: Positive
     paths: dict[str, StepCost]
     selected: StepCost | None
     best: StepCost | None
@@ -80,7 +80,7 @@ class StepBatch(TypedDict):
 
 
 class Step(TypedDict):
-    plan: dict[str, int] | None
+    plan: dict[str, Positive] | None
     reason: str | None
     batches: list[StepBatch]
 
@@ -96,7 +96,7 @@ class _BenchDocumentBase(TypedDict):
     created: str
     model: BenchModel
     params: ParamsDocument
-    tokens: list[int]
+    tokens: list[Positive]
     device: str
     device_name: str | None
     timer: Literal["cuda-events", "perf_counter"]
@@ -109,7 +109,7 @@ class _BenchDocumentBase(TypedDict):
     results: list[BenchResult]
     step: Step
     verdict: Verdict
-    seconds: float
+    seconds: NonNegative
 
 
 class BenchDocument(_BenchDocumentBase, total=False):

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
+from mhcdoctor.documents.vocabulary import Count, Positive
+
 SCHEMA = "mhcdoctor.bundle/1"
 REDACTIONS_SCHEMA = "mhcdoctor.redactions/1"
 
 
 class ManifestFile(TypedDict):
     path: str
-    bytes: int
+    bytes: Count
     sha256: str
 
 
@@ -28,14 +30,14 @@ class BundleManifest(TypedDict):
     mhcdoctor_version: str
     created: str
     redacted: bool
-    limit_bytes: int
+    limit_bytes: Positive
     files: list[ManifestFile]
     truncated: list[Truncation]
 
 
 class EnvRedactionsDocument(TypedDict):
-    kept: int
-    dropped: int
+    kept: Count
+    dropped: Count
     masked: list[str]
 
 
@@ -43,7 +45,7 @@ class EnvRedactionsDocument(TypedDict):
 RedactionKind = Literal["home", "user", "host", "secret", "gpu uuid"]
 
 # redactions.json of a bundle (mhcdoctor.redactions/1); "with" is a Python keyword, hence the functional form.
-ReplacementDocument = TypedDict("ReplacementDocument", {"kind": RedactionKind, "with": str, "strings": int})
+ReplacementDocument = TypedDict("ReplacementDocument", {"kind": RedactionKind, "with": str, "strings": Positive})
 
 
 class RedactionsDocument(TypedDict):

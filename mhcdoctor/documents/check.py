@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument
-from mhcdoctor.documents.vocabulary import JsonValue, Verdict
+from mhcdoctor.documents.vocabulary import JsonValue, NonNegative, Verdict
 
 if TYPE_CHECKING:  # check --fast loads no verify module; a reader resolves it by name (userfiles.mismatch's namespace)
     from mhcdoctor.documents.verify import VerifyDocument
@@ -155,7 +155,7 @@ class ProbeDocument(TypedDict):
     data: dict[str, JsonValue]
     evidence: list[str]
     source: str
-    seconds: float
+    seconds: NonNegative
     error: str | None
 
 
@@ -179,7 +179,7 @@ class CheckDocument(TypedDict):
     mhcdoctor_version: str
     created: str
     mode: Literal["fast", "full"]
-    seconds: float
+    seconds: NonNegative
     host: HostDocument
     env: dict[str, str]
     facts: FactsDocument  # Facts.to_dict()

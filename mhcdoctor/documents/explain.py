@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from mhcdoctor.documents.vocabulary import JsonValue, Op, PathName, Severity, Verdict
+from mhcdoctor.documents.vocabulary import JsonValue, Op, PathName, Positive, Severity, Verdict
 
 SCHEMA = "mhcdoctor.explain/1"
 
@@ -62,8 +62,8 @@ class FindingDocument(_FindingBase, total=False):
 
 class ModelDocument(TypedDict):
     name: str | None
-    hidden_size: int
-    hc_mult: int
+    hidden_size: Positive
+    hc_mult: Positive
 
 
 class DecisionDocument(TypedDict):

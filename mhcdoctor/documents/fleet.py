@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from mhcdoctor.documents.vocabulary import Severity, Verdict
+from mhcdoctor.documents.vocabulary import Count, Positive, Severity, Verdict
 
 SCHEMA = "mhcdoctor.fleet/1"
 
@@ -42,12 +42,12 @@ class NodeRow(TypedDict):
 
 class Majority(TypedDict):
     value: str
-    count: int
+    count: Positive
 
 
 class OddGroup(TypedDict):
     value: str
-    count: int
+    count: Positive
     nodes: list[str]
 
 
@@ -75,16 +75,16 @@ class _FleetFindingBase(TypedDict):
 
 
 class FleetFinding(_FleetFindingBase, total=False):
-    count: int  # len(nodes); always there once `summarize` returns
+    count: Positive  # len(nodes); always there once `summarize` returns
 
 
 class FleetCounts(TypedDict):
-    nodes: int
-    checked: int
-    ok: int
-    degraded: int
-    fail: int
-    unchecked: int
+    nodes: Count
+    checked: Count
+    ok: Count
+    degraded: Count
+    fail: Count
+    unchecked: Count
 
 
 class FleetDocument(TypedDict):

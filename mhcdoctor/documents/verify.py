@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Literal, TypedDict
 
 from mhcdoctor.documents.explain import ModelDocument
-from mhcdoctor.documents.vocabulary import Op, Verdict
+from mhcdoctor.documents.vocabulary import NonNegative, Op, Positive, Verdict
 
 SCHEMA = "mhcdoctor.verify/1"
 
@@ -24,7 +24,7 @@ class VerifyRow(TypedDict):
 
     path: str
     op: Op
-    tokens: int
+    tokens: Positive
     hidden: int
     hc_mult: int
     device: str
@@ -33,8 +33,8 @@ class VerifyRow(TypedDict):
     max_rel_err: float | None
     tolerance: ToleranceDocument | None
     worst_output: str | None
-    seconds: float
-    kernel_seconds: float | None
+    seconds: NonNegative
+    kernel_seconds: NonNegative | None
     rows_checked: int | None
     reason: str | None
     outputs: list[OutputVerdict]  # per output tensor, from the path's child
@@ -48,7 +48,7 @@ class VerifyDocument(TypedDict):
     created: str
     model: ModelDocument
     params: ParamsDocument
-    tokens: list[int]
+    tokens: list[Positive]
     stress: bool
     devices: list[str]
     selected: dict[str, str] | None
@@ -57,7 +57,7 @@ class VerifyDocument(TypedDict):
     summary: dict[str, int]
     problems: list[str]
     verdict: Verdict
-    seconds: float
+    seconds: NonNegative
 
 
 class ToleranceDocument(TypedDict):
@@ -100,7 +100,7 @@ class _PathOutcomeBase(TypedDict):
     version: str | None
     device_name: str | None
     reason: str | None
-    seconds: float
+    seconds: NonNegative
     evidence: list[str]
 
 
@@ -109,4 +109,4 @@ class PathOutcome(_PathOutcomeBase, total=False):
     (`Ran.rows`)."""
 
     notes: list[str]  # when the path loaded: what its adapter said about it
-    load_seconds: float | None
+    load_seconds: NonNegative | None

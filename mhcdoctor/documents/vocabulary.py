@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import IntEnum
-from typing import Literal, TypeAlias, TypeVar
+from typing import Annotated, Literal, TypeAlias, TypeVar
 
 # A JSON value as the documents carry it (explain's `facts` part is one, projected from the facts' dataclasses);
 # read-only containers, so that a dict[str, bool] is one.
 JsonValue: TypeAlias = str | int | float | bool | None | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
+
+
+@dataclass(frozen=True)
+class Minimum:
+    """The least value a number member may have (`Annotated[int, Minimum(1)]`): the schema's minimum (exclusive:
+    its exclusiveMinimum). Type checkers see the plain number; mhcdoctor.docschema writes the bound."""
+
+    value: int
+    exclusive: bool = False
+
+
+Count = Annotated[int, Minimum(0)]  # how many of something: 0 or more
+Positive = Annotated[int, Minimum(1)]  # a size or a token count: 1 or more
+NonNegative = Annotated[float, Minimum(0)]  # a duration, a time, a bandwidth
 
 # The four mHC ops, in the order every view lists them (the one list: renderers, verify, bench and fleet use it).
 Op = Literal["mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head"]
