@@ -3,7 +3,7 @@
 `python -m mhcdoctor.docschema` writes them; `--check` exits 1 when a schema on disk differs from what the types
 say (tests/test_published_schemas.py runs the same comparison), so a member added to a document is in its schema.
 A TypedDict is an object whose `required` members are its required keys (total-ness, NotRequired), Literal an enum,
-`Annotated[int, Minimum(1)]` (documents.vocabulary) a number with that minimum,
+`Annotated[int, Minimum(1)]` (documents.vocabulary) a number with that minimum, `NullWhen` an if/then on its object,
 `X | None` X or null, list an array, dict[str, X] an object of X, JsonValue and `object` any JSON value; each
 TypedDict other than the root is a `$defs` entry named after its class, with its docstring as description; a
 member's end-of-line comment in its declaration is the member's description.
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mhcdoctor.documents import bench, bundle, check, diff, explain, fleet, log, models, verify
-from mhcdoctor.documents.vocabulary import JsonValue, Minimum
+from mhcdoctor.documents.vocabulary import JsonValue, Minimum, NullWhen
 
 PACKAGE = Path(__file__).resolve().parent / "schemas"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
@@ -182,6 +182,19 @@ class _Writer:
             out["description"] = " ".join(doc.split())
         out["required"] = [key for key in hints if key in required]
         out["properties"] = properties
+        rules = [
+            {
+                "if": {"properties": {m.key: {"const": m.value}}, "required": [m.key]},
+                "then": {"properties": {k: {"type": "null"}}},
+            }
+            for k, hint in hints.items()
+            for m in getattr(hint, "__metadata__", ())
+            if isinstance(m, NullWhen)
+        ]
+        if len(rules) == 1:
+            out.update(rules[0])
+        elif rules:
+            out["allOf"] = rules
         return out
 
 

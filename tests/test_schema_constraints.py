@@ -132,3 +132,15 @@ def test_a_document_with_a_value_we_never_write_is_rejected(written, name, what,
 @pytest.mark.parametrize(("what", "change"), VERIFY_BROKEN, ids=[w for w, _ in VERIFY_BROKEN])
 def test_a_verify_document_with_a_value_we_never_write_is_rejected(verified, what, change):
     assert rejected(verified, "verify", change) != []
+
+
+@pytest.mark.slow
+def test_a_passing_row_has_no_reason_and_any_other_row_may(verified):
+    """verify/1's rule that `reason` depends on `status` (documents.verify's NullWhen): null on a pass."""
+    at = next(i for i, r in enumerate(verified["results"]) if r["status"] == "pass")
+    assert rejected(verified, "verify", setter("results", at, "reason", value="it was slow")) != []
+
+    def failed(doc: dict) -> None:
+        doc["results"][at] |= {"status": "fail", "reason": "out by 0.5"}
+
+    assert rejected(verified, "verify", failed) == []

@@ -4,10 +4,10 @@ run against the oracle. `run_verify` (mhcdoctor.verify) is the one place it is m
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Annotated, Literal, TypedDict
 
 from mhcdoctor.documents.explain import ModelDocument
-from mhcdoctor.documents.vocabulary import NonNegative, Op, Positive, Verdict
+from mhcdoctor.documents.vocabulary import NonNegative, NullWhen, Op, Positive, Verdict
 
 SCHEMA = "mhcdoctor.verify/1"
 
@@ -36,7 +36,7 @@ class VerifyRow(TypedDict):
     seconds: NonNegative
     kernel_seconds: NonNegative | None
     rows_checked: int | None
-    reason: str | None
+    reason: Annotated[str | None, NullWhen("status", "pass")]  # why it did not pass (a passing row has none)
     outputs: list[OutputVerdict]  # per output tensor, from the path's child
     evidence: list[str]
     selected: bool | None

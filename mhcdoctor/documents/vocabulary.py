@@ -21,6 +21,15 @@ class Minimum:
     exclusive: bool = False
 
 
+@dataclass(frozen=True)
+class NullWhen:
+    """A member that is null whenever the object's member `key` is `value` (`Annotated[str | None, NullWhen(...)]`):
+    the schema's if/then on the object. Type checkers see the plain member."""
+
+    key: str
+    value: str
+
+
 Count = Annotated[int, Minimum(0)]  # how many of something: 0 or more
 Positive = Annotated[int, Minimum(1)]  # a size or a token count: 1 or more
 NonNegative = Annotated[float, Minimum(0)]  # a duration, a time, a bandwidth
