@@ -86,6 +86,7 @@ BROKEN = [
     ("check", "a model's verdict", setter("models", 0, "verdict", value="warn")),
     ("check", "a finding's severity", setter("findings", 0, "severity", value="error")),
     ("check", "a finding's op", setter("findings", 0, "ops", value=["mhc_prenorm"])),
+    ("check", "vLLM's build", setter("facts", "vllm", "build", value="metal")),
     ("explain", "verdict", setter("verdict", value="degradedish")),
     ("explain", "an op's path", lambda doc: doc["ops"][first_op(doc)].__setitem__("path", "cuda")),
     ("diff", "a difference's section", setter("differences", 0, "section", value="machine")),

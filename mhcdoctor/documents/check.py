@@ -27,7 +27,7 @@ Platform = Literal["rocm", "cuda", "xpu", "cpu"]
 PLATFORMS: tuple[str, ...] = ("rocm", "cuda", "xpu", "cpu")
 FixState = Literal["present", "absent", "unknown"]
 FIX_STATES: tuple[str, ...] = ("present", "absent", "unknown")
-# What torch was built for, from torch/version.py (facts.torch_build_of).
+# What torch was built for, from torch/version.py (facts.torch_build_of); vLLM's builds are the same four.
 TorchBuild = Literal["rocm", "cuda", "xpu", "cpu"]
 TORCH_BUILDS: tuple[str, ...] = ("rocm", "cuda", "xpu", "cpu")
 # A probe's outcome (probes.base.ProbeResult.status).
@@ -112,7 +112,7 @@ class VllmSelfCheckDocument(TypedDict):
 
 
 class VllmDocument(PackageDocument):
-    build: str | None
+    build: TorchBuild | None  # what vLLM was built for (None: not established)
     build_evidence: str | None
     selfcheck: VllmSelfCheckDocument | None
 
