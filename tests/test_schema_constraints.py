@@ -89,6 +89,7 @@ BROKEN = [
     ("check", "vLLM's build", setter("facts", "vllm", "build", value="metal")),
     ("explain", "verdict", setter("verdict", value="degradedish")),
     ("explain", "an op's path", lambda doc: doc["ops"][first_op(doc)].__setitem__("path", "cuda")),
+    ("explain", "an op's preferred path", lambda doc: doc["ops"][first_op(doc)].__setitem__("preferred", "cuda")),
     ("diff", "a difference's section", setter("differences", 0, "section", value="machine")),
     ("fleet", "source", setter("source", value="ssh")),
     ("fleet", "verdict", setter("verdict", value="mixed")),

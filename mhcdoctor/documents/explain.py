@@ -41,7 +41,7 @@ class _OpBase(TypedDict):
 class OpDocument(_OpBase, total=False):
     """The path vLLM takes for one op; a report saved before the preferred path was recorded lacks `preferred`."""
 
-    preferred: str | None  # the platform's preferred path for this op in this release (None: no vLLM path)
+    preferred: PathName | None  # the platform's preferred path for this op in this release (None: no vLLM path)
 
 
 class _FindingBase(TypedDict):

@@ -17,7 +17,7 @@ from packaging.version import InvalidVersion, Version
 
 from mhcdoctor import aiter_releases, known
 from mhcdoctor.decision import Gate, OpDecision
-from mhcdoctor.documents.vocabulary import OPS
+from mhcdoctor.documents.vocabulary import OPS, PathName
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.releases import RuleSet
@@ -89,7 +89,7 @@ def _unknown(what: str) -> str:
     return f"{what} is unknown (not established), so this gate does not pass"
 
 
-def preferred_path(rule_set: RuleSet, facts: Facts, op: str, platform: str | None = None) -> str:
+def preferred_path(rule_set: RuleSet, facts: Facts, op: str, platform: str | None = None) -> PathName:
     """The best path a release offers an op on this machine: on ROCm aiter where it has an aiter path, else
     tilelang; on CUDA tilelang.
 
