@@ -146,3 +146,17 @@ def test_a_passing_row_has_no_reason_and_any_other_row_may(verified):
         doc["results"][at] |= {"status": "fail", "reason": "out by 0.5"}
 
     assert rejected(verified, "verify", failed) == []
+
+
+def test_a_redactions_document_with_a_kind_we_never_write_is_rejected(written):
+    """redactions/1's kinds: what redaction replaced (the home folder, user and host names, secrets, GPU UUIDs)."""
+    from mhcdoctor.redact import Identity, redact
+
+    identity = Identity.of_this_machine({"HOME": "/home/ada", "USER": "ada"})
+    doc = copy.deepcopy(written["check"]) | {"env": {"HF_TOKEN": "hf_" + "x" * 30}}
+    doc["host"] |= {"user": "ada", "cwd": "/home/ada/src"}
+    _, record = redact(doc, identity)
+    redactions = record.to_dict()
+    assert {r["kind"] for r in redactions["replaced"]} >= {"home", "user"}
+    assert rejected(redactions, "redactions", setter("replaced", 0, "kind", value="email")) != []
+    assert rejected(redactions, "redactions", setter("replaced", 0, "strings", value=0)) != []
