@@ -160,3 +160,30 @@ def test_a_redactions_document_with_a_kind_we_never_write_is_rejected(written):
     assert {r["kind"] for r in redactions["replaced"]} >= {"home", "user"}
     assert rejected(redactions, "redactions", setter("replaced", 0, "kind", value="email")) != []
     assert rejected(redactions, "redactions", setter("replaced", 0, "strings", value=0)) != []
+
+
+@pytest.fixture(scope="module")
+def benched(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """bench's document: the torch path on the CPU, one token count (real child processes)."""
+    tmp = tmp_path_factory.mktemp("bench")
+    args = ["--model", "deepseek-v4-flash", *CPU, "--path", "torch", "--tokens", "8", "--repeats", "3", "--json"]
+    return document(doctor.run("bench", *args, cwd=tmp))
+
+
+BENCH_BROKEN = [
+    ("timer", setter("timer", value="wall-clock")),
+    ("the peak's source", setter("peak", "how", value="guessed")),
+    ("a peak of 0 TB/s", setter("peak", "tb_per_s", value=0)),
+    ("verdict", setter("verdict", value="fast")),
+    ("a row's status", setter("results", 0, "status", value="ran")),
+    ("a row's op", setter("results", 0, "op", value="copy")),
+    ("a row's negative time", setter("results", 0, "median_ms", value=-0.1)),
+    ("a row of 0 runs", setter("results", 0, "runs", value=0)),
+    ("a token count of 0", setter("tokens", value=[0])),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("what", "change"), BENCH_BROKEN, ids=[w for w, _ in BENCH_BROKEN])
+def test_a_bench_document_with_a_value_we_never_write_is_rejected(benched, what, change):
+    assert rejected(benched, "bench", change) != []
