@@ -95,7 +95,7 @@ OTHER_PARTS_DAMAGED: list[tuple[dict[str, object], str]] = [
     ({"host": []}, "host has the wrong type (list)"),
     # deeper: each member of a model, finding or verify entry has its check/1 type where present
     ({"host": {"hostname": ["x"]}}, "host.hostname: expected str, not list"),
-    ({"findings": [{"id": "x", "severity": 5}]}, "findings[0].severity: expected str, not int"),
+    ({"findings": [{"id": "x", "severity": 5}]}, "findings[0].severity: expected one of ('info', 'warn', 'fail')"),
     ({"models": [{"ops": {"mhc_pre": 5}}]}, "models[0].ops.mhc_pre: expected an object"),
     ({"models": [{"fused_post_pre": "yes"}]}, "models[0].fused_post_pre: expected bool, not str"),
     ({"verify": {"paths": "x"}}, "verify.paths: expected a list"),
