@@ -151,6 +151,8 @@ def test_check_shows_escape_sequences_from_a_packages_metadata_as_question_marks
         ({"name": "aiter", "status": "ok", "evidence": "x"}, "probes[0].evidence must be a list of strings"),
         ({"name": "aiter", "status": "ok", "seconds": "1"}, "probes[0].seconds must be a number"),
         ({"name": "aiter", "status": "ok", "data": []}, "probes[0].data must be a JSON object"),
+        ({"name": "aiter", "status": "fine"}, "probes[0].status must be one of ok, missing, error, timeout, crash"),
+        ({"name": "aiter"}, "probes[0].status must be one of ok, missing"),
     ],
 )
 def test_a_malformed_probe_is_one_line_naming_it(probe, message):
