@@ -267,7 +267,7 @@ def _findings(checked: list[NodeResult]) -> list[FleetFinding]:
             if not isinstance(finding, dict):
                 continue
             fid = clean(finding.get("id"), 80)
-            if (severity := finding.get("severity")) not in SEVERITY_RANK or not isinstance(severity, str):
+            if not isinstance(severity := finding.get("severity"), str) or severity not in SEVERITY_RANK:
                 continue
             entry = by_id.setdefault(
                 fid,
