@@ -3,10 +3,10 @@
 `python -m mhcdoctor.docschema` writes them; `--check` exits 1 when a schema on disk differs from what the types
 say (tests/test_published_schemas.py runs the same comparison), so a member added to a document is in its schema.
 A TypedDict is an object whose `required` members are its required keys (total-ness, NotRequired), Literal an enum,
-`Annotated[int, Minimum(1)]` (documents.vocabulary) a number with that minimum, `NullWhen` an if/then on its object,
-`X | None` X or null, list an array, dict[str, X] an object of X, JsonValue and `object` any JSON value; each
-TypedDict other than the root is a `$defs` entry named after its class, with its docstring as description; a
-member's end-of-line comment in its declaration is the member's description.
+`Annotated[int, Minimum(1)]` (documents.vocabulary) a number with that minimum (`Pattern`: a string's pattern),
+`NullWhen` an if/then on its object, `X | None` X or null, list an array, dict[str, X] an object of X, JsonValue and
+`object` any JSON value; each TypedDict other than the root is a `$defs` entry named after its class, with its
+docstring as description; a member's end-of-line comment in its declaration is the member's description.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mhcdoctor.documents import bench, bundle, check, diff, explain, fleet, log, models, verify
-from mhcdoctor.documents.vocabulary import JsonValue, Minimum, NullWhen
+from mhcdoctor.documents.vocabulary import JsonValue, Minimum, NullWhen, Pattern
 
 PACKAGE = Path(__file__).resolve().parent / "schemas"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
@@ -142,6 +142,8 @@ class _Writer:
             for mark in getattr(hint, "__metadata__", ()):
                 if isinstance(mark, Minimum):
                     out["exclusiveMinimum" if mark.exclusive else "minimum"] = mark.value
+                elif isinstance(mark, Pattern):
+                    out["pattern"] = mark.regex
             return out
         if origin is typing.Literal:
             return {"enum": list(args)}

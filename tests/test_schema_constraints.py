@@ -87,6 +87,7 @@ BROKEN = [
     ("check", "a finding's severity", setter("findings", 0, "severity", value="error")),
     ("check", "a finding's op", setter("findings", 0, "ops", value=["mhc_prenorm"])),
     ("check", "vLLM's build", setter("facts", "vllm", "build", value="metal")),
+    ("check", "a finding's id", setter("findings", 0, "id", value="No GPU")),
     ("explain", "verdict", setter("verdict", value="degradedish")),
     ("explain", "an op's path", lambda doc: doc["ops"][first_op(doc)].__setitem__("path", "cuda")),
     ("explain", "an op's preferred path", lambda doc: doc["ops"][first_op(doc)].__setitem__("preferred", "cuda")),
@@ -160,6 +161,16 @@ def test_a_redactions_document_with_a_kind_we_never_write_is_rejected(written):
     assert {r["kind"] for r in redactions["replaced"]} >= {"home", "user"}
     assert rejected(redactions, "redactions", setter("replaced", 0, "kind", value="email")) != []
     assert rejected(redactions, "redactions", setter("replaced", 0, "strings", value=0)) != []
+
+
+def test_a_bundle_manifest_with_a_hash_that_is_no_sha256_is_rejected(written):
+    from mhcdoctor.bundle import build_files
+
+    files = build_files(written["check"], "# report\n", {"schema": "mhcdoctor.redactions/1"})
+    manifest = json.loads(files["manifest.json"])
+    assert rejected(manifest, "bundle", setter("files", 0, "sha256", value="0" * 63 + "G")) != []
+    assert rejected(manifest, "bundle", setter("files", 0, "bytes", value=-1)) != []
+    assert rejected(manifest, "bundle", setter("limit_bytes", value=0)) != []
 
 
 @pytest.fixture(scope="module")

@@ -4,9 +4,9 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict
+from typing import Annotated, Literal, TypedDict
 
-from mhcdoctor.documents.vocabulary import Count, Positive
+from mhcdoctor.documents.vocabulary import Count, Pattern, Positive
 
 SCHEMA = "mhcdoctor.bundle/1"
 REDACTIONS_SCHEMA = "mhcdoctor.redactions/1"
@@ -15,7 +15,7 @@ REDACTIONS_SCHEMA = "mhcdoctor.redactions/1"
 class ManifestFile(TypedDict):
     path: str
     bytes: Count
-    sha256: str
+    sha256: Annotated[str, Pattern("^[0-9a-f]{64}$")]  # hashlib's hexdigest
 
 
 class Truncation(TypedDict):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from mhcdoctor.documents.vocabulary import JsonValue, Op, PathName, Positive, Severity, Verdict
+from mhcdoctor.documents.vocabulary import FindingId, JsonValue, Op, PathName, Positive, Severity, Verdict
 
 SCHEMA = "mhcdoctor.explain/1"
 
@@ -45,7 +45,7 @@ class OpDocument(_OpBase, total=False):
 
 
 class _FindingBase(TypedDict):
-    id: str
+    id: FindingId
     severity: Severity
     title: str
     detail: str

@@ -30,6 +30,15 @@ class NullWhen:
     value: str
 
 
+@dataclass(frozen=True)
+class Pattern:
+    """The regular expression a string member matches (`Annotated[str, Pattern(...)]`): the schema's pattern."""
+
+    regex: str
+
+
+# A finding's id, as the catalogue (rules.findings) names them: lower-case words joined by hyphens.
+FindingId = Annotated[str, Pattern(r"^[a-z0-9]+(-[a-z0-9]+)*$")]
 Count = Annotated[int, Minimum(0)]  # how many of something: 0 or more
 Positive = Annotated[int, Minimum(1)]  # a size or a token count: 1 or more
 NonNegative = Annotated[float, Minimum(0)]  # a duration, a time, a bandwidth
