@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from mhcdoctor import __version__
 from mhcdoctor.clock import created_now
-from mhcdoctor.documents.check import SCHEMA, CheckDocument
+from mhcdoctor.documents.check import SCHEMA, CheckDocument, HostDocument
 from mhcdoctor.documents.explain import FindingDocument
 from mhcdoctor.documents.vocabulary import severity_rank, worst_verdict
 from mhcdoctor.environment import relevant_env
@@ -34,7 +34,7 @@ from mhcdoctor.probes import PROBES, facts_from_probes, run_probes, vllm_selfche
 from mhcdoctor.probes.base import guarded
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.rules import decide
-from mhcdoctor.text import visible_strings
+from mhcdoctor.text import visible, visible_strings
 
 if TYPE_CHECKING:
     from mhcdoctor.documents.verify import VerifyDocument
@@ -69,7 +69,7 @@ def build_check(
     if verify and models:
         from mhcdoctor.verify import run_verify  # kernels and their children: only when asked for
 
-        selected = {op: entry["path"] for op, entry in model_docs[0]["ops"].items()}
+        selected: dict[str, str] = {op: entry["path"] for op, entry in model_docs[0]["ops"].items()}
         verify_doc = run_verify(models[0], ctx=ctx, selected=selected, progress=progress)
     findings = merge_findings(doc["findings"] for doc in model_docs)
     verdicts = [doc["verdict"] for doc in model_docs]
@@ -81,8 +81,7 @@ def build_check(
         "created": created_now(),
         "mode": "fast" if ctx.fast else "full",
         "seconds": round(time.perf_counter() - start, 3),
-        # Read from the OS: a folder name that is not UTF-8 (in PATH, the working folder) is a lone surrogate here.
-        "host": visible_strings(_host(ctx)),
+        "host": _host(ctx),
         "env": visible_strings(relevant_env(ctx.env)),
         "facts": facts.to_dict(),
         "probes": [r.to_dict() for r in results],
@@ -102,20 +101,24 @@ def merge_findings(per_model: Iterable[list[FindingDocument]]) -> list[FindingDo
     return sorted(seen.values(), key=lambda f: -severity_rank(f["severity"]))
 
 
-def _host(ctx: ProbeContext) -> dict[str, str]:
-    """This machine, and the interpreter whose environment was probed (`--python`; else the doctor's own)."""
+def _host(ctx: ProbeContext) -> HostDocument:
+    """This machine, and the interpreter whose environment was probed (`--python`; else the doctor's own), each
+    string made visible (read from the OS: a folder name that is not UTF-8 is a lone surrogate here)."""
 
     def safe(fn: Callable[[], object]) -> str:
         try:
-            return str(fn())
+            return visible(str(fn()))
         except Exception:  # getpass.getuser() raises when no user name can be found (containers)
             return "unknown"
 
-    return {
+    host: HostDocument = {
         "hostname": safe(socket.gethostname),
         "user": safe(getpass.getuser),
-        "python": ctx.python,
-        "python_version": ctx.python_version,
+        "python": visible(ctx.python),
+        "python_version": visible(ctx.python_version),
         "os": safe(platform.platform),
         "cwd": safe(os.getcwd),
-    } | ({} if ctx.python == sys.executable else {"doctor_python": sys.executable})
+    }
+    if ctx.python != sys.executable:
+        host["doctor_python"] = visible(sys.executable)
+    return host

@@ -45,7 +45,7 @@ class Gate:
 class OpDecision:
     path: PathName
     why: list[Gate] = field(default_factory=list)
-    preferred: str | None = None  # the platform's preferred path for this op in this release (None: no vLLM path)
+    preferred: PathName | None = None  # the platform's preferred path for this op in this release (None: no vLLM path)
 
     def to_json_dict(self) -> OpDocument:
         return as_document(self, OpDocument)

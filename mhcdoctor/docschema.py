@@ -3,9 +3,10 @@
 `python -m mhcdoctor.docschema` writes them; `--check` exits 1 when a schema on disk differs from what the types
 say (tests/test_published_schemas.py runs the same comparison), so a member added to a document is in its schema.
 A TypedDict is an object whose `required` members are its required keys (total-ness, NotRequired), Literal an enum,
-`X | None` X or null, list an array, dict[str, X] an object of X, JsonValue and `object` any JSON value; each
-TypedDict other than the root is a `$defs` entry named after its class, with its docstring as description; a
-member's end-of-line comment in its declaration is the member's description.
+`Annotated[int, Minimum(1)]` (documents.vocabulary) a number with that minimum (`Pattern`: a string's pattern),
+`NullWhen` an if/then on its object, `X | None` X or null, list an array, dict[str, X] an object of X, JsonValue and
+`object` any JSON value; each TypedDict other than the root is a `$defs` entry named after its class, with its
+docstring as description; a member's end-of-line comment in its declaration is the member's description.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mhcdoctor.documents import bench, bundle, check, diff, explain, fleet, log, models, verify
-from mhcdoctor.documents.vocabulary import JsonValue
+from mhcdoctor.documents.vocabulary import JsonValue, Minimum, NullWhen, Pattern
 
 PACKAGE = Path(__file__).resolve().parent / "schemas"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
@@ -107,6 +108,7 @@ PUBLISHED: tuple[Published, ...] = (
 # `name: type  # comment` in a TypedDict's source: the comment describes the member.
 _MEMBER_COMMENT = re.compile(r"^\s+(\w+): [^#]*#\s*(.+?)\s*$")
 
+_BOUNDS = ("minimum", "exclusiveMinimum")
 _SCALARS: dict[object, dict[str, object]] = {
     str: {"type": "string"},
     int: {"type": "integer"},
@@ -135,6 +137,14 @@ class _Writer:
                 self.defs[hint.__name__] = self.object_of(hint)
             return {"$ref": f"#/$defs/{hint.__name__}"}
         origin, args = typing.get_origin(hint), typing.get_args(hint)
+        if origin is typing.Annotated:
+            out = self.of(args[0])
+            for mark in getattr(hint, "__metadata__", ()):
+                if isinstance(mark, Minimum):
+                    out["exclusiveMinimum" if mark.exclusive else "minimum"] = mark.value
+                elif isinstance(mark, Pattern):
+                    out["pattern"] = mark.regex
+            return out
         if origin is typing.Literal:
             return {"enum": list(args)}
         if origin in (typing.Union, types.UnionType):
@@ -147,8 +157,10 @@ class _Writer:
 
     def union(self, args: tuple[object, ...]) -> dict[str, object]:
         parts = [self.of(a) for a in args]
-        if all(set(p) == {"type"} and isinstance(p["type"], str) for p in parts):
-            return {"type": [p["type"] for p in parts]}  # ["string", "null"]
+        if all(isinstance(p.get("type"), str) and set(p) <= {"type", *_BOUNDS} for p in parts):
+            bounds = [{k: v for k, v in p.items() if k != "type"} for p in parts]
+            if sum(1 for b in bounds if b) <= 1:  # a bound applies to numbers only: null or a string passes it
+                return {"type": [p["type"] for p in parts], **{k: v for b in bounds for k, v in b.items()}}
         if any(p == {} for p in parts):
             return {}
         enums = [p for p in parts if set(p) == {"enum"}]
@@ -159,7 +171,7 @@ class _Writer:
         return {"anyOf": parts}
 
     def object_of(self, typed: type, schema_id: str | None = None) -> dict[str, object]:
-        hints = typing.get_type_hints(typed, localns=_NAMESPACE)
+        hints = typing.get_type_hints(typed, localns=_NAMESPACE, include_extras=True)
         required: frozenset[str] = getattr(typed, "__required_keys__", frozenset())
         comments = _member_comments(typed)
         properties: dict[str, object] = {}
@@ -172,6 +184,19 @@ class _Writer:
             out["description"] = " ".join(doc.split())
         out["required"] = [key for key in hints if key in required]
         out["properties"] = properties
+        rules = [
+            {
+                "if": {"properties": {m.key: {"const": m.value}}, "required": [m.key]},
+                "then": {"properties": {k: {"type": "null"}}},
+            }
+            for k, hint in hints.items()
+            for m in getattr(hint, "__metadata__", ())
+            if isinstance(m, NullWhen)
+        ]
+        if len(rules) == 1:
+            out.update(rules[0])
+        elif rules:
+            out["allOf"] = rules
         return out
 
 

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from mhcdoctor.documents.bundle import REDACTIONS_SCHEMA, RedactionsDocument
+from mhcdoctor.documents.bundle import REDACTIONS_SCHEMA, RedactionKind, RedactionsDocument
 from mhcdoctor.environment import ENV_NAMES, ENV_PREFIXES, ENV_SUFFIXES, is_relevant_env
 from mhcdoctor.text import cut
 
@@ -242,10 +242,10 @@ class Redactions:
     env_kept: int = 0
     env_dropped: int = 0  # names not on the allowlist; their names are not recorded either
     env_masked: list[str] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=dict)  # kind -> how many strings were changed
-    replacements: dict[str, str] = field(default_factory=dict)  # kind -> what it was replaced with
+    counts: dict[RedactionKind, int] = field(default_factory=dict)  # kind -> how many strings were changed
+    replacements: dict[RedactionKind, str] = field(default_factory=dict)  # kind -> what it was replaced with
 
-    def note(self, kind: str, replacement: str) -> None:
+    def note(self, kind: RedactionKind, replacement: str) -> None:
         self.counts[kind] = self.counts.get(kind, 0) + 1
         self.replacements.setdefault(kind, replacement)
 
@@ -325,7 +325,8 @@ def redact(
         out["env"] = _redact_env(env, scrubber, record)
     host = document.get("host")
     if identities and isinstance(host, Mapping):  # replaced outright, even when the name is a protected word
-        for key, kind in (("hostname", "host"), ("user", "user")):
+        identities_of: tuple[tuple[str, RedactionKind], ...] = (("hostname", "host"), ("user", "user"))
+        for key, kind in identities_of:
             value = host.get(key)
             if isinstance(value, str) and value and value != "unknown":
                 replacement = pseudonym(kind, value.split(".")[0] if kind == "host" else value, salt)
@@ -408,9 +409,10 @@ class _Scrubber:
             (re.compile(r"(?<![A-Za-z0-9._/~-])" + re.escape(h.rstrip("/")) + r"(?![A-Za-z0-9._-])"), "~")
             for h in sorted(identity.homes, key=len, reverse=True)
         ]
-        self.names: list[tuple[re.Pattern[str], str, str]] = []
+        self.names: list[tuple[re.Pattern[str], str, RedactionKind]] = []
         users = tuple(u for u in identity.users if u.lower() not in GENERIC_USERS)
-        for kind, values in (("host", identity.hosts), ("user", users)):
+        named: tuple[tuple[RedactionKind, Iterable[str]], ...] = (("host", identity.hosts), ("user", users))
+        for kind, values in named:
             for value in sorted(values, key=len, reverse=True):
                 short = value.split(".")[0] if kind == "host" else value
                 # A host name takes its domain with it: node17.corp.example.com names the organisation too.
@@ -465,7 +467,7 @@ class _Scrubber:
             s = self._sub(pattern, lambda _m, r=replacement: r, s, kind, replacement)
         return s
 
-    def _sub(self, pattern: re.Pattern[str], repl: Any, s: str, kind: str, shown: str) -> str:
+    def _sub(self, pattern: re.Pattern[str], repl: Any, s: str, kind: RedactionKind, shown: str) -> str:
         new, n = pattern.subn(repl, s)
         if n:
             self.record.note(kind, shown)

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import TypeGuard
 
 from mhcdoctor.bundle import is_bundle_data, read_bundle_data
-from mhcdoctor.documents.check import REPLAY_NAME, CheckDocument, ProbeDocument
+from mhcdoctor.documents.check import REPLAY_NAME, STATUSES, CheckDocument, ProbeDocument
 from mhcdoctor.documents.check import SCHEMA as CHECK_SCHEMA
 from mhcdoctor.documents.verify import VerifyDocument
-from mhcdoctor.documents.vocabulary import JsonValue
+from mhcdoctor.documents.vocabulary import JsonValue, one_of
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import FactsError, ReportFacts, read_report_facts
 from mhcdoctor.redact import cut_for_display
@@ -141,6 +141,8 @@ def _probe(item: dict[str, object], where: str, label: str) -> ProbeDocument:
 
     name, status, source, error = text("name", ""), text("status", ""), text("source", ""), text("error", None)
     data, evidence, seconds = item.get("data", {}), item.get("evidence", []), item.get("seconds", 0.0)
+    if status not in STATUSES:
+        raise InputError(f"report {label}: {where}.status must be one of {', '.join(STATUSES)}")
     if not isinstance(data, dict):
         raise InputError(f"report {label}: {where}.data must be a JSON object")
     if not isinstance(evidence, list) or not all(isinstance(line, str) for line in evidence):
@@ -150,7 +152,7 @@ def _probe(item: dict[str, object], where: str, label: str) -> ProbeDocument:
     found: dict[str, JsonValue] = data
     probe: ProbeDocument = {
         "name": name or "",
-        "status": status or "",
+        "status": one_of(status, STATUSES),
         "data": found,
         "evidence": evidence,
         "source": source or "",

@@ -24,7 +24,7 @@ from mhcdoctor.bench.rows import TimedRow, is_timed_row
 from mhcdoctor.clock import created_now
 from mhcdoctor.documents.bench import SCHEMA, BenchDocument, BenchResult, FusedSlower, Peak, Step, StepCost
 from mhcdoctor.documents.verify import PathOutcome
-from mhcdoctor.documents.vocabulary import OPS
+from mhcdoctor.documents.vocabulary import OPS, Op, Verdict
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import REGISTRY, USER_PATH
 from mhcdoctor.models import ModelConfig
@@ -307,7 +307,7 @@ def _fastest(paths: list[str], op: str, batch: int, times: _Times) -> str:
 _STAND_INS = {"tilelang": "tilekernels", "aiter": "aiter", "torch": "torch"}
 
 
-def _bench_path(backend: str, op: str, batch: int, ran: set[tuple[str, str, int]]) -> str:
+def _bench_path(backend: str, op: str, batch: int, ran: set[tuple[str, Op, int]]) -> str:
     """The path that stands for the rules' choice: vLLM's own kernels when they ran, else a stand-in."""
     vllm = f"vllm:{backend}"
     return vllm if (vllm, op, batch) in ran else _STAND_INS.get(backend, "")
@@ -321,7 +321,7 @@ def _cost(ops: dict[str, str], plan: dict[str, int], times: _Times, batch: int) 
     return {"ms": ms, "ms_per_token": ms / batch, "ops": ops, "timing": "cuda-graph" if graph else "eager"}
 
 
-def _verdict(results: list[BenchResult], selected: dict[str, str] | None) -> str:
+def _verdict(results: list[BenchResult], selected: dict[str, str] | None) -> Verdict:
     """As verify judges wrong numbers: fail when a path the rules select (vLLM's op or this project's), or the
     user's --kernel, computes wrong (every path counts as selected when the selection is not known) or when nothing
     was timed; degraded when another path computes wrong or a path did not finish; else ok."""

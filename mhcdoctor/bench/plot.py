@@ -30,7 +30,7 @@ def plot(doc: BenchDocument, filename: str) -> Plot:
     import matplotlib.pyplot as plt
 
     timed = [r for r in doc["results"] if r["tb_per_s"] is not None]
-    ops = [op for op in OPS if any(r["op"] == op for r in timed)] or ["nothing timed"]
+    ops: list[str] = [op for op in OPS if any(r["op"] == op for r in timed)] or ["nothing timed"]
     paths = list(dict.fromkeys(r["path"] for r in timed))
     cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     colors = {path: cycle[i % len(cycle)] for i, path in enumerate(paths)}  # one colour per path in every panel

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Annotated, Literal, TypedDict
 
 from mhcdoctor.documents.models import ModelConfigDocument
-from mhcdoctor.documents.verify import ParamsDocument, PathOutcome
+from mhcdoctor.documents.verify import ParamsDocument, PathOutcome, RowStatus
+from mhcdoctor.documents.vocabulary import Count, Minimum, NonNegative, Op, Positive, Verdict
 
 SCHEMA = "mhcdoctor.bench/1"
 
 
 class BenchModel(ModelConfigDocument):
-    sublayers_per_layer: int
+    sublayers_per_layer: Positive
 
 
 class Peak(TypedDict):
     """The peak bandwidth the fractions are against, and where it comes from."""
 
-    tb_per_s: float | None
-    how: str | None  # "table", "measured", or None when unknown
+    tb_per_s: Annotated[float, Minimum(0, exclusive=True)] | None
+    how: Literal["table", "measured"] | None  # None when unknown
     device: str | None
     source: str
 
@@ -29,26 +30,26 @@ class BenchResult(TypedDict):
 
     path: str
     role: str
-    op: str
-    tokens: int
-    status: str
+    op: Op
+    tokens: Positive
+    status: RowStatus
     called: str | None
     torch_piece: bool  # part of this op ran on torch here (the row says so; never "best")
-    median_ms: float | None
+    median_ms: NonNegative | None
     graph_ms: float | None
     graph_error: str | None
-    min_ms: float | None
-    runs: int | None
-    bytes: int
-    tb_per_s: float | None
-    fraction_of_peak: float | None
+    min_ms: NonNegative | None
+    runs: Positive | None
+    bytes: Count
+    tb_per_s: NonNegative | None
+    fraction_of_peak: NonNegative | None
     max_abs_err: float | None
     max_rel_err: float | None
     reason: str | None
 
 
 class _StepCostBase(TypedDict):
-    ms: float
+    ms: NonNegative
     ms_per_token: float  # per output token: a decode step at batch B makes B tokens
     ops: dict[str, str]  # op -> the path that runs it
     timing: str  # "cuda-graph" where every op was captured, else "eager"
@@ -71,7 +72,7 @@ class FusedSlower(TypedDict):
 
 
 class StepBatch(TypedDict):
-    tokens: int
+    tokens: Positive
     paths: dict[str, StepCost]
     selected: StepCost | None
     best: StepCost | None
@@ -79,7 +80,7 @@ class StepBatch(TypedDict):
 
 
 class Step(TypedDict):
-    plan: dict[str, int] | None
+    plan: dict[str, Positive] | None
     reason: str | None
     batches: list[StepBatch]
 
@@ -95,10 +96,10 @@ class _BenchDocumentBase(TypedDict):
     created: str
     model: BenchModel
     params: ParamsDocument
-    tokens: list[int]
+    tokens: list[Positive]
     device: str
     device_name: str | None
-    timer: str
+    timer: Literal["cuda-events", "perf_counter"]
     peak: Peak
     selected: dict[str, str] | None
     fused_post_pre: bool | None
@@ -107,8 +108,8 @@ class _BenchDocumentBase(TypedDict):
     paths: list[PathOutcome]
     results: list[BenchResult]
     step: Step
-    verdict: str
-    seconds: float
+    verdict: Verdict
+    seconds: NonNegative
 
 
 class BenchDocument(_BenchDocumentBase, total=False):

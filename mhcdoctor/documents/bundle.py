@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Annotated, Literal, TypedDict
+
+from mhcdoctor.documents.vocabulary import Count, Pattern, Positive
 
 SCHEMA = "mhcdoctor.bundle/1"
 REDACTIONS_SCHEMA = "mhcdoctor.redactions/1"
@@ -12,8 +14,8 @@ REDACTIONS_SCHEMA = "mhcdoctor.redactions/1"
 
 class ManifestFile(TypedDict):
     path: str
-    bytes: int
-    sha256: str
+    bytes: Count
+    sha256: Annotated[str, Pattern("^[0-9a-f]{64}$")]  # hashlib's hexdigest
 
 
 class Truncation(TypedDict):
@@ -28,19 +30,22 @@ class BundleManifest(TypedDict):
     mhcdoctor_version: str
     created: str
     redacted: bool
-    limit_bytes: int
+    limit_bytes: Positive
     files: list[ManifestFile]
     truncated: list[Truncation]
 
 
 class EnvRedactionsDocument(TypedDict):
-    kept: int
-    dropped: int
+    kept: Count
+    dropped: Count
     masked: list[str]
 
 
+# What a replacement hid (the kinds redact.Redactions.note counts).
+RedactionKind = Literal["home", "user", "host", "secret", "gpu uuid"]
+
 # redactions.json of a bundle (mhcdoctor.redactions/1); "with" is a Python keyword, hence the functional form.
-ReplacementDocument = TypedDict("ReplacementDocument", {"kind": str, "with": str, "strings": int})
+ReplacementDocument = TypedDict("ReplacementDocument", {"kind": RedactionKind, "with": str, "strings": Positive})
 
 
 class RedactionsDocument(TypedDict):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument
-from mhcdoctor.documents.vocabulary import JsonValue
+from mhcdoctor.documents.vocabulary import JsonValue, NonNegative, Verdict
 
 if TYPE_CHECKING:  # check --fast loads no verify module; a reader resolves it by name (userfiles.mismatch's namespace)
     from mhcdoctor.documents.verify import VerifyDocument
@@ -27,12 +27,12 @@ Platform = Literal["rocm", "cuda", "xpu", "cpu"]
 PLATFORMS: tuple[str, ...] = ("rocm", "cuda", "xpu", "cpu")
 FixState = Literal["present", "absent", "unknown"]
 FIX_STATES: tuple[str, ...] = ("present", "absent", "unknown")
-# What torch was built for, from torch/version.py (facts.torch_build_of).
+# What torch was built for, from torch/version.py (facts.torch_build_of); vLLM's builds are the same four.
 TorchBuild = Literal["rocm", "cuda", "xpu", "cpu"]
 TORCH_BUILDS: tuple[str, ...] = ("rocm", "cuda", "xpu", "cpu")
 # A probe's outcome (probes.base.ProbeResult.status).
 Status = Literal["ok", "missing", "error", "timeout", "crash", "skipped"]
-STATUSES: tuple[str, ...] = ("ok", "missing", "error", "timeout", "crash", "skipped")
+STATUSES: tuple[Status, ...] = ("ok", "missing", "error", "timeout", "crash", "skipped")
 
 
 # The JSON form of the facts (Facts.to_dict(), check/1's `facts` part), one TypedDict per dataclass of
@@ -112,7 +112,7 @@ class VllmSelfCheckDocument(TypedDict):
 
 
 class VllmDocument(PackageDocument):
-    build: str | None
+    build: TorchBuild | None  # what vLLM was built for (None: not established)
     build_evidence: str | None
     selfcheck: VllmSelfCheckDocument | None
 
@@ -151,25 +151,40 @@ class ProbeDocument(TypedDict):
     """A probe's result as JSON (check/1's `probes`); `data` is what the probe found, as the probe wrote it."""
 
     name: str
-    status: str
+    status: Status
     data: dict[str, JsonValue]
     evidence: list[str]
     source: str
-    seconds: float
+    seconds: NonNegative
     error: str | None
+
+
+class _HostBase(TypedDict):
+    hostname: str
+    user: str
+    python: str
+    python_version: str
+    os: str
+    cwd: str
+
+
+class HostDocument(_HostBase, total=False):
+    """The machine, and the interpreter whose environment was probed (checkreport._host writes every member)."""
+
+    doctor_python: str  # with --python: the interpreter mhcdoctor itself runs on
 
 
 class CheckDocument(TypedDict):
     schema: str
     mhcdoctor_version: str
     created: str
-    mode: str  # fast | full
-    seconds: float
-    host: dict[str, str]
+    mode: Literal["fast", "full"]
+    seconds: NonNegative
+    host: HostDocument
     env: dict[str, str]
     facts: FactsDocument  # Facts.to_dict()
     probes: list[ProbeDocument]  # ProbeResult.to_dict() each
     models: list[DecisionDocument]  # Decision.to_json_dict() per model
     findings: list[FindingDocument]
-    verdict: str
+    verdict: Verdict
     verify: VerifyDocument | None

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 SCHEMA = "mhcdoctor.diff/1"
 
+# The parts of a report a difference is in, in the order diff lists them.
+Section = Literal["verdict", "ops", "findings", "verify", "facts", "devices", "probes", "env"]
+
 
 class DifferenceDocument(TypedDict):
-    section: str
+    section: Section
     key: str
     a: object  # A's value, any JSON value (None: A does not have it)
     b: object

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from mhcdoctor.documents.vocabulary import JsonValue
+from mhcdoctor.documents.vocabulary import FindingId, JsonValue, Op, PathName, Positive, Severity, Verdict
 
 SCHEMA = "mhcdoctor.explain/1"
 
@@ -34,19 +34,19 @@ class GateDocument(_GateBase, total=False):
 
 
 class _OpBase(TypedDict):
-    path: str
+    path: PathName
     why: list[GateDocument]
 
 
 class OpDocument(_OpBase, total=False):
     """The path vLLM takes for one op; a report saved before the preferred path was recorded lacks `preferred`."""
 
-    preferred: str | None  # the platform's preferred path for this op in this release (None: no vLLM path)
+    preferred: PathName | None  # the platform's preferred path for this op in this release (None: no vLLM path)
 
 
 class _FindingBase(TypedDict):
-    id: str
-    severity: str
+    id: FindingId
+    severity: Severity
     title: str
     detail: str
     fix: str
@@ -56,14 +56,14 @@ class _FindingBase(TypedDict):
 class FindingDocument(_FindingBase, total=False):
     """A finding; a report saved before its ops and token scope were recorded lacks them (readers use `.get`)."""
 
-    ops: list[str]  # the ops it is about, so a renderer can mark their rows
+    ops: list[Op]  # the ops it is about, so a renderer can mark their rows
     from_tokens: int | None  # it shows only from this many tokens in one call (None: at any count)
 
 
 class ModelDocument(TypedDict):
     name: str | None
-    hidden_size: int
-    hc_mult: int
+    hidden_size: Positive
+    hc_mult: Positive
 
 
 class DecisionDocument(TypedDict):
@@ -74,7 +74,7 @@ class DecisionDocument(TypedDict):
     ops: dict[str, OpDocument]
     fused_post_pre: bool
     findings: list[FindingDocument]
-    verdict: str
+    verdict: Verdict
     sources: dict[str, str]
 
 

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
+from mhcdoctor.documents.vocabulary import Count, Positive, Severity, Verdict
+
 SCHEMA = "mhcdoctor.fleet/1"
 
 
 # A node's status: `checked` has a report; every other status means no report, and the node counts as fail.
+# Where the reports came from: `fleet` gathered them over Ray, `merge` read them from files.
+FleetSource = Literal["ray", "merge"]
 NodeStatus = Literal["checked", "timeout", "lost", "not-installed", "error", "unreadable"]
 
 
 class _VerifyRunBase(TypedDict):
     gpu: str | None  # the GPU ids Ray gave the task, comma-separated
-    verdict: str
-    status: str  # "checked", "lost", "timeout" or "error"
+    verdict: Verdict
+    status: Literal["checked", "lost", "timeout", "error"]
     error: str | None
 
 
@@ -26,8 +30,8 @@ class VerifyRun(_VerifyRunBase, total=False):
 
 class NodeRow(TypedDict):
     name: str
-    status: str  # a NodeStatus
-    verdict: str
+    status: NodeStatus
+    verdict: Verdict
     error: str | None
     seconds: float | None
     source: str | None
@@ -38,12 +42,12 @@ class NodeRow(TypedDict):
 
 class Majority(TypedDict):
     value: str
-    count: int
+    count: Positive
 
 
 class OddGroup(TypedDict):
     value: str
-    count: int
+    count: Positive
     nodes: list[str]
 
 
@@ -64,23 +68,23 @@ class SharedFact(TypedDict):
 
 class _FleetFindingBase(TypedDict):
     id: str
-    severity: str
+    severity: Severity
     title: str
     fix: str
     nodes: list[str]
 
 
 class FleetFinding(_FleetFindingBase, total=False):
-    count: int  # len(nodes); always there once `summarize` returns
+    count: Positive  # len(nodes); always there once `summarize` returns
 
 
 class FleetCounts(TypedDict):
-    nodes: int
-    checked: int
-    ok: int
-    degraded: int
-    fail: int
-    unchecked: int
+    nodes: Count
+    checked: Count
+    ok: Count
+    degraded: Count
+    fail: Count
+    unchecked: Count
 
 
 class FleetDocument(TypedDict):
@@ -89,8 +93,8 @@ class FleetDocument(TypedDict):
     schema: str
     mhcdoctor_version: str
     created: str
-    source: str  # "ray" or "merge"
-    verdict: str
+    source: FleetSource
+    verdict: Verdict
     counts: FleetCounts
     nodes: list[NodeRow]
     differences: list[Difference]

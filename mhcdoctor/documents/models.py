@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TypedDict
 
+from mhcdoctor.documents.vocabulary import Positive
+
 SCHEMA = "mhcdoctor.models/1"
 
 # The built-in models, as `--model` takes them and `models --json` lists them (mhcdoctor.models holds their configs).
@@ -14,12 +16,12 @@ class ModelConfigDocument(TypedDict):
     """`ModelConfig.to_dict()`: `models --json`'s entries and bench/1's `model`."""
 
     name: str | None
-    hidden_size: int
-    hc_mult: int
+    hidden_size: Positive
+    hc_mult: Positive
     hc_sinkhorn_iters: int
     hc_eps: float
     rms_norm_eps: float
-    num_layers: int | None
+    num_layers: Positive | None
     note: str | None
 
 

@@ -4,31 +4,39 @@ run against the oracle. `run_verify` (mhcdoctor.verify) is the one place it is m
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Annotated, Literal, TypedDict
 
 from mhcdoctor.documents.explain import ModelDocument
+from mhcdoctor.documents.vocabulary import NonNegative, NullWhen, Op, Positive, Verdict
 
 SCHEMA = "mhcdoctor.verify/1"
+
+# How one row came out against the oracle, in the order verify's summary counts them.
+RowStatus = Literal["pass", "fail", "skip", "error", "timeout"]
+ROW_STATUSES: tuple[RowStatus, ...] = ("pass", "fail", "skip", "error", "timeout")
+# What happened to one (path, device) child.
+OutcomeStatus = Literal["ran", "unavailable", "error", "timeout"]
+OUTCOME_STATUSES: tuple[OutcomeStatus, ...] = ("ran", "unavailable", "error", "timeout")
 
 
 class VerifyRow(TypedDict):
     """One (path, op, token count, device): how it ran and how far it was from the oracle."""
 
     path: str
-    op: str
-    tokens: int
+    op: Op
+    tokens: Positive
     hidden: int
     hc_mult: int
     device: str
-    status: str  # one of STATUSES
+    status: RowStatus
     max_abs_err: float | None
     max_rel_err: float | None
     tolerance: ToleranceDocument | None
     worst_output: str | None
-    seconds: float
-    kernel_seconds: float | None
+    seconds: NonNegative
+    kernel_seconds: NonNegative | None
     rows_checked: int | None
-    reason: str | None
+    reason: Annotated[str | None, NullWhen("status", "pass")]  # why it did not pass (a passing row has none)
     outputs: list[OutputVerdict]  # per output tensor, from the path's child
     evidence: list[str]
     selected: bool | None
@@ -40,7 +48,7 @@ class VerifyDocument(TypedDict):
     created: str
     model: ModelDocument
     params: ParamsDocument
-    tokens: list[int]
+    tokens: list[Positive]
     stress: bool
     devices: list[str]
     selected: dict[str, str] | None
@@ -48,8 +56,8 @@ class VerifyDocument(TypedDict):
     results: list[VerifyRow]
     summary: dict[str, int]
     problems: list[str]
-    verdict: str
-    seconds: float
+    verdict: Verdict
+    seconds: NonNegative
 
 
 class ToleranceDocument(TypedDict):
@@ -88,11 +96,11 @@ class ParamsDocument(TypedDict):
 class _PathOutcomeBase(TypedDict):
     path: str
     device: str
-    status: str  # "ran", "unavailable", "error" or "timeout"
+    status: OutcomeStatus
     version: str | None
     device_name: str | None
     reason: str | None
-    seconds: float
+    seconds: NonNegative
     evidence: list[str]
 
 
@@ -101,4 +109,4 @@ class PathOutcome(_PathOutcomeBase, total=False):
     (`Ran.rows`)."""
 
     notes: list[str]  # when the path loaded: what its adapter said about it
-    load_seconds: float | None
+    load_seconds: NonNegative | None

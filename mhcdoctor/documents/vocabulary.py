@@ -3,15 +3,49 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import IntEnum
-from typing import Literal, TypeAlias
+from typing import Annotated, Literal, TypeAlias, TypeVar
 
 # A JSON value as the documents carry it (explain's `facts` part is one, projected from the facts' dataclasses);
 # read-only containers, so that a dict[str, bool] is one.
 JsonValue: TypeAlias = str | int | float | bool | None | Sequence["JsonValue"] | Mapping[str, "JsonValue"]
 
+
+@dataclass(frozen=True)
+class Minimum:
+    """The least value a number member may have (`Annotated[int, Minimum(1)]`): the schema's minimum (exclusive:
+    its exclusiveMinimum). Type checkers see the plain number; mhcdoctor.docschema writes the bound."""
+
+    value: int
+    exclusive: bool = False
+
+
+@dataclass(frozen=True)
+class NullWhen:
+    """A member that is null whenever the object's member `key` is `value` (`Annotated[str | None, NullWhen(...)]`):
+    the schema's if/then on the object. Type checkers see the plain member."""
+
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """The regular expression a string member matches (`Annotated[str, Pattern(...)]`): the schema's pattern."""
+
+    regex: str
+
+
+# A finding's id, as the catalogue (rules.findings) names them: lower-case words joined by hyphens.
+FindingId = Annotated[str, Pattern(r"^[a-z0-9]+(-[a-z0-9]+)*$")]
+Count = Annotated[int, Minimum(0)]  # how many of something: 0 or more
+Positive = Annotated[int, Minimum(1)]  # a size or a token count: 1 or more
+NonNegative = Annotated[float, Minimum(0)]  # a duration, a time, a bandwidth
+
 # The four mHC ops, in the order every view lists them (the one list: renderers, verify, bench and fleet use it).
-OPS: tuple[str, ...] = ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
+Op = Literal["mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head"]
+OPS: tuple[Op, ...] = ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
 OP_SHORT: dict[str, str] = {"mhc_pre": "pre", "mhc_post": "post", "mhc_fused_post_pre": "fused", "hc_head": "head"}
 # How the log views name the ops (log/1's text and Markdown).
 OP_LABEL = {"mhc_pre": "mhc_pre", "mhc_post": "mhc_post", "mhc_fused_post_pre": "fused post+pre", "hc_head": "hc_head"}
@@ -42,9 +76,20 @@ class ExitStatus(IntEnum):
 VERDICT_EXIT: dict[str, ExitStatus] = {"ok": ExitStatus.OK, "degraded": ExitStatus.DEGRADED, "fail": ExitStatus.FAIL}
 
 
-def worst_verdict(verdicts: Iterable[str]) -> str:
+def worst_verdict(verdicts: Iterable[str]) -> Verdict:
     """The worst of `verdicts` ("ok" when there are none; a verdict not known ranks as "ok")."""
-    return max(verdicts, key=lambda v: VERDICT_RANK.get(v, 0), default="ok")
+    return VERDICTS[max((VERDICT_RANK.get(v, 0) for v in verdicts), default=0)]
+
+
+_Word = TypeVar("_Word", bound=str)
+
+
+def one_of(value: str, allowed: tuple[_Word, ...]) -> _Word:
+    """`value` as a member of a document's Literal (`one_of(s, VERDICTS)`); ValueError where it is none of them."""
+    for word in allowed:
+        if value == word:
+            return word
+    raise ValueError(f"{value!r} is not one of {', '.join(allowed)}")
 
 
 def severity_rank(severity: str) -> int:

@@ -23,12 +23,22 @@ from mhcdoctor.documents.fleet import (
     Difference,
     FleetDocument,
     FleetFinding,
+    FleetSource,
     NodeRow,
     NodeStatus,
     SharedFact,
     VerifyRun,
 )
-from mhcdoctor.documents.vocabulary import OP_SHORT, OPS, SEVERITY_RANK, VERDICTS, worst_verdict
+from mhcdoctor.documents.vocabulary import (
+    OP_SHORT,
+    OPS,
+    SEVERITIES,
+    SEVERITY_RANK,
+    VERDICTS,
+    Verdict,
+    one_of,
+    worst_verdict,
+)
 from mhcdoctor.text import cut, visible
 
 MAX_TEXT = 200  # characters of any one value, title or fix shown
@@ -53,7 +63,7 @@ class NodeResult:
     verify: list[VerifyRun] = field(default_factory=list)  # fleet --verify: one entry per GPU
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         if self.report is None:
             return "fail"
         verdicts = [self.report.get("verdict"), *(v["verdict"] for v in self.verify)]
@@ -178,7 +188,7 @@ def node_facts(doc: Mapping[str, object]) -> dict[str, tuple[str, str]]:
     return {key: (label, clean(value)) for key, (label, value) in out.items()}
 
 
-def summarize(nodes: Iterable[NodeResult], source: str, created: str | None = None) -> FleetDocument:
+def summarize(nodes: Iterable[NodeResult], source: FleetSource, created: str | None = None) -> FleetDocument:
     """The fleet/1 document for these nodes (`source`: "ray" or "merge")."""
     nodes = list(nodes)
     checked = [n for n in nodes if n.report is not None]
@@ -257,20 +267,20 @@ def _findings(checked: list[NodeResult]) -> list[FleetFinding]:
             if not isinstance(finding, dict):
                 continue
             fid = clean(finding.get("id"), 80)
-            if finding.get("severity") not in SEVERITY_RANK:
+            if not isinstance(severity := finding.get("severity"), str) or severity not in SEVERITY_RANK:
                 continue
             entry = by_id.setdefault(
                 fid,
                 {
                     "id": fid,
-                    "severity": str(finding.get("severity")),
+                    "severity": one_of(severity, SEVERITIES),
                     "title": clean(finding.get("title") or ""),
                     "fix": clean(finding.get("fix") or "", 400),
                     "nodes": [],
                 },
             )
-            if SEVERITY_RANK.get(str(finding.get("severity")), 0) > SEVERITY_RANK.get(entry["severity"], 0):
-                entry["severity"] = str(finding.get("severity"))
+            if SEVERITY_RANK[severity] > SEVERITY_RANK[entry["severity"]]:
+                entry["severity"] = one_of(severity, SEVERITIES)
             if not entry["nodes"] or entry["nodes"][-1] != node.name:  # nodes come one by one: no list search
                 entry["nodes"].append(node.name)
     ordered = sorted(by_id.values(), key=lambda f: (-SEVERITY_RANK.get(f["severity"], 0), -len(f["nodes"]), f["id"]))

@@ -8,6 +8,7 @@ from mhcdoctor.documents.check import (
     AiterDocument,
     CheckDocument,
     FactsDocument,
+    HostDocument,
     PackageDocument,
     ProbeDocument,
     TorchDocument,
@@ -49,7 +50,7 @@ def _machine(
     facts: FactsDocument,
     style: Style,
     models: list[DecisionDocument] | None = None,
-    host: dict[str, str] | None = None,
+    host: HostDocument | None = None,
     findings: list[FindingDocument] | None = None,
 ) -> list[str]:
     rows: list[tuple[str, str, str]] = []

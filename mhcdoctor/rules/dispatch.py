@@ -17,7 +17,7 @@ from packaging.version import InvalidVersion, Version
 
 from mhcdoctor import aiter_releases, known
 from mhcdoctor.decision import Gate, OpDecision
-from mhcdoctor.documents.vocabulary import OPS
+from mhcdoctor.documents.vocabulary import OPS, PathName
 from mhcdoctor.facts import Facts
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.releases import RuleSet
@@ -89,7 +89,7 @@ def _unknown(what: str) -> str:
     return f"{what} is unknown (not established), so this gate does not pass"
 
 
-def preferred_path(rule_set: RuleSet, facts: Facts, op: str, platform: str | None = None) -> str:
+def preferred_path(rule_set: RuleSet, facts: Facts, op: str, platform: str | None = None) -> PathName:
     """The best path a release offers an op on this machine: on ROCm aiter where it has an aiter path, else
     tilelang; on CUDA tilelang.
 
@@ -406,7 +406,7 @@ def torch_has_xpu(f: Facts) -> bool | None:
 
 
 def _no_platform(gate: Gate) -> Dispatch:
-    ops = {op: OpDecision("unavailable", [gate]) for op in OPS}
+    ops: dict[str, OpDecision] = {op: OpDecision("unavailable", [gate]) for op in OPS}
     return Dispatch(ops, False, False)
 
 
@@ -420,7 +420,7 @@ def _no_model(gate: Gate, what: str, since: str) -> Dispatch:
         f"this release has no DeepSeek-V4 {what.upper()} model (it arrives in {since}): "
         "vLLM imports its CUDA model instead, whose kernels need an NVIDIA GPU",
     )
-    ops = {op: OpDecision("unavailable", [gate, missing]) for op in OPS}
+    ops: dict[str, OpDecision] = {op: OpDecision("unavailable", [gate, missing]) for op in OPS}
     return Dispatch(ops, False, False)
 
 
@@ -474,7 +474,7 @@ def _xpu(rs: RuleSet, f: Facts, platform_gate: Gate) -> Dispatch:
         if rs.xpu_fused
         else "xpu/model.py runs mhc_pre and mhc_post separately",
     )
-    ops = {}
+    ops: dict[str, OpDecision] = {}
     for op in OPS:
         lead = [platform_gate, fused_gate] if op == "mhc_fused_post_pre" else [platform_gate]
         if rs.xpu == "kernels":

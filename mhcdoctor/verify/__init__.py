@@ -22,8 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from mhcdoctor import __version__
 from mhcdoctor.clock import created_now
-from mhcdoctor.documents.verify import SCHEMA, VerifyDocument, VerifyRow
-from mhcdoctor.documents.vocabulary import OPS
+from mhcdoctor.documents.verify import ROW_STATUSES, SCHEMA, VerifyDocument, VerifyRow
+from mhcdoctor.documents.vocabulary import OPS, Verdict, one_of
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH, ops_of
 from mhcdoctor.models import ModelConfig
@@ -38,7 +38,7 @@ from mhcdoctor.verify.runner import CHECK, Progress, Ran, count_gpus, run_jobs, 
 
 # Seconds for each (path, device) child: a cold tilelang JIT plus the stress shapes fit well inside.
 DEFAULT_TIMEOUT = 300.0
-STATUSES = ("pass", "fail", "skip", "error", "timeout")
+STATUSES = ROW_STATUSES
 BAD = ("fail", "error", "timeout")
 
 
@@ -237,7 +237,8 @@ def _rows_of(ran: Ran[CaseRow], counts: list[int], env: Mapping[str, str]) -> li
     if outcome["status"] != "unavailable":
         return ran.rows
     return [
-        {"op": op, "tokens": t, "status": "skip", "reason": outcome["reason"], "seconds": 0.0}
+        # a registered path's ops are among OPS (kernels.AdapterPath checks them when it is made)
+        {"op": one_of(op, OPS), "tokens": t, "status": "skip", "reason": outcome["reason"], "seconds": 0.0}
         for op in ops_of(outcome["path"], env)
         for t in counts
     ]
@@ -269,9 +270,9 @@ def _row(ran: Ran[CaseRow], row: CaseRow, p: Params, selected: dict[str, str] | 
     }
 
 
-def _verdict(results: list[VerifyRow], selected: dict[str, str] | None) -> tuple[str, list[str]]:
+def _verdict(results: list[VerifyRow], selected: dict[str, str] | None) -> tuple[Verdict, list[str]]:
     problems = []
-    verdict = "ok"
+    verdict: Verdict = "ok"
     for r in results:
         if r["status"] not in BAD:
             continue

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import TypedDict, TypeGuard
 
-from mhcdoctor.documents.verify import OutputVerdict, ParamsDocument, ToleranceDocument
+from mhcdoctor.documents.verify import OutputVerdict, ParamsDocument, RowStatus, ToleranceDocument
+from mhcdoctor.documents.vocabulary import Op
 from mhcdoctor.userfiles import mismatch
 
 
@@ -19,9 +20,9 @@ class CaseRowBase(TypedDict):
     """The members every row has, whatever the per-case task: the runner itself writes rows of only these (a case a
     child never finished), besides `reason` and `evidence`."""
 
-    op: str
+    op: Op
     tokens: int
-    status: str
+    status: RowStatus  # a row from a child with any other status is not a row (is_case_row)
     seconds: float
 
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeGuard, TypeVar
+from typing import Generic, Literal, TypeGuard, TypeVar
 
 from mhcdoctor import childproc
 from mhcdoctor.childproc import cut_evidence, signal_name
@@ -261,6 +261,7 @@ def _outcome(job: Job, timeout: float, task: Task[R]) -> Ran[R]:
             outcome["status"] = "error"
         return Ran(outcome, rows)
     # The child did not finish: a timeout, a crash, or an error outside any case (an import, say).
+    status: Literal["timeout", "error"]  # the outcome's, and the row's of the case in flight
     if job.ended == "timeout":
         why = f"did not finish within {timeout:g} s"
         status = "timeout"

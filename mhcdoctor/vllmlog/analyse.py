@@ -408,7 +408,7 @@ def compare(document: LogDocument, report: CheckDocument, report_name: str) -> L
     for model in chosen:
         rows: list[PredictedOpDocument] = []
         for op in OPS:
-            predicted = model["ops"][op]["path"] if op in model["ops"] else "unavailable"
+            predicted: str = model["ops"][op]["path"] if op in model["ops"] else "unavailable"
             if op == "mhc_fused_post_pre" and not model["fused_post_pre"]:
                 predicted = "not used"
             rows.append(_compare_op(op, predicted, document["ops"][op]))

@@ -12,6 +12,7 @@ import pytest
 from mhcdoctor.bench import plot as plot_module
 from mhcdoctor.bench import role
 from mhcdoctor.documents.bench import BenchDocument, BenchResult
+from mhcdoctor.documents.vocabulary import Op
 from mhcdoctor.errors import InputError
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.verify import cases
@@ -19,7 +20,7 @@ from mhcdoctor.verify import cases
 pytestmark = needs.library("matplotlib")
 
 
-def result(path: str, op: str, tokens: int, tb_per_s: float | None) -> BenchResult:
+def result(path: str, op: Op, tokens: int, tb_per_s: float | None) -> BenchResult:
     return {
         "path": path,
         "role": role(path),

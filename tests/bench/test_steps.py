@@ -6,6 +6,8 @@ import pytest
 
 from mhcdoctor.bench import role, step_costs, step_plan
 from mhcdoctor.documents.bench import BenchResult, StepCost
+from mhcdoctor.documents.verify import RowStatus
+from mhcdoctor.documents.vocabulary import OPS, Op
 from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
 
 
@@ -27,7 +29,7 @@ def test_no_plan_without_a_layer_count() -> None:
 
 
 def row(
-    path: str, op: str, tokens: int, ms: float | None, status: str = "pass", graph: float | None = None,
+    path: str, op: Op, tokens: int, ms: float | None, status: RowStatus = "pass", graph: float | None = None,
     torch_piece: bool = False,
 ) -> BenchResult:  # fmt: skip
     return {
@@ -58,6 +60,7 @@ def cost(found: StepCost | None) -> StepCost:
 
 
 PLAN = {"mhc_pre": 10, "mhc_post": 10, "hc_head": 1}
+PLAN_OPS = tuple(op for op in OPS if op in PLAN)  # PLAN's ops, typed as a row's op
 RESULTS = [
     row("tilekernels", "mhc_pre", 64, 0.02),
     row("tilekernels", "mhc_post", 64, 0.01),
@@ -96,7 +99,7 @@ def test_the_selected_paths_are_vllms_own_kernels_when_timed_else_a_stand_in_nev
 
 
 def test_probe_kernels_are_out_of_every_cost_however_fast() -> None:
-    results = [*RESULTS, *(row(probe, op, 64, 1e-4) for probe in ("tilelang", "triton") for op in PLAN)]
+    results = [*RESULTS, *(row(probe, op, 64, 1e-4) for probe in ("tilelang", "triton") for op in PLAN_OPS)]
     batch = step_costs(results, PLAN, None, [64])["batches"][0]
     assert {"tilelang", "triton"}.isdisjoint(batch["paths"])
     assert {"tilelang", "triton"}.isdisjoint(cost(batch["best"])["ops"].values())
@@ -110,7 +113,7 @@ def test_a_row_with_a_torch_piece_is_costed_but_never_the_best() -> None:
 
 
 def test_decode_costs_use_cuda_graph_times_where_every_op_was_captured() -> None:
-    results = [row("vllm:tilelang", op, 1, 0.05, graph=0.02) for op in PLAN]
+    results = [row("vllm:tilelang", op, 1, 0.05, graph=0.02) for op in PLAN_OPS]
     batch = step_costs(results, PLAN, None, [1])["batches"][0]
     assert batch["paths"]["vllm:tilelang"] == {
         "ms": pytest.approx(21 * 0.02), "ms_per_token": pytest.approx(21 * 0.02), "ops": dict.fromkeys(PLAN,
@@ -125,7 +128,7 @@ FUSED_PLAN = {"mhc_pre": 1, "mhc_fused_post_pre": 121, "mhc_post": 1, "hc_head":
 
 def test_a_fused_op_slower_than_its_own_post_then_pre_is_a_finding_with_its_cost_per_step() -> None:
     # vLLM 0.34 on the H200 at 1 token (issue 24): fused 0.071 ms, pre 0.019 ms, post 0.017 ms
-    times = {"mhc_pre": 0.019, "mhc_post": 0.017, "mhc_fused_post_pre": 0.071, "hc_head": 0.021}
+    times: dict[Op, float] = {"mhc_pre": 0.019, "mhc_post": 0.017, "mhc_fused_post_pre": 0.071, "hc_head": 0.021}
     results = [row("vllm:tilelang", op, 1, 0.1, graph=ms) for op, ms in times.items()]
     slower = step_costs(results, FUSED_PLAN, None, [1])["batches"][0]["fused_slower"]
     assert slower == [

@@ -158,7 +158,8 @@ def test_a_report_a_node_sends_is_checked_as_merge_checks_a_file(fleet_run: Run)
     """The liar's report says `"severity": ["fail"]`: the fleet died with TypeError (exit 4), losing every node."""
     row = _row(fleet_run, "liar")
     assert (row["status"], row["verdict"]) == ("error", "fail")
-    assert row["error"] == f"report from {row['name']}: findings[0].severity: expected str, not list"
+    want = "findings[0].severity: expected one of ('info', 'warn', 'fail')"  # documents.vocabulary.Severity
+    assert row["error"] == f"report from {row['name']}: {want}"
 
 
 def test_a_node_cannot_run_code_in_the_driver(fleet_run: Run) -> None:

@@ -95,7 +95,7 @@ OTHER_PARTS_DAMAGED: list[tuple[dict[str, object], str]] = [
     ({"host": []}, "host has the wrong type (list)"),
     # deeper: each member of a model, finding or verify entry has its check/1 type where present
     ({"host": {"hostname": ["x"]}}, "host.hostname: expected str, not list"),
-    ({"findings": [{"id": "x", "severity": 5}]}, "findings[0].severity: expected str, not int"),
+    ({"findings": [{"id": "x", "severity": 5}]}, "findings[0].severity: expected one of ('info', 'warn', 'fail')"),
     ({"models": [{"ops": {"mhc_pre": 5}}]}, "models[0].ops.mhc_pre: expected an object"),
     ({"models": [{"fused_post_pre": "yes"}]}, "models[0].fused_post_pre: expected bool, not str"),
     ({"verify": {"paths": "x"}}, "verify.paths: expected a list"),
@@ -151,6 +151,8 @@ def test_check_shows_escape_sequences_from_a_packages_metadata_as_question_marks
         ({"name": "aiter", "status": "ok", "evidence": "x"}, "probes[0].evidence must be a list of strings"),
         ({"name": "aiter", "status": "ok", "seconds": "1"}, "probes[0].seconds must be a number"),
         ({"name": "aiter", "status": "ok", "data": []}, "probes[0].data must be a JSON object"),
+        ({"name": "aiter", "status": "fine"}, "probes[0].status must be one of ok, missing, error, timeout, crash"),
+        ({"name": "aiter"}, "probes[0].status must be one of ok, missing"),
     ],
 )
 def test_a_malformed_probe_is_one_line_naming_it(probe, message):
