@@ -65,7 +65,8 @@ def build_check(
         results.insert(at, vllm_selfcheck.import_result(checked))
         results.append(checked)
     facts = facts_from_probes(results)
-    model_docs = [decide(facts, model).to_json_dict() for model in models]
+    decisions = [decide(facts, model) for model in models]
+    model_docs = [decision.to_json_dict() for decision in decisions]
     if verify and models:
         from mhcdoctor.verify import run_verify  # kernels and their children: only when asked for
 
@@ -89,6 +90,8 @@ def build_check(
         "findings": findings,
         "verdict": worst_verdict(verdicts),
         "verify": verify_doc,
+        # what vLLM detects here follows from the facts alone: any model's decision says it
+        "vllm_platform": decisions[0].vllm.platform_document() if decisions else None,
     }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mhcdoctor.documents.check import VLLM_PLATFORMS, VllmPlatformDocument
 from mhcdoctor.documents.dataclass_json import as_document
 from mhcdoctor.documents.explain import SCHEMA as EXPLAIN_SCHEMA
 from mhcdoctor.documents.explain import (
@@ -21,7 +22,7 @@ from mhcdoctor.documents.explain import (
     GateKind,
     OpDocument,
 )
-from mhcdoctor.documents.vocabulary import JsonValue, PathName, Severity, Verdict, token_scope
+from mhcdoctor.documents.vocabulary import JsonValue, PathName, Severity, Verdict, one_of, token_scope
 from mhcdoctor.facts import Facts, rules_view
 from mhcdoctor.models import ModelConfig
 
@@ -82,6 +83,11 @@ class VllmView:
 
     def to_json_dict(self) -> dict[str, JsonValue]:
         return as_document(self, dict)
+
+    def platform_document(self) -> VllmPlatformDocument:
+        """check/1's `vllm_platform`: the same for every model, so the report carries it once."""
+        platform = None if self.platform is None else one_of(self.platform, VLLM_PLATFORMS)
+        return {"platform": platform, "runs_here": self.runs_here, "blocked_by": list(self.blocked_by)}
 
 
 @dataclass

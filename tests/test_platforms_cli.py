@@ -116,3 +116,31 @@ def test_an_intel_gpu_is_found_in_sysfs_and_its_integrated_sibling_is_not(machin
     assert pre["path"] == "unavailable"
     assert pre["why"][-1]["gate"] == "vllm_xpu_kernels installed" and not pre["why"][-1]["passed"]
     assert "xpu-kernels-missing" in finding_ids(doc) and proc.returncode == 3
+
+
+def test_the_report_carries_what_vllm_detects_once_and_the_machine_section_reads_it(machine):
+    fakes.vllm(machine.site, "0.34.0", platform="UnspecifiedPlatform", files={"vllm_flash_attn/__init__.py": ""})
+    doc, _ = machine.check_json("--fast", "--model", "deepseek-v4-pro", "--model", "deepseek-v4-flash")
+    assert doc["vllm_platform"] == {"platform": "unspecified", "runs_here": False, "blocked_by": ["no-gpu"]}
+    # the row follows the top-level member, not the first model's decision
+    doc["vllm_platform"] = {"platform": "conflict", "runs_here": False, "blocked_by": ["vllm-platform-conflict"]}
+    from mhcdoctor.render.check_text import render_check
+    from mhcdoctor.render.term import Style
+
+    rows = machine_rows(render_check(doc, Style()))
+    assert rows["vLLM build"].endswith("detects two platforms at once here: cannot run here (vllm-platform-conflict)")
+
+
+def test_a_report_from_before_vllm_platform_still_renders_with_the_build_alone(machine, tmp_path):
+    fakes.vllm(machine.site, "0.34.0+cpu")
+    doc, _ = machine.check_json()
+    del doc["vllm_platform"]  # as mhcdoctor wrote reports before the member
+    from mhcdoctor.render.check_text import render_check
+    from mhcdoctor.render.markdown import render_markdown
+    from mhcdoctor.render.term import Style
+    from mhcdoctor.reportfile import validate_report
+
+    old = validate_report(doc, "old.json")
+    rows = machine_rows(render_check(old, Style()))
+    assert rows["vLLM build"] == "CPU build (version 0.34.0+cpu: local label +cpu) (vLLM itself says CpuPlatform)"
+    assert "CPU build (version 0.34.0+cpu" in render_markdown(old)

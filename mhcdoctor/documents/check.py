@@ -174,7 +174,22 @@ class HostDocument(_HostBase, total=False):
     doctor_python: str  # with --python: the interpreter mhcdoctor itself runs on
 
 
-class CheckDocument(TypedDict):
+# The platform vLLM detects here (rules.dispatch.vllm_platform; vllm/platforms/__init__.py): one of its built-in
+# plugins, none (unspecified) or more than one at once (conflict: vLLM raises).
+VllmPlatform = Literal["cuda", "rocm", "xpu", "cpu", "unspecified", "conflict"]
+VLLM_PLATFORMS: tuple[VllmPlatform, ...] = ("cuda", "rocm", "xpu", "cpu", "unspecified", "conflict")
+
+
+class VllmPlatformDocument(TypedDict):
+    """What the rules conclude from the facts about vLLM on this machine, the same for every model: the platform it
+    detects (None: no rule set applies, as before 0.20) and whether it can start a DeepSeek-V4 model at all."""
+
+    platform: VllmPlatform | None
+    runs_here: bool
+    blocked_by: list[str]  # the findings that stop it (rules.VLLM_CANNOT_RUN)
+
+
+class _CheckBase(TypedDict):
     schema: str
     mhcdoctor_version: str
     created: str
@@ -188,3 +203,9 @@ class CheckDocument(TypedDict):
     findings: list[FindingDocument]
     verdict: Verdict
     verify: VerifyDocument | None
+
+
+class CheckDocument(_CheckBase, total=False):
+    """The check/1 document (checkreport.build_check writes every member)."""
+
+    vllm_platform: VllmPlatformDocument | None  # what vLLM detects here; absent from reports of earlier releases

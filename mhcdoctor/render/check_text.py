@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from mhcdoctor.documents.check import (
     AiterDocument,
     CheckDocument,
@@ -13,10 +11,11 @@ from mhcdoctor.documents.check import (
     ProbeDocument,
     TorchDocument,
     VllmDocument,
+    VllmPlatformDocument,
 )
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument
 from mhcdoctor.documents.models import BUILTIN_NAMES
-from mhcdoctor.documents.vocabulary import OPS, JsonValue, json_object, token_scope
+from mhcdoctor.documents.vocabulary import OPS, token_scope
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 
 _GIB = 1 << 30
@@ -30,7 +29,7 @@ def render_check(doc: CheckDocument, style: Style, verbose: bool = False) -> str
     mode = doc["mode"]
     head = f"mhcdoctor {doc['mhcdoctor_version']} {style.dash()} check ({mode}, {doc['seconds']:.2f} s)"
     lines += [style.bold(head), ""]
-    lines += _machine(facts, style, doc["models"], doc["host"], doc["findings"])
+    lines += _machine(facts, style, doc.get("vllm_platform"), doc["host"], doc["findings"])
     lines += [""] + _models(doc["models"], style)
     findings = doc["findings"]
     if findings:
@@ -49,7 +48,7 @@ def render_check(doc: CheckDocument, style: Style, verbose: bool = False) -> str
 def _machine(
     facts: FactsDocument,
     style: Style,
-    models: list[DecisionDocument] | None = None,
+    vllm_platform: VllmPlatformDocument | None = None,
     host: HostDocument | None = None,
     findings: list[FindingDocument] | None = None,
 ) -> list[str]:
@@ -85,8 +84,8 @@ def _machine(
             label,
             f"{text} (its Requires-Dist is not met: vllm-pin-mismatch)",
         )
-    if facts["vllm"]["present"] and models:
-        rows.append(_vllm_build_row(facts["vllm"], json_object(models[0]["facts"].get("vllm"))))
+    if facts["vllm"]["present"]:
+        rows.append(_vllm_build_row(facts["vllm"], vllm_platform))
     width = max(len(label) for _, label, _ in rows)
     out = [style.bold("Machine")]
     for level, label, text in rows:
@@ -144,22 +143,23 @@ _PLATFORMS = {
 }
 
 
-def _vllm_build_row(vllm: VllmDocument, decided: Mapping[str, JsonValue]) -> tuple[str, str, str]:
-    """Which build of vLLM this is, the platform it detects here, and whether it can run here at all."""
+def _vllm_build_row(vllm: VllmDocument, decided: VllmPlatformDocument | None) -> tuple[str, str, str]:
+    """Which build of vLLM this is, the platform it detects here, and whether it can run here at all (`decided`
+    None: a report from before check/1 carried vllm_platform says only the build)."""
     build = vllm["build"]
     text = f"{_BUILDS[build]} build" if build is not None and build in _BUILDS else "build not established"
     if vllm["build_evidence"]:
         text += f" ({vllm['build_evidence']})"
-    platform = decided.get("platform")
+    platform = decided["platform"] if decided is not None else None
     if platform:
-        text += f"; detects {_PLATFORMS.get(str(platform), platform)} here"
+        text += f"; detects {_PLATFORMS[platform]} here"
     check = vllm["selfcheck"]
     if check is not None and check["platform"]:
         text += f" (vLLM itself says {check['platform']})"
-    blocked = decided.get("blocked_by")
-    blocked = blocked if isinstance(blocked, list) else []
-    if decided.get("runs_here") is False:
-        return ("fail", "vLLM build", f"{text}: cannot run here ({', '.join(str(b) for b in blocked)})")
+    if decided is None:
+        return ("info", "vLLM build", text)
+    if not decided["runs_here"]:
+        return ("fail", "vLLM build", f"{text}: cannot run here ({', '.join(decided['blocked_by'])})")
     return ("ok", "vLLM build", f"{text}: can run here")
 
 
