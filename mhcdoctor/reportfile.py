@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import TypeGuard
 
 from mhcdoctor.bundle import is_bundle_data, read_bundle_data
-from mhcdoctor.documents.check import REPLAY_NAME, STATUSES, CheckDocument, ProbeDocument
+from mhcdoctor.documents.check import PROBE_ABSENT, REPLAY_NAME, CheckDocument, ProbeDocument
 from mhcdoctor.documents.check import SCHEMA as CHECK_SCHEMA
 from mhcdoctor.documents.verify import VerifyDocument
-from mhcdoctor.documents.vocabulary import JsonValue, one_of
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import FactsError, ReportFacts, read_report_facts
 from mhcdoctor.redact import cut_for_display
@@ -24,19 +23,6 @@ from mhcdoctor.text import cut, visible_strings
 from mhcdoctor.userfiles import TooManyValues, mismatch, parse_json, read_user_bytes
 
 _MAX_VERSION = 64  # characters: "2.9.0+rocm7.0.2.git1234abcd" is far below; a 100k-digit "version" is not one
-# Top-level members and the JSON types they must have when present (null is allowed).
-_TOP_LEVEL: dict[str, type | tuple[type, ...]] = {
-    "host": dict,
-    "env": dict,
-    "probes": list,
-    "models": list,
-    "findings": list,
-    "verdict": str,
-    "mode": str,
-    "created": str,
-    "mhcdoctor_version": str,
-    "verify": dict,
-}
 
 
 @dataclass(frozen=True)
@@ -99,12 +85,6 @@ def _validated(document: object, label: str, uses: frozenset[str] | None = None)
     if schema != CHECK_SCHEMA:
         found = f"{str(schema)[:80]!r}" if schema is not None else "no schema"
         raise InputError(f"report {label} has {found}; expected a saved `mhcdoctor check --json` ({CHECK_SCHEMA})")
-    for key, kind in _TOP_LEVEL.items():
-        if document.get(key) is not None and not isinstance(document[key], kind):
-            raise InputError(f"report {label}: {key} has the wrong type ({type(document[key]).__name__})")
-    for key in ("models", "findings", "probes"):
-        if any(not isinstance(item, dict) for item in document.get(key) or []):
-            raise InputError(f"report {label}: every entry of {key} must be a JSON object")
     if not isinstance(document.get("facts"), dict):
         raise InputError(f"report {label} has no facts object")
     _check_versions(document["facts"], "facts", label)
@@ -114,11 +94,13 @@ def _validated(document: object, label: str, uses: frozenset[str] | None = None)
     except FactsError as exc:
         raise InputError(f"report {label}: {cut(str(exc), 300)}") from None
     document["facts"] = facts.facts.to_dict()
-    if document.get("probes") is not None:
-        document["probes"] = [_probe(item, f"probes[{i}]", label) for i, item in enumerate(document["probes"])]
-    # The rest, all the way down (models, findings, verify). A member an older release did not write may be absent:
-    # the readers look such members up with `.get`.
-    wrong = mismatch(document, CheckDocument, "report", {"VerifyDocument": VerifyDocument})
+    probes = document.get("probes")
+    if isinstance(probes, list):  # what an older or partial report's probe lacks: as a probe that said nothing
+        document["probes"] = [{**PROBE_ABSENT, **item} if isinstance(item, dict) else item for item in probes]
+    # The rest, all the way down, with the one checker: a member an older release did not write may be absent (the
+    # readers look such members up with `.get`); a probe entry, filled in above, must have all of its members.
+    namespace = {"VerifyDocument": VerifyDocument}
+    wrong = mismatch(document, CheckDocument, "report", namespace, complete=(ProbeDocument,))
     if not _fits(document, wrong):
         raise InputError(f"report {label}: {cut(str(wrong).removeprefix('report.'), 300)}")
     return SavedReport(document, facts)
@@ -127,39 +109,6 @@ def _validated(document: object, label: str, uses: frozenset[str] | None = None)
 def _fits(document: dict[str, object], wrong: str | None) -> TypeGuard[CheckDocument]:
     """`document` is a CheckDocument when userfiles.mismatch found nothing wrong with it (`wrong` is None)."""
     return wrong is None
-
-
-def _probe(item: dict[str, object], where: str, label: str) -> ProbeDocument:
-    """One entry of a report's probes as a ProbeDocument: name and status are strings, the rest of its type or
-    left at what a probe that said nothing would have."""
-
-    def text(key: str, default: str | None) -> str | None:
-        value = item.get(key, default)
-        if value is not None and not isinstance(value, str) or value is None and default is not None:
-            raise InputError(f"report {label}: {where}.{key} must be a string")
-        return value
-
-    name, status, source, error = text("name", ""), text("status", ""), text("source", ""), text("error", None)
-    data, evidence, seconds = item.get("data", {}), item.get("evidence", []), item.get("seconds", 0.0)
-    if status not in STATUSES:
-        raise InputError(f"report {label}: {where}.status must be one of {', '.join(STATUSES)}")
-    if not isinstance(data, dict):
-        raise InputError(f"report {label}: {where}.data must be a JSON object")
-    if not isinstance(evidence, list) or not all(isinstance(line, str) for line in evidence):
-        raise InputError(f"report {label}: {where}.evidence must be a list of strings")
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise InputError(f"report {label}: {where}.seconds must be a number")
-    found: dict[str, JsonValue] = data
-    probe: ProbeDocument = {
-        "name": name or "",
-        "status": one_of(status, STATUSES),
-        "data": found,
-        "evidence": evidence,
-        "source": source or "",
-        "seconds": seconds,
-        "error": error,
-    }
-    return probe
 
 
 def _check_versions(value: object, where: str, label: str) -> None:

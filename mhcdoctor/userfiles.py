@@ -151,14 +151,15 @@ def mismatch(
     where: str,
     namespace: Mapping[str, object] | None = None,
     *,
-    complete: bool = False,
+    complete: bool | tuple[object, ...] = False,
 ) -> str | None:
     """Where a JSON value someone sent first differs from the type `hint` names (a TypedDict, a list or dict of
     them, a union, Literal, str, int, float, bool, None), as "where.member: expected ...", or None where it fits.
 
     By default a TypedDict member that is absent is accepted: reports written by older releases lack newer members,
     and their readers look members up with `.get`. With `complete`, every member a TypedDict requires must be there
-    (what mhcdoctor itself just wrote, such as a path child's request). A member that is present must be of its
+    (what mhcdoctor itself just wrote, such as a path child's request); with a tuple of TypedDicts, only theirs. A
+    member that is present must be of its
     type, all the way down. `namespace` resolves names a TypedDict's module imports only for type checking."""
     try:
         wrong = _checker(hint, dict(namespace or {}), complete)(value)
@@ -171,7 +172,7 @@ def mismatch(
 # (".member[2]: expected str, not list"), relative to the value. Built once per type (typing's introspection on
 # every value cost most of the time a report took to read).
 _Check = Callable[[object], "str | None"]
-_CHECKS: dict[tuple[object, tuple[str, ...], bool], _Check] = {}
+_CHECKS: dict[tuple[object, tuple[str, ...], bool | tuple[object, ...]], _Check] = {}
 _HINTS: dict[tuple[object, tuple[str, ...]], dict[str, object]] = {}
 
 
@@ -183,7 +184,7 @@ def _hints(typed: object, namespace: dict[str, object]) -> dict[str, object]:
     return _HINTS[key]
 
 
-def _checker(hint: object, namespace: dict[str, object], complete: bool) -> _Check:
+def _checker(hint: object, namespace: dict[str, object], complete: bool | tuple[object, ...]) -> _Check:
     key = (hint, tuple(sorted(namespace)), complete)
     if key not in _CHECKS:
         _CHECKS[key] = lambda value: _CHECKS[key](value)  # a type that refers to itself finds its check when run
@@ -191,7 +192,7 @@ def _checker(hint: object, namespace: dict[str, object], complete: bool) -> _Che
     return _CHECKS[key]
 
 
-def _build(hint: object, namespace: dict[str, object], complete: bool) -> _Check:
+def _build(hint: object, namespace: dict[str, object], complete: bool | tuple[object, ...]) -> _Check:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is typing.Any or hint is object or isinstance(hint, typing.ForwardRef):
         return lambda value: None  # a forward reference is the recursive JsonValue: anything json.loads returns is one
@@ -218,7 +219,7 @@ def _build(hint: object, namespace: dict[str, object], complete: bool) -> _Check
 
         def items(value: object) -> str | None:
             if not isinstance(value, list):
-                return ": expected a list"
+                return f": expected a list, not {_json_kind(value)}"
             for i, v in enumerate(value):
                 wrong = item(v)
                 if wrong is not None:
@@ -231,7 +232,7 @@ def _build(hint: object, namespace: dict[str, object], complete: bool) -> _Check
 
         def members(value: object) -> str | None:
             if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-                return ": expected an object"
+                return f": expected an object, not {_json_kind(value)}"
             for k, v in value.items():
                 wrong = member(v)
                 if wrong is not None:
@@ -243,12 +244,12 @@ def _build(hint: object, namespace: dict[str, object], complete: bool) -> _Check
         return lambda value: None if value is None else ": expected null"
     if hint in (float, int, str, bool):
         kinds: tuple[type, ...] = (int, float) if hint is float else (hint,)
-        name = getattr(hint, "__name__", str(hint))
+        name = "a number" if hint is float else getattr(hint, "__name__", str(hint))
 
         def leaf(value: object) -> str | None:
             if isinstance(value, kinds) and (hint is bool or not isinstance(value, bool)):
                 return None
-            return f": expected {name}, not {type(value).__name__}"
+            return f": expected {name}, not {_json_kind(value)}"
 
         return leaf
 
@@ -258,13 +259,20 @@ def _build(hint: object, namespace: dict[str, object], complete: bool) -> _Check
     return untaught
 
 
-def _typed_dict(hint: object, namespace: dict[str, object], complete: bool) -> _Check:
-    required = sorted(getattr(hint, "__required_keys__", frozenset())) if complete else []
+def _json_kind(value: object) -> str:
+    """The JSON name of what was sent where something else was expected (a dict is an object, None is null)."""
+    names = {dict: "object", list: "list", str: "str", bool: "bool", int: "int", float: "float", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def _typed_dict(hint: object, namespace: dict[str, object], complete: bool | tuple[object, ...]) -> _Check:
+    whole = complete is True or isinstance(complete, tuple) and hint in complete
+    required = sorted(getattr(hint, "__required_keys__", frozenset())) if whole else []
     fields: list[tuple[str, _Check]] = []
 
     def check(value: object) -> str | None:
         if not isinstance(value, dict):
-            return ": expected an object"
+            return f": expected an object, not {_json_kind(value)}"
         missing = [key for key in required if key not in value]
         if missing:
             return f": no {missing[0]}"

@@ -39,5 +39,5 @@ def test_the_first_member_of_the_wrong_type_is_named_with_its_path() -> None:
     assert mismatch({**GOOD, "flags": {"on": 1}}, Outer, "doc") == "doc.flags.on: expected bool, not int"
     bad_item = {**GOOD, "items": [{"kind": "a"}, {"kind": "c"}]}
     assert mismatch(bad_item, Outer, "doc") == "doc.items[1].kind: expected one of ('a', 'b')"
-    assert mismatch({**GOOD, "items": {"kind": "a"}}, Outer, "doc") == "doc.items: expected a list"
-    assert mismatch([GOOD], Outer, "doc") == "doc: expected an object"
+    assert mismatch({**GOOD, "items": {"kind": "a"}}, Outer, "doc") == "doc.items: expected a list, not object"
+    assert mismatch([GOOD], Outer, "doc") == "doc: expected an object, not list"

@@ -90,9 +90,9 @@ FACTS_DAMAGED: list[tuple[dict[str, object], str]] = [
 ]
 # Parts explain --from does not read (it decides on the facts alone): diff refuses them, explain does not look.
 OTHER_PARTS_DAMAGED: list[tuple[dict[str, object], str]] = [
-    ({"models": "x"}, "models has the wrong type (str)"),
-    ({"findings": [1, 2]}, "every entry of findings must be a JSON object"),
-    ({"host": []}, "host has the wrong type (list)"),
+    ({"models": "x"}, "models: expected a list, not str"),
+    ({"findings": [1, 2]}, "findings[0]: expected an object, not int"),
+    ({"host": []}, "host: expected an object, not list"),
     # deeper: each member of a model, finding or verify entry has its check/1 type where present
     ({"host": {"hostname": ["x"]}}, "host.hostname: expected str, not list"),
     ({"findings": [{"id": "x", "severity": 5}]}, "findings[0].severity: expected one of ('info', 'warn', 'fail')"),
@@ -147,12 +147,12 @@ def test_check_shows_escape_sequences_from_a_packages_metadata_as_question_marks
 @pytest.mark.parametrize(
     ("probe", "message"),
     [
-        ({"name": 5, "status": "ok"}, "probes[0].name must be a string"),
-        ({"name": "aiter", "status": "ok", "evidence": "x"}, "probes[0].evidence must be a list of strings"),
-        ({"name": "aiter", "status": "ok", "seconds": "1"}, "probes[0].seconds must be a number"),
-        ({"name": "aiter", "status": "ok", "data": []}, "probes[0].data must be a JSON object"),
-        ({"name": "aiter", "status": "fine"}, "probes[0].status must be one of ok, missing, error, timeout, crash"),
-        ({"name": "aiter"}, "probes[0].status must be one of ok, missing"),
+        ({"name": 5, "status": "ok"}, "probes[0].name: expected str, not int"),
+        ({"name": "aiter", "status": "ok", "evidence": "x"}, "probes[0].evidence: expected a list, not str"),
+        ({"name": "aiter", "status": "ok", "seconds": "1"}, "probes[0].seconds: expected a number, not str"),
+        ({"name": "aiter", "status": "ok", "data": []}, "probes[0].data: expected an object, not list"),
+        ({"name": "aiter", "status": "fine"}, "probes[0].status: expected one of ('ok', 'missing', 'error', 'timeout'"),
+        ({"name": "aiter"}, "probes[0]: no status"),
     ],
 )
 def test_a_malformed_probe_is_one_line_naming_it(probe, message):
