@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from mhcdoctor import __version__
 from mhcdoctor.clock import created_now
+from mhcdoctor.documents.check import CheckDocument, FactsDocument
+from mhcdoctor.documents.explain import DecisionDocument
 from mhcdoctor.documents.fleet import (
     SCHEMA,
     Difference,
@@ -32,11 +35,8 @@ from mhcdoctor.documents.fleet import (
 from mhcdoctor.documents.vocabulary import (
     OP_SHORT,
     OPS,
-    SEVERITIES,
     SEVERITY_RANK,
-    VERDICTS,
     Verdict,
-    one_of,
     worst_verdict,
 )
 from mhcdoctor.text import cut, visible
@@ -51,12 +51,13 @@ MAX_MODELS = 16
 class NodeResult:
     """One node: its name in the summary, and either its check/1 report or why there is none.
 
-    The report is read as untyped JSON (`Mapping[str, object]`), each member checked where it is read: merge's come
-    through load_report (a CheckDocument), but a node's check/1 over Ray is the node's JSON as it came back."""
+    The report has passed the one reader's checks (reportfile: merge's through load_report, a node's over Ray
+    through validate_report): its facts are complete; a top-level member or a model's or finding's member that an
+    older release did not write is absent, and is read with `.get`."""
 
     name: str
     status: NodeStatus
-    report: Mapping[str, object] | None = None
+    report: CheckDocument | None = None
     error: str | None = None
     seconds: float | None = None
     source: str | None = None  # the file it was read from, or the Ray node id
@@ -66,105 +67,93 @@ class NodeResult:
     def verdict(self) -> Verdict:
         if self.report is None:
             return "fail"
-        verdicts = [self.report.get("verdict"), *(v["verdict"] for v in self.verify)]
-        return worst_verdict(v if v in VERDICTS else "fail" for v in verdicts)  # a verdict not known counts as fail
-
-
-def _get(doc: Mapping[str, object], *keys: str) -> object:
-    value: object = doc
-    for key in keys:
-        value = value.get(key) if isinstance(value, dict) else None
-    return value
-
-
-def _list(value: object) -> list[object]:
-    return value if isinstance(value, list) else []
+        verdicts = [self.report.get("verdict", "fail"), *(v["verdict"] for v in self.verify)]
+        return worst_verdict(verdicts)  # a report without a verdict counts as fail
 
 
 def _or(value: object, missing: str = "unknown") -> str:
     return missing if value is None else str(value)
 
 
-def _package(name: str) -> Callable[[Mapping[str, object]], str]:
-    def read(doc: Mapping[str, object]) -> str:
-        facts = _get(doc, "facts", name)
-        if not isinstance(facts, dict) or facts.get("present") is None:
+def _package(name: Literal["torch", "aiter", "tilelang", "triton", "vllm"]) -> Callable[[FactsDocument], str]:
+    def read(facts: FactsDocument) -> str:
+        package = facts[name]
+        if package["present"] is None:
             return "unknown"
-        if not facts.get("present"):
+        if not package["present"]:
             return "none"
-        text = _or(facts.get("version"), "version unknown")
-        return text if facts.get("imports") is not False else f"{text} (does not import)"
+        text = _or(package["version"], "version unknown")
+        return text if package["imports"] is not False else f"{text} (does not import)"
 
     return read
 
 
-def _aiter(doc: Mapping[str, object]) -> str:
-    text = _package("aiter")(doc)
+def _aiter(facts: FactsDocument) -> str:
+    text = _package("aiter")(facts)
     if text in ("none", "unknown"):
         return text
-    if _get(doc, "facts", "aiter", "genuine") is False:
+    if facts["aiter"]["genuine"] is False:
         return f"{text} (not AMD's aiter)"
-    fix = {"present": "fixed", "absent": "race"}.get(str(_get(doc, "facts", "aiter", "sqrsum_fix")), "fix unknown")
+    fix = {"present": "fixed", "absent": "race"}.get(facts["aiter"]["sqrsum_fix"], "fix unknown")
     return f"{text} ({fix})"
 
 
-def _gpus(doc: Mapping[str, object]) -> str:
-    devices = _get(doc, "facts", "devices")
-    if not isinstance(devices, list):
+def _gpus(facts: FactsDocument) -> str:
+    devices = facts["devices"]
+    if devices is None:
         return "unknown"
     if not devices:
         return "none"
-    kinds = Counter(str(d.get("arch") or d.get("name") or "?") for d in devices if isinstance(d, dict))
+    kinds = Counter(str(d["arch"] or d["name"] or "?") for d in devices)
     return ", ".join(f"{n}x {kind}" for kind, n in sorted(kinds.items()))
 
 
-def _driver(doc: Mapping[str, object]) -> str:
-    if _get(doc, "facts", "nvidia_driver"):
-        return f"nvidia {_get(doc, 'facts', 'nvidia_driver')}"
-    devices = _get(doc, "facts", "devices")
-    drivers = sorted({str(d["driver"]) for d in _list(devices) if isinstance(d, dict) and d.get("driver")})
+def _driver(facts: FactsDocument) -> str:
+    if facts["nvidia_driver"]:
+        return f"nvidia {facts['nvidia_driver']}"
+    drivers = sorted({d["driver"] for d in facts["devices"] or [] if d["driver"]})
     return ", ".join(drivers) or "unknown"
 
 
-def _torch(doc: Mapping[str, object]) -> str:
-    text = _package("torch")(doc)
-    build = _get(doc, "facts", "torch", "hip"), _get(doc, "facts", "torch", "cuda")
-    if build[0]:
-        return f"{text} (hip {build[0]})"
-    return f"{text} (cuda {build[1]})" if build[1] else text
+def _torch(facts: FactsDocument) -> str:
+    text = _package("torch")(facts)
+    hip, cuda = facts["torch"]["hip"], facts["torch"]["cuda"]
+    if hip:
+        return f"{text} (hip {hip})"
+    return f"{text} (cuda {cuda})" if cuda else text
 
 
-def _model_name(model: Mapping[str, object]) -> str:
-    info = model.get("model")
-    if not isinstance(info, dict):
-        info = {}
+def _model_name(model: DecisionDocument) -> str:
+    info = model.get("model") or {}
     return str(info.get("name") or f"hidden {info.get('hidden_size')}")
 
 
-def _paths(model: Mapping[str, object]) -> str:
-    ops = model.get("ops")
-    if not isinstance(ops, dict):
-        ops = {}
-    paths = [str(_get(ops, op, "path") or "-") for op in OPS if op in ops]
+def _paths(model: DecisionDocument) -> str:
+    ops = model.get("ops") or {}
+    paths = [ops[op].get("path") or "-" for op in OPS if op in ops]
     if paths and len(set(paths)) == 1:
         return f"{paths[0]} (all ops)"
-    return " ".join(f"{OP_SHORT.get(op, op)}={_get(ops, op, 'path') or '-'}" for op in OPS if op in ops)
+    return " ".join(f"{OP_SHORT.get(op, op)}={ops[op].get('path') or '-'}" for op in OPS if op in ops)
+
+
+def _of_facts(read: Callable[[FactsDocument], str]) -> Callable[[CheckDocument], str]:
+    return lambda doc: read(doc["facts"])
 
 
 # (key, label, how to read it from a check/1 document), in the order support reads them.
-FACTS: tuple[tuple[str, str, Callable[[Mapping[str, object]], str]], ...] = (
-    ("gpus", "GPUs", _gpus),
-    ("platform", "platform", lambda d: _or(_get(d, "facts", "platform"))),
-    ("driver", "driver", _driver),
-    ("rocm", "ROCm", lambda d: _or(_get(d, "facts", "rocm_version"), "none")),
-    ("cuda", "CUDA (driver)", lambda d: _or(_get(d, "facts", "cuda_driver_version"), "none")),
-    ("torch", "torch", _torch),
+FACTS: tuple[tuple[str, str, Callable[[CheckDocument], str]], ...] = (
+    ("gpus", "GPUs", _of_facts(_gpus)),
+    ("platform", "platform", lambda d: d["facts"]["platform"]),
+    ("driver", "driver", _of_facts(_driver)),
+    ("rocm", "ROCm", lambda d: _or(d["facts"]["rocm_version"], "none")),
+    ("cuda", "CUDA (driver)", lambda d: _or(d["facts"]["cuda_driver_version"], "none")),
+    ("torch", "torch", _of_facts(_torch)),
     # the interpreter decides which wheels work (tile-kernels 2.x needs 3.12+)
-    ("python", "Python", lambda d: _or(_get(d, "host", "python_version"))),
-    ("aiter", "aiter", _aiter),
-    ("tilelang", "tilelang", _package("tilelang")),
-    ("triton", "triton", _package("triton")),
-    ("vllm", "vLLM", _package("vllm")),
+    ("python", "Python", lambda d: _or((d.get("host") or {}).get("python_version"))),
+    ("aiter", "aiter", _of_facts(_aiter)),
+    ("tilelang", "tilelang", _of_facts(_package("tilelang"))),
+    ("triton", "triton", _of_facts(_package("triton"))),
+    ("vllm", "vLLM", _of_facts(_package("vllm"))),
 )
 
 
@@ -173,15 +162,14 @@ def clean(text: object, limit: int = MAX_TEXT) -> str:
     return cut(visible(str(text), one_line=True), limit)
 
 
-def node_facts(doc: Mapping[str, object]) -> dict[str, tuple[str, str]]:
+def node_facts(doc: CheckDocument) -> dict[str, tuple[str, str]]:
     """key -> (label, value as text) for one report: the compared facts, then each model's paths, then verdicts."""
     out = {key: (label, read(doc)) for key, label, read in FACTS}
-    for model in _list(doc.get("models"))[:MAX_MODELS]:
-        if isinstance(model, dict):
-            name = clean(_model_name(model), 80)
-            out[f"paths:{name}"] = (f"paths {name}", _paths(model))
+    for model in (doc.get("models") or [])[:MAX_MODELS]:
+        name = clean(_model_name(model), 80)
+        out[f"paths:{name}"] = (f"paths {name}", _paths(model))
     verify = doc.get("verify")
-    if isinstance(verify, dict):
+    if verify is not None:
         out["verify"] = ("verify", _or(verify.get("verdict")))
     out["mode"] = ("check mode", _or(doc.get("mode")))
     out["mhcdoctor"] = ("mhcdoctor", _or(doc.get("mhcdoctor_version")))
@@ -245,7 +233,9 @@ def summarize(nodes: Iterable[NodeResult], source: FleetSource, created: str | N
 
 
 def _node_row(node: NodeResult) -> NodeRow:
-    report: Mapping[str, object] = node.report or {}
+    report = node.report
+    hostname = None if report is None else (report.get("host") or {}).get("hostname")
+    findings = [] if report is None else report.get("findings") or []
     return {
         "name": node.name,
         "status": node.status,
@@ -253,8 +243,8 @@ def _node_row(node: NodeResult) -> NodeRow:
         "error": None if node.error is None else clean(node.error, 400),
         "seconds": node.seconds,
         "source": None if node.source is None else clean(node.source, 1000),  # a file name, maybe not UTF-8
-        "host": None if _get(report, "host", "hostname") is None else clean(_get(report, "host", "hostname"), 80),
-        "findings": sorted({clean(f.get("id"), 80) for f in _list(report.get("findings")) if isinstance(f, dict)}),
+        "host": None if hostname is None else clean(hostname, 80),
+        "findings": sorted({clean(f.get("id"), 80) for f in findings}),
         "verify": node.verify,
     }
 
@@ -263,24 +253,22 @@ def _findings(checked: list[NodeResult]) -> list[FleetFinding]:
     """Each finding id once: its worst severity, first wording, and the nodes that raised it, most severe first."""
     by_id: dict[str, FleetFinding] = {}
     for node in checked:
-        for finding in _list((node.report or {}).get("findings")):
-            if not isinstance(finding, dict):
-                continue
-            fid = clean(finding.get("id"), 80)
-            if not isinstance(severity := finding.get("severity"), str) or severity not in SEVERITY_RANK:
+        for finding in [] if node.report is None else node.report.get("findings") or []:
+            fid, severity = clean(finding.get("id"), 80), finding.get("severity")
+            if severity is None:  # an older report's finding without one: not comparable
                 continue
             entry = by_id.setdefault(
                 fid,
                 {
                     "id": fid,
-                    "severity": one_of(severity, SEVERITIES),
+                    "severity": severity,
                     "title": clean(finding.get("title") or ""),
                     "fix": clean(finding.get("fix") or "", 400),
                     "nodes": [],
                 },
             )
             if SEVERITY_RANK[severity] > SEVERITY_RANK[entry["severity"]]:
-                entry["severity"] = one_of(severity, SEVERITIES)
+                entry["severity"] = severity
             if not entry["nodes"] or entry["nodes"][-1] != node.name:  # nodes come one by one: no list search
                 entry["nodes"].append(node.name)
     ordered = sorted(by_id.values(), key=lambda f: (-SEVERITY_RANK.get(f["severity"], 0), -len(f["nodes"]), f["id"]))
