@@ -20,6 +20,7 @@ from mhcdoctor.checkreport import build_check
 from mhcdoctor.cli import main
 from mhcdoctor.fleet.summary import NodeResult, summarize
 from mhcdoctor.models import BUILTIN_MODELS
+from mhcdoctor.reportfile import validate_report
 
 pytestmark = pytest.mark.xdist_group("merge")
 
@@ -132,7 +133,11 @@ def test_the_verdict_is_the_worst_nodes_and_fail_on_narrows_the_exit_code(
 def test_a_node_without_a_report_makes_the_fleet_fail_even_when_the_rest_are_ok(tmp_path: Path) -> None:
     good = machine_report(tmp_path, "good")
     doc = summarize(
-        [NodeResult("node-0", "checked", report=good), NodeResult("node-1", "timeout", error="hung")], source="ray"
+        [
+            NodeResult("node-0", "checked", report=validate_report(good, "good")),
+            NodeResult("node-1", "timeout", error="hung"),
+        ],
+        source="ray",
     )
     assert doc["verdict"] == "fail"
     assert doc["counts"] == {"nodes": 2, "checked": 1, "ok": 0, "degraded": 0, "fail": 0, "unchecked": 1} | {
