@@ -7,9 +7,9 @@ before compilers and install locations), the devices one by one, probe outcomes 
 Things that differ between any two runs (creation time, timings, the host's name) are never differences, and
 neither is a home folder shown as `~` in a redacted report and spelt out in a raw (`--no-redact`) one.
 
-Both reports come through mhcdoctor.reportfile, checked to their check/1 types all the way down; a member an older
-release did not write may be absent, so members are looked up with `.get` on the JSON (`Mapping[str, object]`), and
-a difference's two values are what the reports held (`object`: any JSON value).
+Both reports come through mhcdoctor.reportfile, checked to their check/1 types all the way down: their facts and
+probes are complete; any other member an older release did not write may be absent, and is looked up with the
+TypedDict's `.get`. A difference's two values are what the reports held (`object`: any JSON value).
 """
 
 from __future__ import annotations
@@ -18,13 +18,17 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from mhcdoctor.documents.check import CheckDocument
+from mhcdoctor.documents.check import CheckDocument, DeviceDocument, FactsDocument
 from mhcdoctor.documents.dataclass_json import as_document
 from mhcdoctor.documents.diff import SCHEMA, DiffDocument, DifferenceDocument, ReportAbout
+from mhcdoctor.documents.explain import DecisionDocument, OpDocument
 from mhcdoctor.documents.vocabulary import SEVERITY_RANK
 from mhcdoctor.text import visible
+
+if TYPE_CHECKING:  # as documents.check: the verify documents load only where verify runs
+    from mhcdoctor.documents.verify import VerifyDocument
 
 # Facts in the order that matters to the rules; anything not listed follows, alphabetically.
 FACT_ORDER: tuple[str, ...] = (
@@ -75,27 +79,19 @@ class Difference:
         return as_document(self, DifferenceDocument)
 
 
-def _mapping(value: object) -> Mapping[str, object]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: object) -> list[object]:
-    return value if isinstance(value, list) else []
-
-
-def diff_reports(a: Mapping[str, object], b: Mapping[str, object]) -> list[Difference]:
+def diff_reports(a: CheckDocument, b: CheckDocument) -> list[Difference]:
     """Every difference between two check/1 documents, most important first."""
     sections: list[tuple[str, list[Pair]]] = [
         ("verdict", [("verdict", a.get("verdict"), b.get("verdict"))]),
         ("ops", _model_pairs(a, b)),
         ("findings", _finding_pairs(a, b)),
         ("verify", _verify_pairs(a.get("verify"), b.get("verify"))),
-        ("facts", _fact_pairs(_mapping(a.get("facts")), _mapping(b.get("facts")))),
+        ("facts", _fact_pairs(a["facts"], b["facts"])),
         # the interpreter decides which wheels install and work (tile-kernels 2.x needs Python 3.12+)
         ("python", [("python_version", _python_version(a), _python_version(b))]),
-        ("devices", _device_pairs(_mapping(a.get("facts")), _mapping(b.get("facts")))),
+        ("devices", _device_pairs(a["facts"], b["facts"])),
         ("probes", _keyed_pairs(_probe_status(a), _probe_status(b))),
-        ("env", _keyed_pairs(_mapping(a.get("env")), _mapping(b.get("env")))),
+        ("env", _keyed_pairs(a.get("env") or {}, b.get("env") or {})),
     ]
     home = _spelt_out_home([pair for _, pairs in sections for pair in pairs])
     return [
@@ -106,8 +102,8 @@ def diff_reports(a: Mapping[str, object], b: Mapping[str, object]) -> list[Diffe
     ]
 
 
-def _python_version(doc: Mapping[str, object]) -> object:
-    return _mapping(doc.get("host")).get("python_version")
+def _python_version(doc: CheckDocument) -> object:
+    return (doc.get("host") or {}).get("python_version")
 
 
 def _spelt_out_home(pairs: list[Pair]) -> str | None:
@@ -157,16 +153,16 @@ def to_document(
     }
 
 
-def _model_key(doc: Mapping[str, object]) -> str:
-    model = _mapping(doc.get("model"))
+def _model_key(doc: DecisionDocument) -> str:
+    model = doc.get("model") or {}
     name = model.get("name")
     return str(name) if name else f"hidden {model.get('hidden_size')}, hc_mult {model.get('hc_mult')}"
 
 
-def _model_pairs(a: Mapping[str, object], b: Mapping[str, object]) -> list[Pair]:
+def _model_pairs(a: CheckDocument, b: CheckDocument) -> list[Pair]:
     """Per model: its verdict, each op's path, whether it runs the fused post+pre op, and the rule set."""
-    models_a = {_model_key(m): m for m in _list(a.get("models")) if isinstance(m, dict)}
-    models_b = {_model_key(m): m for m in _list(b.get("models")) if isinstance(m, dict)}
+    models_a = {_model_key(m): m for m in a.get("models") or []}
+    models_b = {_model_key(m): m for m in b.get("models") or []}
     pairs: list[Pair] = []
     for name in list(models_a) + [n for n in models_b if n not in models_a]:
         ma, mb = models_a.get(name), models_b.get(name)
@@ -182,14 +178,14 @@ def _model_pairs(a: Mapping[str, object], b: Mapping[str, object]) -> list[Pair]
     return pairs
 
 
-def _path(op: object) -> object:
-    return op.get("path") if isinstance(op, dict) else None
+def _path(op: OpDocument | None) -> object:
+    return None if op is None else op.get("path")
 
 
-def _finding_pairs(a: Mapping[str, object], b: Mapping[str, object]) -> list[Pair]:
+def _finding_pairs(a: CheckDocument, b: CheckDocument) -> list[Pair]:
     """Each finding id raised by either report: its severity on each side (None: not raised)."""
-    sev_a = {str(f.get("id")): f.get("severity") for f in _list(a.get("findings")) if isinstance(f, dict)}
-    sev_b = {str(f.get("id")): f.get("severity") for f in _list(b.get("findings")) if isinstance(f, dict)}
+    sev_a = {str(f.get("id")): f.get("severity") for f in a.get("findings") or []}
+    sev_b = {str(f.get("id")): f.get("severity") for f in b.get("findings") or []}
 
     def worst(i: str) -> int:  # the more severe side decides a finding's place
         return -max(SEVERITY_RANK.get(sev_a.get(i) or "", -1), SEVERITY_RANK.get(sev_b.get(i) or "", -1))
@@ -197,30 +193,25 @@ def _finding_pairs(a: Mapping[str, object], b: Mapping[str, object]) -> list[Pai
     return [(i, sev_a.get(i), sev_b.get(i)) for i in sorted(set(sev_a) | set(sev_b), key=lambda i: (worst(i), i))]
 
 
-def _verify_pairs(a: object, b: object) -> list[Pair]:
+def _verify_pairs(a: VerifyDocument | None, b: VerifyDocument | None) -> list[Pair]:
     """The verify verdict and each result's status, keyed by path, op, token count, hidden size and device."""
-    if not isinstance(a, dict) or not isinstance(b, dict):  # verify ran on one side only: that, not every row
-        return [
-            (
-                "verify verdict",
-                a.get("verdict") if isinstance(a, dict) else None,
-                b.get("verdict") if isinstance(b, dict) else None,
-            )
-        ]
-    pairs: list[Pair] = [("verify verdict", a.get("verdict"), b.get("verdict"))]
+    pairs: list[Pair] = [
+        ("verify verdict", None if a is None else a.get("verdict"), None if b is None else b.get("verdict"))
+    ]
+    if a is None or b is None:  # verify ran on one side only: that, not every row
+        return pairs
     return pairs + _keyed_pairs(_verify_status(a), _verify_status(b))
 
 
-def _verify_status(doc: Mapping[str, object]) -> dict[str, object]:
+def _verify_status(doc: VerifyDocument) -> dict[str, object]:
     statuses: dict[str, object] = {}
-    for r in _list(doc.get("results")):
-        if isinstance(r, dict):
-            key = f"{r.get('path')} {r.get('op')} tokens={r.get('tokens')} hidden={r.get('hidden')} {r.get('device')}"
-            statuses[key] = r.get("status")
+    for r in doc.get("results") or []:
+        key = f"{r.get('path')} {r.get('op')} tokens={r.get('tokens')} hidden={r.get('hidden')} {r.get('device')}"
+        statuses[key] = r.get("status")
     return statuses
 
 
-def _fact_pairs(a: Mapping[str, object], b: Mapping[str, object]) -> list[Pair]:
+def _fact_pairs(a: FactsDocument, b: FactsDocument) -> list[Pair]:
     flat_a, flat_b = _flatten(a), _flatten(b)
     keys = set(flat_a) | set(flat_b)
     rank = {key: i for i, key in enumerate(FACT_ORDER)}
@@ -240,17 +231,13 @@ def _flatten(facts: Mapping[str, object]) -> dict[str, object]:
     return flat
 
 
-def _device_pairs(a: Mapping[str, object], b: Mapping[str, object]) -> list[Pair]:
+def _device_pairs(a: FactsDocument, b: FactsDocument) -> list[Pair]:
     """Device by device (by index): the count first, then each device's vendor, arch, name, driver, memory."""
-    devs_a = {d.get("index"): d for d in _list(a.get("devices")) if isinstance(d, dict)}
-    devs_b = {d.get("index"): d for d in _list(b.get("devices")) if isinstance(d, dict)}
-    count = (
-        "count",
-        None if a.get("devices") is None else len(devs_a),
-        None if b.get("devices") is None else len(devs_b),
-    )
+    devs_a = {d["index"]: d for d in a["devices"] or []}
+    devs_b = {d["index"]: d for d in b["devices"] or []}
+    count = ("count", None if a["devices"] is None else len(devs_a), None if b["devices"] is None else len(devs_b))
     pairs: list[Pair] = [count]
-    for index in sorted(set(devs_a) | set(devs_b), key=lambda i: (not isinstance(i, int), str(i).zfill(6))):
+    for index in sorted(set(devs_a) | set(devs_b)):
         da, db = devs_a.get(index), devs_b.get(index)
         if da is None or db is None:
             pairs.append((f"gpu{index}", _device_label(da), _device_label(db)))
@@ -259,22 +246,22 @@ def _device_pairs(a: Mapping[str, object], b: Mapping[str, object]) -> list[Pair
     return pairs
 
 
-def _device_label(device: Mapping[str, object] | None) -> str | None:
+def _device_label(device: DeviceDocument | None) -> str | None:
     if device is None:
         return None
-    return " ".join(str(device.get(k)) for k in ("arch", "name") if device.get(k)) or "present"
+    return " ".join(x for x in (device["arch"], device["name"]) if x) or "present"
 
 
-def _probe_status(doc: Mapping[str, object]) -> dict[str, object]:
-    return {str(p.get("name")): p.get("status") for p in _list(doc.get("probes")) if isinstance(p, dict)}
+def _probe_status(doc: CheckDocument) -> dict[str, object]:
+    return {p["name"]: p["status"] for p in doc.get("probes") or []}
 
 
 def _keyed_pairs(a: Mapping[K, object], b: Mapping[K, object]) -> list[Pair]:
     return [(str(k), a.get(k), b.get(k)) for k in sorted(set(a) | set(b), key=str)]
 
 
-def _about(doc: Mapping[str, object], label: str) -> ReportAbout:
-    host = _mapping(doc.get("host"))
+def _about(doc: CheckDocument, label: str) -> ReportAbout:
+    host = doc.get("host") or {}
     return {
         "source": visible(label),  # a file name, as the user gave it
         "hostname": host.get("hostname"),

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from triage_docs import rocm_report, variant
 
 from mhcdoctor.diffing import diff_reports, to_document
 from mhcdoctor.render.diff_text import render_text
+from mhcdoctor.reportfile import validate_report
 
 
-def _keys(a: dict, b: dict) -> list[tuple[str, str]]:
-    return [(d.section, d.key) for d in diff_reports(a, b)]
+def _keys(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str]]:
+    """The differences `diff` finds: both reports through the reader's checks first, as the command reads them."""
+    return [(d.section, d.key) for d in diff_reports(validate_report(a, "a"), validate_report(b, "b"))]
 
 
 def test_two_runs_on_one_machine_do_not_differ():
