@@ -1,0 +1,51 @@
+"""The findings catalogue: what will go wrong, as data (id, severity, predicate, text, fix, references).
+
+Each predicate reads the facts and the dispatch decision (`FindingContext`) and nothing else. An unknown fact
+(None) never makes a predicate true on its own. `python -m mhcdoctor.docsgen` writes docs/findings.md from
+this list; a test checks that every entry has a title, detail, fix and references.
+"""
+
+from __future__ import annotations
+
+from mhcdoctor.decision import Finding
+from mhcdoctor.documents.vocabulary import severity_rank
+from mhcdoctor.rules.findings import aiter, caches, deepgemm, models, platform, tilelang, vllm
+from mhcdoctor.rules.findings.aiter import escaping_exception
+from mhcdoctor.rules.findings.base import FindingContext, FindingSpec
+from mhcdoctor.rules.findings.platform import selfcheck_disagreements
+
+__all__ = [
+    "CATALOGUE",
+    "IDS",
+    "FindingContext",
+    "FindingSpec",
+    "escaping_exception",
+    "evaluate",
+    "selfcheck_disagreements",
+]
+
+# Today's order: docs/findings.md lists it, and findings of one severity are shown in it.
+CATALOGUE: tuple[FindingSpec, ...] = (
+    *platform.PLATFORM,
+    *vllm.VLLM,
+    *aiter.SETUP,
+    *tilelang.SETUP,
+    *deepgemm.PRENORM_BROKEN,
+    *tilelang.HIP_ALLREDUCE_OFFSET,
+    *deepgemm.B300_LAUNCH,
+    *tilelang.PRENORM,
+    *caches.CACHES,
+    *tilelang.LIBRARY,
+    *aiter.BUGS,
+    *platform.TORCH_FALLBACK,
+    *models.MODELS,
+    *platform.MULTI_GPU,
+)
+
+IDS: tuple[str, ...] = tuple(spec.id for spec in CATALOGUE)
+
+
+def evaluate(ctx: FindingContext) -> list[Finding]:
+    """Every finding whose predicate holds, most severe first, catalogue order within a severity."""
+    found = [spec.build(ctx) for spec in CATALOGUE if spec.when(ctx)]
+    return sorted(found, key=lambda f: -severity_rank(f.severity))
