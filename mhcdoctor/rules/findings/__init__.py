@@ -11,7 +11,7 @@ from mhcdoctor.decision import Finding
 from mhcdoctor.documents.vocabulary import severity_rank
 from mhcdoctor.rules.findings import aiter, caches, deepgemm, models, platform, tilelang, vllm
 from mhcdoctor.rules.findings.aiter import escaping_exception
-from mhcdoctor.rules.findings.base import FindingContext, FindingSpec
+from mhcdoctor.rules.findings.base import FindingContext, FindingSpec, Found
 from mhcdoctor.rules.findings.platform import selfcheck_disagreements
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "IDS",
     "FindingContext",
     "FindingSpec",
+    "Found",
     "escaping_exception",
     "evaluate",
     "selfcheck_disagreements",
@@ -47,5 +48,5 @@ IDS: tuple[str, ...] = tuple(spec.id for spec in CATALOGUE)
 
 def evaluate(ctx: FindingContext) -> list[Finding]:
     """Every finding whose predicate holds, most severe first, catalogue order within a severity."""
-    found = [spec.build(ctx) for spec in CATALOGUE if spec.when(ctx)]
+    found = [finding for spec in CATALOGUE if (finding := spec.find(ctx)) is not None]
     return sorted(found, key=lambda f: -severity_rank(f.severity))

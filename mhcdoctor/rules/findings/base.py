@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mhcdoctor.decision import Finding
 from mhcdoctor.documents.vocabulary import Severity
@@ -57,24 +57,51 @@ Text = Callable[[FindingContext], str]
 
 
 @dataclass(frozen=True)
+class Found:
+    """What a finding says in this case: decided and explained by one function, which runs its helpers once."""
+
+    detail: str
+    ops: list[str] = field(default_factory=list)  # the ops it is about (their rows are marked by it)
+    fix: str | None = None  # the fix for this case; None: the spec's usual `fix`
+    severity: Severity | None = None  # None: the spec's severity
+
+
+@dataclass(frozen=True)
 class FindingSpec:
+    """A finding's published data (id, severity, title, summary, fix, refs) and the function that decides it.
+
+    `decide` returns a Found where the finding holds and None elsewhere. Specs not yet converted still give
+    `when`, `detail`, `ops` and `fix_for` separately (each may run the same helpers again)."""
+
     id: str
-    severity: Severity | Callable[[FindingContext], Severity]
+    severity: Severity | Callable[[FindingContext], Severity] | None  # None: each Found says; docs show the range
     title: str
-    when: Callable[[FindingContext], bool]
-    detail: Text
-    fix: str
+    fix: str  # the usual fix (docs pages and log findings show it)
     refs: tuple[str, ...]
     summary: str  # one line for docs/findings.md: when it fires
-    ops: Callable[[FindingContext], list[str]] | None = None  # the ops it is about (their rows are marked by it)
-    fix_for: Callable[[FindingContext], str] | None = None  # the fix for this case, where `fix` is only the usual one
+    decide: Callable[[FindingContext], Found | None] | None = None
+    when: Callable[[FindingContext], bool] | None = None
+    detail: Text | None = None
+    ops: Callable[[FindingContext], list[str]] | None = None
+    fix_for: Callable[[FindingContext], str] | None = None
     from_tokens: int | None = None  # it shows only in calls of at least this many tokens
 
-    def build(self, ctx: FindingContext) -> Finding:
-        severity = self.severity(ctx) if callable(self.severity) else self.severity
+    def find(self, ctx: FindingContext) -> Finding | None:
+        """The finding in this context, or None where it does not hold."""
+        found = self.decide(ctx) if self.decide is not None else self._legacy(ctx)
+        if found is None:
+            return None
+        severity = found.severity or (self.severity(ctx) if callable(self.severity) else self.severity)
+        assert severity is not None, f"{self.id}: a spec without a severity gives one in each Found"
+        fix = found.fix if found.fix is not None else self.fix
+        return Finding(self.id, severity, self.title, found.detail, fix, list(self.refs), found.ops, self.from_tokens)
+
+    def _legacy(self, ctx: FindingContext) -> Found | None:
+        assert self.when is not None and self.detail is not None, f"{self.id}: give decide, or when and detail"
+        if not self.when(ctx):
+            return None
         ops = self.ops(ctx) if self.ops is not None else []
-        fix = self.fix_for(ctx) if self.fix_for is not None else self.fix
-        return Finding(self.id, severity, self.title, self.detail(ctx), fix, list(self.refs), ops, self.from_tokens)
+        return Found(self.detail(ctx), ops, self.fix_for(ctx) if self.fix_for is not None else None)
 
 
 def _named(name: str, version: str | None) -> str:
