@@ -16,6 +16,7 @@ from mhcdoctor.rules.findings.base import (
     AITER_BUILD,
     FindingContext,
     FindingSpec,
+    Found,
     _named,
 )
 from mhcdoctor.rules.releases import PR
@@ -23,12 +24,6 @@ from mhcdoctor.rules.releases import PR
 
 def _impostor(ctx: FindingContext) -> bool:
     return ctx.facts.aiter.present is True and ctx.facts.aiter.genuine is False
-
-
-def _impostor_severity(ctx: FindingContext) -> Severity:
-    if ctx.ops_on("aiter"):
-        return "fail"
-    return "warn" if ctx.facts.platform == "rocm" else "info"
 
 
 def _genuine_on_aiter(ctx: FindingContext) -> bool:
@@ -157,54 +152,153 @@ def _aiter_bug_spec(
     fix: str,
     refs: tuple[str, ...],
 ) -> FindingSpec:
-    return FindingSpec(
-        id=id,
-        severity=severity,
-        title=title,
-        summary=summary,
-        when=lambda c: bool(_aiter_bug(c, bug)),
-        detail=lambda c: f"aiter {c.facts.aiter.version} runs {', '.join(_aiter_bug(c, bug))} here: {effect}",
-        fix=fix,
-        refs=refs,
-        ops=lambda c: _aiter_bug(c, bug),
+    def decide(c: FindingContext) -> Found | None:
+        ops = _aiter_bug(c, bug)
+        return Found(f"aiter {c.facts.aiter.version} runs {', '.join(ops)} here: {effect}", ops) if ops else None
+
+    return FindingSpec(id=id, severity=severity, title=title, summary=summary, decide=decide, fix=fix, refs=refs)
+
+
+def _decide_impostor(c: FindingContext) -> Found | None:
+    if not _impostor(c):
+        return None
+    ops = c.ops_on("aiter")
+    who = _named(c.facts.aiter.distribution or "another distribution", c.facts.aiter.version)
+    severity: Severity = "fail" if ops else "warn" if c.facts.platform == "rocm" else "info"
+    calls = f"calls aiter for {', '.join(ops)} and fails there." if ops else "may select it."
+    detail = f"`aiter` comes from {who}, not amd-aiter. vLLM tests only find_spec('aiter'), so it {calls}"
+    return Found(detail, ops, severity=severity)
+
+
+def _decide_not_importable(c: FindingContext) -> Found | None:
+    ops, a = c.ops_on("aiter"), c.facts.aiter
+    if not ops or a.genuine is False or a.imports is not False or _aiter_import_breaks_vllm(c):
+        return None
+    detail = (
+        f"vLLM calls aiter for {', '.join(ops)}, but `import aiter` fails: "
+        f"{a.import_error or 'see the aiter.import probe'}."
     )
+    return Found(detail, ops)
+
+
+def _decide_no_mhc(c: FindingContext) -> Found | None:
+    if not _aiter_no_mhc(c):
+        return None
+    ops = c.ops_on("aiter")
+    detail = (
+        f"aiter {c.facts.aiter.version or '(version unknown)'} has no aiter/ops/mhc.py (aiter's mHC ops "
+        f"arrived in {aiter_releases.MHC_OPS_SINCE}). {_named('vLLM', c.vllm_version)} tests only "
+        f"find_spec('aiter') and the arch, so it sends {', '.join(ops)} to aiter; `from aiter.ops.mhc "
+        "import ...` then raises ModuleNotFoundError at the first forward."
+    )
+    if c.rules is not None and c.rules.aiter_probes_norm:
+        detail += (
+            " Its import-time probes make only mhc_pre with a folded RMSNorm and the fused op fall back; "
+            "mhc_post is sent to aiter unprobed."
+        )
+    return Found(detail, ops)
+
+
+def _decide_import_breaks_vllm(c: FindingContext) -> Found | None:
+    if not _aiter_import_breaks_vllm(c):
+        return None
+    error = c.facts.aiter.import_error
+    detail = (
+        f"`import aiter` raises {error}. {_named('vLLM', c.vllm_version)}'s layers/mhc.py "
+        "calls _aiter_mhc_op_accepts_norm() when it is imported, and that catches only AttributeError, "
+        f"ImportError, TypeError and ValueError, so the {escaping_exception(error)} "
+        "escapes: layers/mhc.py does not import and no mHC op runs, whatever path the trace shows."
+    )
+    return Found(detail, c.used_ops())
+
+
+def _decide_sqrsum_race(c: FindingContext) -> Found | None:
+    if c.facts.aiter.sqrsum_fix != "absent" or not _genuine_on_aiter(c):
+        return None
+    ops = c.sqrsum_ops_on_aiter()
+    detail = (
+        f"{_named('aiter', c.facts.aiter.version)} stores row sums from lanes 16–63 into other warps' "
+        f"rows, so the RMS factor is wrong once more than 16 tokens run ({', '.join(ops)} on aiter). "
+        "Fixed by aiter #3033 (commit b639cb6), in v0.1.14-rc0 and later; vLLM never checks the version."
+    )
+    return Found(detail, ops)
+
+
+def _decide_sqrsum_unknown(c: FindingContext) -> Found | None:
+    if c.facts.aiter.sqrsum_fix != "unknown" or not _genuine_on_aiter(c):
+        return None
+    detail = (
+        f"aiter {c.facts.aiter.version or '(version unknown)'} serves {c.ops_text('aiter')}, but "
+        "its mhc_kernels.cu was not found to read, and source builds carry versions that do not say. "
+        "`mhcdoctor verify --stress` runs > 16 rows and shows the race if it is there."
+    )
+    return Found(detail, c.sqrsum_ops_on_aiter())
+
+
+def _decide_hidden_unsupported(c: FindingContext) -> Found | None:
+    ops = c.ops_on("aiter")
+    problem = _aiter_shape_problem(c) if ops else None
+    if problem is None:
+        return None
+    return Found(f"{problem}; vLLM sends {', '.join(ops)} there anyway.", ops)
+
+
+def _decide_api_too_old(c: FindingContext) -> Found | None:
+    if not _aiter_api_too_old(c):
+        return None
+    ops = c.ops_on("aiter")
+    detail = (
+        f"vLLM {c.vllm_version or '0.29'} passes norm_weight/norm_eps to aiter.ops.mhc.mhc_pre "
+        f"(aiter {aiter_releases.NORM_ARGS_SINCE}+) and imports mhc_fused_post_pre "
+        f"({aiter_releases.FUSED_SINCE}+); "
+        f"{_named('aiter', c.facts.aiter.version)} lacks them, so {', '.join(ops)} raise at the first call."
+    )
+    return Found(detail, ops)
+
+
+def _decide_api_fallback(c: FindingContext) -> Found | None:
+    if not _aiter_fallback_for_api(c):
+        return None
+    detail = (
+        f"{_named('aiter', c.facts.aiter.version)} lacks mhc_fused_post_pre (0.1.16+) or the norm "
+        "arguments of mhc_pre (0.1.15+), so those ops run on tilelang or torch while the rest stays on aiter."
+    )
+    return Found(detail)
+
+
+def _decide_no_compiler(c: FindingContext) -> Found | None:
+    ops, a = c.ops_on("aiter"), c.facts.aiter
+    if not ops or a.genuine is not True or a.present is not True or a.module_mhc_so is not None:
+        return None
+    if a.has_mhc_ops is False or c.facts.hipcc.found is not False:
+        return None
+    detail = (
+        f"aiter builds module_mhc.so on the first mHC call ({', '.join(ops)}); no built "
+        "module was found ($AITER_JIT_DIR, aiter/jit/, ~/.aiter/jit) and hipcc is not found, so that build fails "
+        "unless the module sits somewhere else."
+    )
+    return Found(detail)
 
 
 SETUP: tuple[FindingSpec, ...] = (
     FindingSpec(
         id="aiter-impostor",
-        severity=_impostor_severity,
+        severity=None,
         title="The installed `aiter` is not AMD's aiter",
         summary="A package importable as `aiter` is installed but is not AMD's (PyPI's async-iterator `aiter`); "
         "fail when vLLM selects the aiter path (its find_spec accepts any `aiter`), warn on ROCm otherwise.",
-        when=_impostor,
-        detail=lambda c: (
-            f"`aiter` comes from {_named(c.facts.aiter.distribution or 'another distribution', c.facts.aiter.version)}"
-            ", not amd-aiter. vLLM tests only find_spec('aiter'), so it "
-            + (f"calls aiter for {c.ops_text('aiter')} and fails there." if c.ops_on("aiter") else "may select it.")
-        ),
+        decide=_decide_impostor,
         fix=AITER_BUILD,
         refs=("https://pypi.org/project/aiter/", AITER, PR + "43950"),
-        ops=lambda c: c.ops_on("aiter"),
     ),
     FindingSpec(
         id="aiter-not-importable",
         severity="fail",
         title="aiter is selected but does not import",
         summary="vLLM selects aiter (find_spec) but importing AMD's aiter fails.",
-        when=lambda c: (
-            bool(c.ops_on("aiter"))
-            and c.facts.aiter.genuine is not False
-            and c.facts.aiter.imports is False
-            and not _aiter_import_breaks_vllm(c)
-        ),
-        detail=lambda c: (
-            f"vLLM calls aiter for {c.ops_text('aiter')}, but `import aiter` fails: "
-            f"{c.facts.aiter.import_error or 'see the aiter.import probe'}."
-        ),
+        decide=_decide_not_importable,
         fix="python -c 'import aiter'  # read the error; then rebuild: " + AITER_BUILD,
         refs=(AITER, PR + "43950"),
-        ops=lambda c: c.ops_on("aiter"),
     ),
     FindingSpec(
         id="aiter-no-mhc",
@@ -213,22 +307,9 @@ SETUP: tuple[FindingSpec, ...] = (
         summary="vLLM sends an op to aiter (find_spec finds AMD's aiter) but that aiter has no aiter/ops/mhc.py "
         f"(before {aiter_releases.MHC_OPS_SINCE}, e.g. PyPI's amd-aiter 0.1.7.post2.dev18): the first forward "
         "fails with ModuleNotFoundError.",
-        when=_aiter_no_mhc,
-        detail=lambda c: (
-            f"aiter {c.facts.aiter.version or '(version unknown)'} has no aiter/ops/mhc.py (aiter's mHC ops "
-            f"arrived in {aiter_releases.MHC_OPS_SINCE}). {_named('vLLM', c.vllm_version)} tests only "
-            f"find_spec('aiter') and the arch, so it sends {c.ops_text('aiter')} to aiter; `from aiter.ops.mhc "
-            "import ...` then raises ModuleNotFoundError at the first forward."
-            + (
-                " Its import-time probes make only mhc_pre with a folded RMSNorm and the fused op fall back; "
-                "mhc_post is sent to aiter unprobed."
-                if c.rules is not None and c.rules.aiter_probes_norm
-                else ""
-            )
-        ),
+        decide=_decide_no_mhc,
         fix=AITER_BUILD + "  # or drop it (vLLM then takes tilelang or torch): pip uninstall -y amd-aiter",
         refs=(AITER + "pull/2136", AITER + "blob/v0.1.11/aiter/ops/mhc.py", PR + "43950", PR + "52737"),
-        ops=lambda c: c.ops_on("aiter"),
     ),
     FindingSpec(
         id="aiter-import-breaks-vllm",
@@ -237,32 +318,18 @@ SETUP: tuple[FindingSpec, ...] = (
         summary="vLLM 0.30+ on a CDNA3+ GPU probes aiter.ops.mhc at import, catching only AttributeError, "
         "ImportError, TypeError and ValueError; an aiter whose import raises anything else (RuntimeError from its "
         "chip-info helpers) stops the model from being built.",
-        when=_aiter_import_breaks_vllm,
-        detail=lambda c: (
-            f"`import aiter` raises {c.facts.aiter.import_error}. {_named('vLLM', c.vllm_version)}'s layers/mhc.py "
-            "calls _aiter_mhc_op_accepts_norm() when it is imported, and that catches only AttributeError, "
-            f"ImportError, TypeError and ValueError, so the {escaping_exception(c.facts.aiter.import_error)} "
-            "escapes: layers/mhc.py does not import and no mHC op runs, whatever path the trace shows."
-        ),
+        decide=_decide_import_breaks_vllm,
         fix="python -c 'import aiter'  # read the error and fix it, or rebuild: " + AITER_BUILD,
         refs=(PR + "52737", AITER + "blob/main/aiter/jit/utils/chip_info.py"),
-        ops=lambda c: c.used_ops(),
     ),
     FindingSpec(
         id="aiter-sqrsum-race",
         severity="fail",
         title="aiter's mhc_pre_gemm_sqrsum race corrupts rows past 16 tokens",
         summary="The aiter path runs mhc_pre and the installed aiter lacks the race fix (aiter #3033).",
-        when=lambda c: _genuine_on_aiter(c) and c.facts.aiter.sqrsum_fix == "absent",
-        detail=lambda c: (
-            f"{_named('aiter', c.facts.aiter.version)} stores row sums from lanes 16–63 into other warps' "
-            "rows, so the RMS factor is wrong once more than 16 tokens run "
-            f"({', '.join(c.sqrsum_ops_on_aiter())} on aiter). "
-            "Fixed by aiter #3033 (commit b639cb6), in v0.1.14-rc0 and later; vLLM never checks the version."
-        ),
+        decide=_decide_sqrsum_race,
         fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
         refs=(AITER + "pull/3033", AITER + "commit/b639cb63bcac4672dce33a731fad042a65cb3649", PR + "43950"),
-        ops=lambda c: c.sqrsum_ops_on_aiter(),
         from_tokens=17,  # lanes 16–63 store into other rows: one call of more than 16 tokens
     ),
     FindingSpec(
@@ -270,15 +337,9 @@ SETUP: tuple[FindingSpec, ...] = (
         severity="warn",
         title="Can't tell whether aiter has the sqrsum race fix",
         summary="The aiter path runs mhc_pre and the fix can be established neither way.",
-        when=lambda c: _genuine_on_aiter(c) and c.facts.aiter.sqrsum_fix == "unknown",
-        detail=lambda c: (
-            f"aiter {c.facts.aiter.version or '(version unknown)'} serves {c.ops_text('aiter')}, but "
-            "its mhc_kernels.cu was not found to read, and source builds carry versions that do not say. "
-            "`mhcdoctor verify --stress` runs > 16 rows and shows the race if it is there."
-        ),
+        decide=_decide_sqrsum_unknown,
         fix="mhcdoctor verify --stress",
         refs=(AITER + "pull/3033", AITER + "commit/b639cb63bcac4672dce33a731fad042a65cb3649"),
-        ops=lambda c: c.sqrsum_ops_on_aiter(),
     ),
     FindingSpec(
         id="aiter-hidden-unsupported",
@@ -286,12 +347,10 @@ SETUP: tuple[FindingSpec, ...] = (
         title="aiter's mHC kernels reject this model's shape",
         summary="vLLM sends an op to aiter (its gate is hidden % 256 and, from 0.29, hc_mult == 4), but aiter's "
         "kernels reject the hidden size or hc_mult.",
-        when=lambda c: bool(c.ops_on("aiter")) and _aiter_shape_problem(c) is not None,
-        detail=lambda c: f"{_aiter_shape_problem(c)}; vLLM sends {c.ops_text('aiter')} there anyway.",
+        decide=_decide_hidden_unsupported,
         fix="Use a model with hc_mult 4 and hidden size >= 1024 (2048 off gfx942), or an older vLLM path: "
         "mhcdoctor explain --aiter none",
         refs=(AITER + "blob/v0.1.14/csrc/kernels/mhc_kernels.cu", PR + "52737"),
-        ops=lambda c: c.ops_on("aiter"),
     ),
     FindingSpec(
         id="aiter-api-too-old",
@@ -299,27 +358,16 @@ SETUP: tuple[FindingSpec, ...] = (
         title="aiter is too old for what this vLLM release calls",
         summary="vLLM 0.29 calls aiter's mhc_pre with norm_weight/norm_eps (aiter 0.1.15+) and "
         "mhc_fused_post_pre (0.1.16+) without probing for them.",
-        when=_aiter_api_too_old,
-        detail=lambda c: (
-            f"vLLM {c.vllm_version or '0.29'} passes norm_weight/norm_eps to aiter.ops.mhc.mhc_pre "
-            f"(aiter {aiter_releases.NORM_ARGS_SINCE}+) and imports mhc_fused_post_pre "
-            f"({aiter_releases.FUSED_SINCE}+); "
-            f"{_named('aiter', c.facts.aiter.version)} lacks them, so {c.ops_text('aiter')} raise at the first call."
-        ),
+        decide=_decide_api_too_old,
         fix="Build aiter 0.1.16 or later: " + AITER_BUILD + "  (or pip install 'vllm>=0.30', which falls back)",
         refs=(PR + "52737", AITER),
-        ops=lambda c: c.ops_on("aiter"),
     ),
     FindingSpec(
         id="aiter-api-fallback",
         severity="info",
         title="vLLM moved ops off aiter: the installed aiter lacks an API it probes for",
         summary="vLLM 0.30+ found no mhc_fused_post_pre, or no norm_weight/norm_eps on mhc_pre, and fell back.",
-        when=_aiter_fallback_for_api,
-        detail=lambda c: (
-            f"{_named('aiter', c.facts.aiter.version)} lacks mhc_fused_post_pre (0.1.16+) or the norm "
-            "arguments of mhc_pre (0.1.15+), so those ops run on tilelang or torch while the rest stays on aiter."
-        ),
+        decide=_decide_api_fallback,
         fix="Build aiter 0.1.16 or later: " + AITER_BUILD,
         refs=(PR + "52737", AITER),
     ),
@@ -328,19 +376,7 @@ SETUP: tuple[FindingSpec, ...] = (
         severity="warn",
         title="aiter must JIT-build its mHC module and no hipcc is found",
         summary="The aiter path is selected, no built module_mhc.so was found and hipcc is not found.",
-        when=lambda c: (
-            bool(c.ops_on("aiter"))
-            and c.facts.aiter.genuine is True
-            and c.facts.aiter.present is True
-            and c.facts.aiter.module_mhc_so is None
-            and c.facts.aiter.has_mhc_ops is not False
-            and c.facts.hipcc.found is False
-        ),
-        detail=lambda c: (
-            f"aiter builds module_mhc.so on the first mHC call ({c.ops_text('aiter')}); no built "
-            "module was found ($AITER_JIT_DIR, aiter/jit/, ~/.aiter/jit) and hipcc is not found, so that build fails "
-            "unless the module sits somewhere else."
-        ),
+        decide=_decide_no_compiler,
         fix="export ROCM_PATH=/opt/rocm PATH=/opt/rocm/bin:$PATH  # or prebuild: python -c 'import aiter.ops.mhc'",
         refs=(AITER + "blob/main/aiter/jit/core.py",),
     ),
