@@ -7,6 +7,7 @@ from mhcdoctor.rules.findings.base import (
     AITER,
     FindingContext,
     FindingSpec,
+    Found,
 )
 from mhcdoctor.rules.releases import ISSUE, PR
 
@@ -37,31 +38,49 @@ def aiter_jit_stale(ctx: FindingContext) -> str | None:
     return None
 
 
+def _decide_cache_cold(c: FindingContext) -> Found | None:
+    cache, ops = c.facts.tilelang_cache, c.ops_on("tilelang")
+    if cache is None or not ops or cache.mhc_entries != 0:
+        return None
+    skipped = _warmup_skipped(c)
+    detail = (
+        f"{cache.path} holds {cache.entries} tilelang kernels and none of vLLM's mHC kernels, so {', '.join(ops)} "
+        f"compile on first use, {known.TILELANG_COMPILE_SECONDS} per kernel and token size (nvcc per rank; on GB10 "
+        "its memory spike killed a worker). "
+    )
+    if skipped:
+        detail += (
+            f"vLLM {c.vllm_version}'s NVIDIA model skips the mHC warm-up (_find_first_mhc_layer wants hc_pre/"
+            "hc_post, which its decoder layer lacks: vLLM #51790), so this happens while serving requests."
+        )
+    else:
+        detail += "vLLM's warm-up compiles them at start-up."
+    return Found(detail, ops if skipped else [], severity="warn" if skipped else "info")
+
+
+def _decide_jit_stale(c: FindingContext) -> Found | None:
+    why, jit = aiter_jit_stale(c), c.facts.aiter_jit
+    if why is None or jit is None:
+        return None
+    detail = (
+        f"{jit.path}: {why}. aiter (aiter/jit/core.py) finds module_mhc.so by name in $AITER_JIT_DIR, aiter/jit/ or "
+        "~/.aiter/jit and never checks what built it."
+    )
+    return Found(detail, c.ops_on("aiter"), fix=f"rm -f {jit.path}  # aiter rebuilds it at the next mHC call")
+
+
 CACHES: tuple[FindingSpec, ...] = (
     FindingSpec(
         id="tilelang-cache-cold",
-        severity=lambda c: "warn" if _warmup_skipped(c) else "info",
+        severity=None,
         title="tilelang's kernel cache holds none of vLLM's mHC kernels",
         summary="tilelang runs an op and $TILELANG_CACHE_DIR (default ~/.tilelang/cache) holds no mHC kernel for the "
         "installed tilelang. Warn on CUDA in vLLM 0.23–0.29, whose NVIDIA model skips the mHC warm-up (vLLM #51790): "
         "the kernels compile while serving.",
-        when=_cold_cache,
-        detail=lambda c: (
-            f"{c.facts.tilelang_cache.path if c.facts.tilelang_cache else 'The cache'} holds "
-            f"{c.facts.tilelang_cache.entries if c.facts.tilelang_cache else 0} tilelang kernels and none of vLLM's "
-            f"mHC kernels, so {c.ops_text('tilelang')} compile on first use, {known.TILELANG_COMPILE_SECONDS} per "
-            "kernel and token size (nvcc per rank; on GB10 its memory spike killed a worker). "
-            + (
-                f"vLLM {c.vllm_version}'s NVIDIA model skips the mHC warm-up (_find_first_mhc_layer wants hc_pre/"
-                "hc_post, which its decoder layer lacks: vLLM #51790), so this happens while serving requests."
-                if _warmup_skipped(c)
-                else "vLLM's warm-up compiles them at start-up."
-            )
-        ),
+        decide=_decide_cache_cold,
         fix="Warm the cache once before serving, with the same tilelang and TILELANG_CACHE_DIR (e.g. a short "
         "vllm serve run with prompts of the lengths you serve), and keep the cache folder on persistent storage",
         refs=(ISSUE + "51790", PR + "52941", PR + "47807"),
-        ops=lambda c: c.ops_on("tilelang") if _warmup_skipped(c) else [],
     ),
     FindingSpec(
         id="aiter-jit-stale",
@@ -69,20 +88,9 @@ CACHES: tuple[FindingSpec, ...] = (
         title="aiter's JIT-built module_mhc.so does not fit this aiter, torch or GPU",
         summary="aiter runs an op and the module_mhc.so it will load was built for other gfx targets, or before the "
         "installed aiter or torch: aiter keys it by module name only and loads it anyway.",
-        when=lambda c: aiter_jit_stale(c) is not None,
-        detail=lambda c: (
-            f"{c.facts.aiter_jit.path if c.facts.aiter_jit else 'module_mhc.so'}: {aiter_jit_stale(c)}. aiter "
-            "(aiter/jit/core.py) finds module_mhc.so by name in $AITER_JIT_DIR, aiter/jit/ or ~/.aiter/jit and never "
-            "checks what built it."
-        ),
+        decide=_decide_jit_stale,
         fix="rm -f \"$(python -c 'import aiter, os; print(os.path.dirname(aiter.__file__))')/jit/module_mhc.so\" "
         "~/.aiter/jit/module_mhc.so  # aiter rebuilds it at the next mHC call",
-        fix_for=lambda c: (
-            f"rm -f {c.facts.aiter_jit.path}  # aiter rebuilds it at the next mHC call"
-            if c.facts.aiter_jit
-            else "rm -f ~/.aiter/jit/module_mhc.so  # aiter rebuilds it at the next mHC call"
-        ),
         refs=(AITER + "blob/main/aiter/jit/core.py",),
-        ops=lambda c: c.ops_on("aiter"),
     ),
 )

@@ -10,6 +10,7 @@ from mhcdoctor.rules.dispatch import (
 from mhcdoctor.rules.findings.base import (
     FindingContext,
     FindingSpec,
+    Found,
     deepgemm_used,
 )
 from mhcdoctor.rules.releases import ISSUE, PR
@@ -82,6 +83,34 @@ def _deepgemm_fix(problem: str) -> str:
     return "pip uninstall -y deep_gemm  # vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm"
 
 
+def _decide_prenorm_broken(c: FindingContext) -> Found | None:
+    problem = deepgemm_problem(c)
+    if problem is None:
+        return None
+    how = "with no tilelang fallback" if c.rules and c.rules.cuda_first_pre_deepgemm else "is_deep_gemm_supported()"
+    detail = (
+        f"vLLM {c.vllm_version or ''}'s mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm ({how}), but {problem}: "
+        "the model fails at its first forward (the profile run at start-up)."
+    )
+    return Found(detail, ["mhc_pre"], fix=_deepgemm_fix(problem))  # deepgemm_problem holds only where mhc_pre runs
+
+
+def _decide_b300_launch(c: FindingContext) -> Found | None:
+    if c.facts.platform != "cuda" or not (c.facts.arch or "").startswith("sm_103"):
+        return None
+    if not known.within(c.vllm_version, ">=0.23.0") or "mhc_pre" not in c.ops_on("tilelang"):
+        return None
+    if not (c.rules and c.rules.cuda_first_pre_deepgemm) and deepgemm_used(c) is False:
+        return None
+    detail = (
+        f"vLLM {c.vllm_version} runs mhc_pre's prenorm GEMM on DeepGEMM here; on an 8x B300 node vLLM 0.23.0 "
+        "crashed in the profile run when sm100_tf32_hc_prenorm_gemm launched (cudaErrorInvalidValue with CUDA 13, "
+        "cudaErrorInvalidConfiguration with 12.9), while 0.20.1 served the same model (vLLM #46796, open; not "
+        "confirmed for later releases)."
+    )
+    return Found(detail, ["mhc_pre"])
+
+
 PRENORM_BROKEN: tuple[FindingSpec, ...] = (
     FindingSpec(
         id="deepgemm-prenorm-broken",
@@ -90,21 +119,10 @@ PRENORM_BROKEN: tuple[FindingSpec, ...] = (
         summary="CUDA releases whose mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm with no tilelang fallback "
         "(0.20–0.21 always, 0.26+ the first layer's pre), on an arch DeepGEMM lacks (sm_90, sm_10x, sm_12x from "
         "0.24), or with no deep_gemm (standalone or vLLM's vendored copy), or one without tf32_hc_prenorm_gemm.",
-        when=lambda c: deepgemm_problem(c) is not None,
-        detail=lambda c: (
-            f"vLLM {c.vllm_version or ''}'s mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm ("
-            + (
-                "with no tilelang fallback"
-                if c.rules and c.rules.cuda_first_pre_deepgemm
-                else "is_deep_gemm_supported()"
-            )
-            + f"), but {deepgemm_problem(c)}: the model fails at its first forward (the profile run at start-up)."
-        ),
+        decide=_decide_prenorm_broken,
         fix="Run on sm_90/sm_100 (H100/H200/B200); where deep_gemm is the cause: pip uninstall -y deep_gemm  "
         "# vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm",
-        fix_for=lambda c: _deepgemm_fix(deepgemm_problem(c) or ""),
         refs=(PR + "43905", "https://github.com/deepseek-ai/DeepGEMM/issues/317", ISSUE + "52732"),
-        ops=lambda c: ["mhc_pre"] if "mhc_pre" in c.ops_on("tilelang") else [],
     ),
 )
 
@@ -117,22 +135,9 @@ B300_LAUNCH: tuple[FindingSpec, ...] = (
         summary="vLLM 0.23+ on a B300 (sm_103) computes mhc_pre's prenorm GEMM with DeepGEMM, whose "
         "sm100_tf32_hc_prenorm_gemm launch failed there at start-up (vLLM #46796, open: invalid argument on CUDA 13, "
         "invalid configuration on 12.9).",
-        when=lambda c: (
-            c.facts.platform == "cuda"
-            and (c.facts.arch or "").startswith("sm_103")
-            and bool(known.within(c.vllm_version, ">=0.23.0"))
-            and "mhc_pre" in c.ops_on("tilelang")
-            and (bool(c.rules and c.rules.cuda_first_pre_deepgemm) or deepgemm_used(c) is not False)
-        ),
-        detail=lambda c: (
-            f"vLLM {c.vllm_version} runs mhc_pre's prenorm GEMM on DeepGEMM here; on an 8x B300 node vLLM 0.23.0 "
-            "crashed in the profile run when sm100_tf32_hc_prenorm_gemm launched (cudaErrorInvalidValue with CUDA 13, "
-            "cudaErrorInvalidConfiguration with 12.9), while 0.20.1 served the same model (vLLM #46796, open; not "
-            "confirmed for later releases)."
-        ),
+        decide=_decide_b300_launch,
         fix="If it fails at start-up: VLLM_USE_DEEP_GEMM=0 on vLLM 0.22–0.25 (tilelang's GEMM; 0.26+ still call "
         "DeepGEMM in the first layer), or vLLM 0.20.1 as reported in vLLM #46796",
         refs=(ISSUE + "46796",),
-        ops=lambda c: ["mhc_pre"],
     ),
 )
