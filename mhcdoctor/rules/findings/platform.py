@@ -11,6 +11,7 @@ from mhcdoctor.rules.findings.base import (
     AITER_BUILD,
     FindingContext,
     FindingSpec,
+    Found,
     _named,
     _vllm_platform,
 )
@@ -37,10 +38,10 @@ def _torch_fallbacks(ctx: FindingContext) -> list[str]:
 TORCH_FALLBACK_FIX = "pip install tilelang  # ROCm MI3xx: AMD's aiter serves mhc_pre/mhc_post first"
 
 
-def _torch_fallback_fix(ctx: FindingContext) -> str:
+def _torch_fallback_fix(ctx: FindingContext, fallbacks: list[str]) -> str:
     """The fix for the gate that sent the first torch op past its kernels: install, repair or build what failed, or
     say that no kernel serves this shape here."""
-    for op in _torch_fallbacks(ctx):
+    for op in fallbacks:
         assert ctx.dispatch is not None  # _torch_fallbacks found ops
         failed = [g for g in ctx.dispatch.ops[op].why if not g.passed and g.path in ("aiter", "tilelang")]
         tilelang = next((g for g in failed if g.path == "tilelang"), None)
@@ -158,6 +159,119 @@ def _build_mismatch(ctx: FindingContext) -> str | None:
     )
 
 
+def _decide_no_gpu(c: FindingContext) -> Found | None:
+    if _vllm_platform(c) != "unspecified" or c.facts.platform != "cpu":
+        return None
+    return Found(
+        (f"vLLM {c.vllm_version} reports" if c.facts.vllm.present is not False else "vLLM would report")
+        + " an unspecified platform here: its CUDA platform needs an NVIDIA GPU and its CPU platform a CPU build "
+        "('cpu' in its version), so it builds no model; the CUDA build also lacks the CPU mHC ops "
+        "(hc_pre_fused_cpu & co.)."
+    )
+
+
+def _decide_no_platform_model(c: FindingContext) -> Found | None:
+    platform = _vllm_platform(c)
+    if platform not in ("cpu", "xpu") or not _no_platform_model(c):
+        return None
+    return Found(
+        f"vLLM {c.vllm_version} runs on its {str(platform).upper()} platform, but has no DeepSeek-V4 "
+        f"model for it and imports the CUDA model, which needs NVIDIA kernels (the "
+        f"{str(platform).upper()} model arrives in {'0.30.0' if platform == 'cpu' else '0.23.0'})."
+    )
+
+
+def _decide_platform_conflict(c: FindingContext) -> Found | None:
+    if _vllm_platform(c) != "conflict":
+        return None
+    return Found(
+        f"vLLM {c.vllm_version} is a CPU build, and this machine's {c.facts.platform.upper()} GPU makes its "
+        f"{c.facts.platform} plugin detect too; vllm/platforms/__init__.py refuses two and raises RuntimeError."
+    )
+
+
+def _decide_build_mismatch(c: FindingContext) -> Found | None:
+    why = _build_mismatch(c)
+    return Found(f"{why}.") if why is not None else None
+
+
+def _decide_xpu_kernels_missing(c: FindingContext) -> Found | None:
+    if _vllm_platform(c) != "xpu" or c.facts.xpu_kernels.present is not False:
+        return None
+    return Found(
+        "vllm/platforms/xpu.py imports vllm_xpu_kernels._C, ._moe_C and ._xpu_C when the platform loads, so "
+        "vLLM fails to start; from 0.27 every mHC op's forward_xpu also calls torch.ops._xpu_C."
+    )
+
+
+def _decide_rules_disagree(c: FindingContext) -> Found | None:
+    disagreements = selfcheck_disagreements(c)
+    if not disagreements:
+        return None
+    detail = (
+        f"vLLM {c.vllm_version} itself says otherwise than the rules ({c.rules.id if c.rules else '?'}) at "
+        + "; ".join(disagreements)
+        + ". The paths shown follow the rules; vLLM will follow its own values."
+    )
+    selfcheck = c.facts.vllm.selfcheck
+    if selfcheck and selfcheck.error:
+        detail += f" (The self-check stopped at {selfcheck.error}.)"
+    return Found(detail)
+
+
+def _decide_torch_build_mismatch(c: FindingContext) -> Found | None:
+    if not _torch_mismatch(c):
+        return None
+    return Found(
+        f"torch {c.facts.torch.version} is a {c.facts.torch.build} build, but this machine's GPUs are "
+        f"{c.facts.platform}: vLLM, and every mHC path with it, cannot use them. A common cause: "
+        "`pip install vllm` on a ROCm host replaces ROCm's torch with PyPI's CUDA build."
+    )
+
+
+def _decide_torch_sees_no_gpu(c: FindingContext) -> Found | None:
+    if not _torch_sees_no_gpu(c):
+        return None
+    return Found(
+        f"The {c.facts.platform} GPUs are there, but {_named('torch', c.facts.torch.version)} counts none, so vLLM "
+        "cannot start on them. Usual causes: a driver older than torch's "
+        f"{'CUDA' if c.facts.platform == 'cuda' else 'ROCm'} runtime needs, CUDA_VISIBLE_DEVICES / "
+        "HIP_VISIBLE_DEVICES hiding every GPU, or no access to /dev/nvidia* or /dev/kfd in a container."
+    )
+
+
+def _decide_torch_fallback(c: FindingContext) -> Found | None:
+    fallbacks = _torch_fallbacks(c)
+    if not fallbacks:
+        return None
+    detail = (
+        f"{', '.join(fallbacks)} run as eager torch: correct, but about 15x slower than the "
+        "kernels (1.4 ms vs 0.12 ms per pre+post at one token, H=7168)."
+    )
+    return Found(detail, fallbacks, fix=_torch_fallback_fix(c, fallbacks))
+
+
+def _decide_mixed_arch(c: FindingContext) -> Found | None:
+    if not _mixed_arch(c):
+        return None
+    return Found(
+        f"This host has {', '.join(_archs(c))}. vLLM picks each mHC path once, from one GPU's arch (on ROCm "
+        "amdsmi's first GPU, whatever HIP_VISIBLE_DEVICES says), and runs it on every rank: a tensor-parallel "
+        f"group that spans archs runs kernels chosen for {c.facts.arch or 'GPU 0'} on the others."
+    )
+
+
+def _decide_driver_mismatch(c: FindingContext) -> Found | None:
+    drivers = _driver_mismatch(c)
+    if not drivers:
+        return None
+    return Found(
+        f"Drivers: {'; '.join(drivers)}. One host loads one kernel driver per vendor; differing "
+        "versions mean the sources disagree, typically a driver update without a reboot (the loaded module and "
+        "the user-space libraries differ), which breaks GPU initialisation or makes ranks behave differently."
+    )
+
+
 PLATFORM: tuple[FindingSpec, ...] = (
     FindingSpec(
         id="no-gpu",
@@ -165,13 +279,7 @@ PLATFORM: tuple[FindingSpec, ...] = (
         title="No GPU, and this vLLM is not its CPU build",
         summary="No AMD, NVIDIA or Intel GPU was found (or `--platform cpu`) and vLLM's version has no 'cpu' "
         "(PyPI's wheel is the CUDA build): vLLM detects no platform (UnspecifiedPlatform).",
-        when=lambda c: _vllm_platform(c) == "unspecified" and c.facts.platform == "cpu",
-        detail=lambda c: (
-            (f"vLLM {c.vllm_version} reports" if c.facts.vllm.present is not False else "vLLM would report")
-            + " an unspecified platform here: its CUDA platform needs an NVIDIA GPU and its CPU platform a CPU build "
-            "('cpu' in its version), so it builds no model; the CUDA build also lacks the CPU mHC ops "
-            "(hc_pre_fused_cpu & co.)."
-        ),
+        decide=_decide_no_gpu,
         fix=f"Run on a ROCm, CUDA or Intel XPU machine; or serve on CPU with {_VLLM_BUILDS['cpu']}; replay: "
         "mhcdoctor explain --platform cpu --vllm 0.34.0+cpu",
         refs=(PR + "41946", "https://github.com/vllm-project/vllm/blob/main/vllm/platforms/__init__.py"),
@@ -182,13 +290,7 @@ PLATFORM: tuple[FindingSpec, ...] = (
         title="This vLLM has no DeepSeek-V4 model for its platform",
         summary="vLLM's platform is CPU before 0.30.0 or XPU before 0.23.0: models/deepseek_v4/{cpu,xpu}/ do not "
         "exist yet, and the CUDA model it imports instead needs NVIDIA kernels.",
-        when=lambda c: _vllm_platform(c) in ("cpu", "xpu") and _no_platform_model(c),
-        detail=lambda c: (
-            f"vLLM {c.vllm_version} runs on its {str(_vllm_platform(c)).upper()} platform, but has no DeepSeek-V4 "
-            f"model for it and imports the CUDA model, which needs NVIDIA kernels (the "
-            f"{str(_vllm_platform(c)).upper()} model arrives in "
-            f"{'0.30.0' if _vllm_platform(c) == 'cpu' else '0.23.0'})."
-        ),
+        decide=_decide_no_platform_model,
         fix="pip install -U vllm  # CPU: vLLM's CPU build 0.30+; XPU: 0.27+ runs every mHC op on vllm-xpu-kernels",
         refs=("https://github.com/vllm-project/vllm/tree/main/vllm/models/deepseek_v4",),
     ),
@@ -198,11 +300,7 @@ PLATFORM: tuple[FindingSpec, ...] = (
         title="Two of vLLM's platform plugins detect at once",
         summary="A CPU build of vLLM ('cpu' in its version) on a machine whose AMD or Intel GPU a plugin also "
         "detects: vLLM raises 'Only one platform plugin can be activated'.",
-        when=lambda c: _vllm_platform(c) == "conflict",
-        detail=lambda c: (
-            f"vLLM {c.vllm_version} is a CPU build, and this machine's {c.facts.platform.upper()} GPU makes its "
-            f"{c.facts.platform} plugin detect too; vllm/platforms/__init__.py refuses two and raises RuntimeError."
-        ),
+        decide=_decide_platform_conflict,
         fix="Install the vLLM build for this machine's GPUs, or (vLLM 0.28+) export VLLM_TARGET_DEVICE=cpu to choose "
         "the CPU platform",
         refs=("https://github.com/vllm-project/vllm/blob/main/vllm/platforms/__init__.py",),
@@ -213,8 +311,7 @@ PLATFORM: tuple[FindingSpec, ...] = (
         title="vLLM is built for another platform than the one it runs on here",
         summary="The installed vLLM's build (its version label or extension modules) is CUDA, ROCm or XPU and "
         "vLLM's platform here is another GPU platform: its compiled ops do not fit.",
-        when=lambda c: _build_mismatch(c) is not None,
-        detail=lambda c: f"{_build_mismatch(c)}.",
+        decide=_decide_build_mismatch,
         fix="pip uninstall -y vllm, then install the build for this machine (ROCm: "
         f"{_VLLM_BUILDS['rocm']}; XPU: {_VLLM_BUILDS['xpu']}; CUDA: {_VLLM_BUILDS['cuda']})",
         refs=("https://docs.vllm.ai/en/latest/getting_started/installation/",),
@@ -224,11 +321,7 @@ PLATFORM: tuple[FindingSpec, ...] = (
         severity="fail",
         title="vLLM's XPU platform needs vllm-xpu-kernels, and it is not installed",
         summary="vLLM's platform is XPU and the vllm-xpu-kernels package (torch.ops._xpu_C) is not installed.",
-        when=lambda c: _vllm_platform(c) == "xpu" and c.facts.xpu_kernels.present is False,
-        detail=lambda c: (
-            "vllm/platforms/xpu.py imports vllm_xpu_kernels._C, ._moe_C and ._xpu_C when the platform loads, so "
-            "vLLM fails to start; from 0.27 every mHC op's forward_xpu also calls torch.ops._xpu_C."
-        ),
+        decide=_decide_xpu_kernels_missing,
         fix="pip install vllm-xpu-kernels  # the version vLLM's XPU requirements pin",
         refs=("https://github.com/vllm-project/vllm/blob/main/vllm/platforms/xpu.py",),
     ),
@@ -238,17 +331,7 @@ PLATFORM: tuple[FindingSpec, ...] = (
         title="The installed vLLM's own dispatch values differ from the rules",
         summary="Full check: vLLM, asked in a child process, reports a platform, forward method, has_tilelang(), "
         "HAS_TILELANG_MHC, HAS_AITER_MHC, aiter API probe or use_fused_mhc other than the rules predict.",
-        when=lambda c: bool(selfcheck_disagreements(c)),
-        detail=lambda c: (
-            f"vLLM {c.vllm_version} itself says otherwise than the rules ({c.rules.id if c.rules else '?'}) at "
-            + "; ".join(selfcheck_disagreements(c))
-            + ". The paths shown follow the rules; vLLM will follow its own values."
-            + (
-                f" (The self-check stopped at {c.facts.vllm.selfcheck.error}.)"
-                if c.facts.vllm.selfcheck and c.facts.vllm.selfcheck.error
-                else ""
-            )
-        ),
+        decide=_decide_rules_disagree,
         fix="mhcdoctor check -v  # the vllm.selfcheck probe's evidence; report it with mhcdoctor report --bundle",
         refs=("https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/mhc.py",),
     ),
@@ -257,12 +340,7 @@ PLATFORM: tuple[FindingSpec, ...] = (
         severity="fail",
         title="torch is not built for this machine's GPUs",
         summary="torch/version.py says a CUDA, ROCm, XPU or CPU-only build that does not match the GPUs found.",
-        when=_torch_mismatch,
-        detail=lambda c: (
-            f"torch {c.facts.torch.version} is a {c.facts.torch.build} build, but this machine's GPUs are "
-            f"{c.facts.platform}: vLLM, and every mHC path with it, cannot use them. A common cause: "
-            "`pip install vllm` on a ROCm host replaces ROCm's torch with PyPI's CUDA build."
-        ),
+        decide=_decide_torch_build_mismatch,
         fix="Install the torch build for this platform (ROCm: PyTorch's ROCm wheels or AMD's rocm/vllm image; "
         "CUDA: the CUDA build vLLM pins; Intel XPU: PyTorch's XPU wheels), then run mhcdoctor check again",
         refs=("https://docs.vllm.ai/en/latest/getting_started/installation/gpu.html",),
@@ -272,13 +350,7 @@ PLATFORM: tuple[FindingSpec, ...] = (
         severity="fail",
         title="torch imports but sees no GPU",
         summary="The GPUs are found in sysfs, /proc or NVML, but torch.cuda.device_count() is 0 (full check).",
-        when=_torch_sees_no_gpu,
-        detail=lambda c: (
-            f"The {c.facts.platform} GPUs are there, but {_named('torch', c.facts.torch.version)} counts none, so vLLM "
-            "cannot start on them. Usual causes: a driver older than torch's "
-            f"{'CUDA' if c.facts.platform == 'cuda' else 'ROCm'} runtime needs, CUDA_VISIBLE_DEVICES / "
-            "HIP_VISIBLE_DEVICES hiding every GPU, or no access to /dev/nvidia* or /dev/kfd in a container."
-        ),
+        decide=_decide_torch_sees_no_gpu,
         fix="mhcdoctor check -v  # gpu.torch's evidence; then: echo $CUDA_VISIBLE_DEVICES $HIP_VISIBLE_DEVICES; "
         "ls -l /dev/kfd /dev/nvidia*",
         refs=("https://docs.pytorch.org/docs/stable/notes/cuda.html",),
@@ -292,15 +364,9 @@ TORCH_FALLBACK: tuple[FindingSpec, ...] = (
         severity="warn",
         title="The slow torch reference path is selected",
         summary="An op the model runs falls back to the torch reference (about 15x slower than tilelang).",
-        when=lambda c: bool(_torch_fallbacks(c)),
-        detail=lambda c: (
-            f"{', '.join(_torch_fallbacks(c))} run as eager torch: correct, but about 15x slower than the "
-            "kernels (1.4 ms vs 0.12 ms per pre+post at one token, H=7168)."
-        ),
+        decide=_decide_torch_fallback,
         fix=TORCH_FALLBACK_FIX,
         refs=(PR + "43679", PR + "43950"),
-        fix_for=_torch_fallback_fix,
-        ops=_torch_fallbacks,
     ),
 )
 
@@ -311,12 +377,7 @@ MULTI_GPU: tuple[FindingSpec, ...] = (
         severity="warn",
         title="GPUs of different architectures on one host",
         summary="The host's GPUs are not all one architecture (e.g. gfx942 with gfx90a, or AMD with NVIDIA).",
-        when=_mixed_arch,
-        detail=lambda c: (
-            f"This host has {', '.join(_archs(c))}. vLLM picks each mHC path once, from one GPU's arch (on ROCm "
-            "amdsmi's first GPU, whatever HIP_VISIBLE_DEVICES says), and runs it on every rank: a tensor-parallel "
-            f"group that spans archs runs kernels chosen for {c.facts.arch or 'GPU 0'} on the others."
-        ),
+        decide=_decide_mixed_arch,
         fix="Give vLLM GPUs of one arch only: HIP_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES, or a container given "
         "only those devices (so amdsmi's first GPU is one of them too)",
         refs=("https://github.com/vllm-project/vllm/blob/main/vllm/platforms/rocm.py",),  # _get_gcn_arch: handles[0]
@@ -326,12 +387,7 @@ MULTI_GPU: tuple[FindingSpec, ...] = (
         severity="warn",
         title="GPUs of one vendor report different driver versions",
         summary="Two GPUs of the same vendor report different driver versions (a half-finished driver update).",
-        when=lambda c: bool(_driver_mismatch(c)),
-        detail=lambda c: (
-            f"Drivers: {'; '.join(_driver_mismatch(c))}. One host loads one kernel driver per vendor; differing "
-            "versions mean the sources disagree, typically a driver update without a reboot (the loaded module and "
-            "the user-space libraries differ), which breaks GPU initialisation or makes ranks behave differently."
-        ),
+        decide=_decide_driver_mismatch,
         fix="Finish the driver update and reboot, so every GPU reports the same driver; then run mhcdoctor check again",
         refs=("https://github.com/wookayin/gpustat/issues/147",),  # NVML's LibRmVersionMismatch after an update
     ),
