@@ -1,8 +1,10 @@
-"""The findings catalogue: what will go wrong, as data (id, severity, predicate, text, fix, references).
+"""The findings catalogue: what will go wrong. Each finding's id, severity, title, summary, fix and references are
+data; one function per finding (`FindingSpec.decide`) decides whether it holds and explains it (detail, ops, this
+case's fix and severity) at once.
 
-Each predicate reads the facts and the dispatch decision (`FindingContext`) and nothing else. An unknown fact
-(None) never makes a predicate true on its own. `python -m mhcdoctor.docsgen` writes docs/findings.md from
-this list; a test checks that every entry has a title, detail, fix and references.
+Each function reads the facts and the dispatch decision (`FindingContext`) and nothing else. An unknown fact
+(None) never makes a finding hold on its own. The findings live by subject in this package's modules; this module
+assembles them in the catalogue's order, which `python -m mhcdoctor.docsgen` follows in docs/findings.md.
 """
 
 from __future__ import annotations

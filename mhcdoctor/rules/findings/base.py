@@ -53,9 +53,6 @@ class FindingContext:
         return ", ".join(self.ops_on(path)) or "no op"
 
 
-Text = Callable[[FindingContext], str]
-
-
 @dataclass(frozen=True)
 class Found:
     """What a finding says in this case: decided and explained by one function, which runs its helpers once."""
@@ -68,40 +65,27 @@ class Found:
 
 @dataclass(frozen=True)
 class FindingSpec:
-    """A finding's published data (id, severity, title, summary, fix, refs) and the function that decides it.
-
-    `decide` returns a Found where the finding holds and None elsewhere. Specs not yet converted still give
-    `when`, `detail`, `ops` and `fix_for` separately (each may run the same helpers again)."""
+    """A finding's published data (id, severity, title, summary, fix, refs) and the one function that decides it:
+    `decide` returns a Found (detail, ops, this case's fix and severity) where the finding holds, None elsewhere."""
 
     id: str
-    severity: Severity | Callable[[FindingContext], Severity] | None  # None: each Found says; docs show the range
+    severity: Severity | None  # None: each Found says (the docs pages show the range)
     title: str
     fix: str  # the usual fix (docs pages and log findings show it)
     refs: tuple[str, ...]
     summary: str  # one line for docs/findings.md: when it fires
-    decide: Callable[[FindingContext], Found | None] | None = None
-    when: Callable[[FindingContext], bool] | None = None
-    detail: Text | None = None
-    ops: Callable[[FindingContext], list[str]] | None = None
-    fix_for: Callable[[FindingContext], str] | None = None
+    decide: Callable[[FindingContext], Found | None]
     from_tokens: int | None = None  # it shows only in calls of at least this many tokens
 
     def find(self, ctx: FindingContext) -> Finding | None:
         """The finding in this context, or None where it does not hold."""
-        found = self.decide(ctx) if self.decide is not None else self._legacy(ctx)
+        found = self.decide(ctx)
         if found is None:
             return None
-        severity = found.severity or (self.severity(ctx) if callable(self.severity) else self.severity)
+        severity = found.severity or self.severity
         assert severity is not None, f"{self.id}: a spec without a severity gives one in each Found"
         fix = found.fix if found.fix is not None else self.fix
         return Finding(self.id, severity, self.title, found.detail, fix, list(self.refs), found.ops, self.from_tokens)
-
-    def _legacy(self, ctx: FindingContext) -> Found | None:
-        assert self.when is not None and self.detail is not None, f"{self.id}: give decide, or when and detail"
-        if not self.when(ctx):
-            return None
-        ops = self.ops(ctx) if self.ops is not None else []
-        return Found(self.detail(ctx), ops, self.fix_for(ctx) if self.fix_for is not None else None)
 
 
 def _named(name: str, version: str | None) -> str:
