@@ -1,0 +1,96 @@
+"""Findings about compiled-kernel caches: tilelang's kernel cache and aiter's JIT module."""
+
+from __future__ import annotations
+
+from mhcdoctor import known
+from mhcdoctor.rules.findings.base import (
+    AITER,
+    FindingContext,
+    FindingSpec,
+    Found,
+)
+from mhcdoctor.rules.releases import ISSUE, PR
+
+
+def _cold_cache(ctx: FindingContext) -> bool:
+    cache = ctx.facts.tilelang_cache
+    return bool(ctx.ops_on("tilelang")) and cache is not None and cache.mhc_entries == 0
+
+
+def _warmup_skipped(ctx: FindingContext) -> bool:
+    return ctx.facts.platform == "cuda" and bool(known.within(ctx.vllm_version, known.NVIDIA_WARMUP_SKIPPED_RELEASES))
+
+
+def aiter_jit_stale(ctx: FindingContext) -> str | None:
+    """Why aiter's module_mhc.so does not fit the installed aiter, torch or GPU, if it does not."""
+    jit = ctx.facts.aiter_jit
+    if jit is None or not ctx.ops_on("aiter"):
+        return None
+    arch = (ctx.facts.arch or "").split(":", 1)[0]
+    if jit.targets and arch.startswith("gfx") and arch not in jit.targets:
+        return f"it holds code for {', '.join(jit.targets)}, not for this {arch}: the first mHC call fails"
+    for name, installed in (("aiter", jit.aiter_mtime), ("torch", jit.torch_mtime)):
+        if jit.mtime is not None and installed is not None and jit.mtime < installed:
+            return (
+                f"it was built before the installed {name} was installed, so it carries the older {name}'s kernels "
+                "or ABI, and aiter loads it by name without rebuilding"
+            )
+    return None
+
+
+def _decide_cache_cold(c: FindingContext) -> Found | None:
+    cache, ops = c.facts.tilelang_cache, c.ops_on("tilelang")
+    if cache is None or not ops or cache.mhc_entries != 0:
+        return None
+    skipped = _warmup_skipped(c)
+    detail = (
+        f"{cache.path} holds {cache.entries} tilelang kernels and none of vLLM's mHC kernels, so {', '.join(ops)} "
+        f"compile on first use, {known.TILELANG_COMPILE_SECONDS} per kernel and token size (nvcc per rank; on GB10 "
+        "its memory spike killed a worker). "
+    )
+    if skipped:
+        detail += (
+            f"vLLM {c.vllm_version}'s NVIDIA model skips the mHC warm-up (_find_first_mhc_layer wants hc_pre/"
+            "hc_post, which its decoder layer lacks: vLLM #51790), so this happens while serving requests."
+        )
+    else:
+        detail += "vLLM's warm-up compiles them at start-up."
+    return Found(detail, ops if skipped else [], severity="warn" if skipped else "info")
+
+
+def _decide_jit_stale(c: FindingContext) -> Found | None:
+    why, jit = aiter_jit_stale(c), c.facts.aiter_jit
+    if why is None or jit is None:
+        return None
+    detail = (
+        f"{jit.path}: {why}. aiter (aiter/jit/core.py) finds module_mhc.so by name in $AITER_JIT_DIR, aiter/jit/ or "
+        "~/.aiter/jit and never checks what built it."
+    )
+    return Found(detail, c.ops_on("aiter"), fix=f"rm -f {jit.path}  # aiter rebuilds it at the next mHC call")
+
+
+CACHES: tuple[FindingSpec, ...] = (
+    FindingSpec(
+        id="tilelang-cache-cold",
+        severity=None,
+        title="tilelang's kernel cache holds none of vLLM's mHC kernels",
+        summary="tilelang runs an op and $TILELANG_CACHE_DIR (default ~/.tilelang/cache) holds no mHC kernel for the "
+        "installed tilelang. Warn on CUDA in vLLM 0.23–0.29, whose NVIDIA model skips the mHC warm-up (vLLM #51790): "
+        "the kernels compile while serving.",
+        decide=_decide_cache_cold,
+        fix="Warm the cache once before serving, with the same tilelang and TILELANG_CACHE_DIR (e.g. a short "
+        "vllm serve run with prompts of the lengths you serve), and keep the cache folder on persistent storage",
+        refs=(ISSUE + "51790", PR + "52941", PR + "47807"),
+    ),
+    FindingSpec(
+        id="aiter-jit-stale",
+        severity="fail",
+        title="aiter's JIT-built module_mhc.so does not fit this aiter, torch or GPU",
+        summary="aiter runs an op and the module_mhc.so it will load was built for other gfx targets, or before the "
+        "installed aiter or torch: aiter keys it by module name only and loads it anyway.",
+        decide=_decide_jit_stale,
+        fix="rm -f \"$(python -c 'import aiter, os; print(os.path.dirname(aiter.__file__))')/jit/module_mhc.so\" "
+        "~/.aiter/jit/module_mhc.so  # aiter rebuilds it at the next mHC call",
+        refs=(AITER + "blob/main/aiter/jit/core.py",),
+    ),
+)

@@ -1,0 +1,143 @@
+"""Findings about DeepGEMM's tf32_hc_prenorm_gemm, which vLLM's CUDA mhc_pre calls."""
+
+from __future__ import annotations
+
+from mhcdoctor import known
+from mhcdoctor.rules.dispatch import (
+    deepgemm_arch,
+    deepgemm_supported,
+)
+from mhcdoctor.rules.findings.base import (
+    FindingContext,
+    FindingSpec,
+    Found,
+    deepgemm_used,
+)
+from mhcdoctor.rules.releases import ISSUE, PR
+
+
+def deepgemm_problem(ctx: FindingContext) -> str | None:
+    """Why DeepGEMM's tf32_hc_prenorm_gemm cannot run where this release's CUDA mhc_pre calls it, if it cannot:
+    0.20–0.21 and (first layer) 0.26+ call it with no fallback; 0.22+ wherever is_deep_gemm_supported() holds."""
+    rs, f, dg = ctx.rules, ctx.facts, ctx.facts.deepgemm
+    if rs is None or f.platform != "cuda" or "mhc_pre" not in ctx.ops_on("tilelang"):
+        return None
+    forced = rs.cuda_first_pre_deepgemm
+    if not forced and deepgemm_supported(rs, f, ctx.vllm_version)[0] is not True:
+        return None  # tilelang's own GEMM computes the prenorm mixes
+    if deepgemm_arch(f, rs) is False:
+        return f"DeepGEMM has no kernel for {f.arch} (it supports sm_90, sm_10x and, in vLLM 0.24+, sm_12x)"
+    if (f.arch or "").startswith("sm_12") and dg.present is not False:
+        vendored_ok = dg.vendored is not False and known.within(
+            ctx.vllm_version, known.VENDORED_DEEPGEMM_SM120_RELEASES
+        )
+        if not vendored_ok:
+            which = (
+                f"vLLM {ctx.vllm_version}'s vendored DeepGEMM"
+                if dg.vendored is not False
+                else "the standalone deep_gemm"
+            )
+            return (
+                f"{which} has no sm_12x tf32_hc_prenorm_gemm (DeepGEMM's hyperconnection.hpp: 'Unsupported "
+                "architecture', DeepGEMM #317; vLLM vendors one with it from 0.27.0, #52035)"
+            )
+    if dg.present is False and f.vllm.present is True:  # a vLLM wheel vendors it: without vLLM, nothing to say
+        return (
+            "neither the standalone deep_gemm nor vLLM's vendored vllm.third_party.deep_gemm is installed, so "
+            "vllm.utils.deep_gemm raises 'DeepGEMM backend is not available'"
+        )
+    nvcc = known.version_of(f.nvcc.version)
+    sm100 = (f.arch or "").startswith("sm_10")
+    needed = known.DEEPGEMM_NVCC_MIN_SM100 if sm100 else known.DEEPGEMM_NVCC_MIN
+    if nvcc is not None and nvcc.release[:2] < needed:
+        # DeepGEMM csrc/jit/compiler.hpp asserts nvcc >= 12.3; sm_10x kernels need 12.9's arch-family suffix
+        wanted = ".".join(map(str, needed)) + (" for sm_10x" if sm100 else "")
+        return (
+            f"its JIT needs nvcc {wanted} or newer and finds nvcc {f.nvcc.version} (DG_HOST_ASSERT aborts the engine)"
+        )
+    if dg.has_prenorm_gemm is False:
+        which = "vLLM's vendored copy" if dg.vendored else f"the standalone deep_gemm {dg.version or ''}".rstrip()
+        return (
+            f"{which} has no tf32_hc_prenorm_gemm (it arrived in DeepGEMM 2.3.0; vLLM imports the standalone "
+            "deep_gemm first, so an older one shadows the vendored copy that has it)"
+        )
+    return None
+
+
+def _deepgemm_fix(problem: str) -> str:
+    """The fix for the cause deepgemm_problem named."""
+    if problem.startswith("DeepGEMM has no kernel"):
+        return (
+            "Run on sm_90/sm_100 (H100/H200/B200); this release calls DeepGEMM on every CUDA GPU "
+            "(compare: mhcdoctor explain --vllm 0.25.1)"
+        )
+    if problem.startswith("neither"):
+        return (
+            "pip install --force-reinstall --no-deps \"vllm==$(pip show vllm | sed -n 's/^Version: //p')\"  "
+            "# restores its vendored DeepGEMM"
+        )
+    if "sm_12x" in problem:
+        return "pip install -U 'vllm>=0.27' (and pip uninstall -y deep_gemm)  # vendors a DeepGEMM with sm_12x kernels"
+    if problem.startswith("its JIT needs nvcc"):
+        return "Install CUDA 12.9 or newer and export CUDA_HOME to it (or: pip install 'nvidia-cuda-nvcc>=13')"
+    return "pip uninstall -y deep_gemm  # vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm"
+
+
+def _decide_prenorm_broken(c: FindingContext) -> Found | None:
+    problem = deepgemm_problem(c)
+    if problem is None:
+        return None
+    how = "with no tilelang fallback" if c.rules and c.rules.cuda_first_pre_deepgemm else "is_deep_gemm_supported()"
+    detail = (
+        f"vLLM {c.vllm_version or ''}'s mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm ({how}), but {problem}: "
+        "the model fails at its first forward (the profile run at start-up)."
+    )
+    return Found(detail, ["mhc_pre"], fix=_deepgemm_fix(problem))  # deepgemm_problem holds only where mhc_pre runs
+
+
+def _decide_b300_launch(c: FindingContext) -> Found | None:
+    if c.facts.platform != "cuda" or not (c.facts.arch or "").startswith("sm_103"):
+        return None
+    if not known.within(c.vllm_version, ">=0.23.0") or "mhc_pre" not in c.ops_on("tilelang"):
+        return None
+    if not (c.rules and c.rules.cuda_first_pre_deepgemm) and deepgemm_used(c) is False:
+        return None
+    detail = (
+        f"vLLM {c.vllm_version} runs mhc_pre's prenorm GEMM on DeepGEMM here; on an 8x B300 node vLLM 0.23.0 "
+        "crashed in the profile run when sm100_tf32_hc_prenorm_gemm launched (cudaErrorInvalidValue with CUDA 13, "
+        "cudaErrorInvalidConfiguration with 12.9), while 0.20.1 served the same model (vLLM #46796, open; not "
+        "confirmed for later releases)."
+    )
+    return Found(detail, ["mhc_pre"])
+
+
+PRENORM_BROKEN: tuple[FindingSpec, ...] = (
+    FindingSpec(
+        id="deepgemm-prenorm-broken",
+        severity="fail",
+        title="DeepGEMM's tf32_hc_prenorm_gemm cannot run where vLLM calls it",
+        summary="CUDA releases whose mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm with no tilelang fallback "
+        "(0.20–0.21 always, 0.26+ the first layer's pre), on an arch DeepGEMM lacks (sm_90, sm_10x, sm_12x from "
+        "0.24), or with no deep_gemm (standalone or vLLM's vendored copy), or one without tf32_hc_prenorm_gemm.",
+        decide=_decide_prenorm_broken,
+        fix="Run on sm_90/sm_100 (H100/H200/B200); where deep_gemm is the cause: pip uninstall -y deep_gemm  "
+        "# vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm",
+        refs=(PR + "43905", "https://github.com/deepseek-ai/DeepGEMM/issues/317", ISSUE + "52732"),
+    ),
+)
+
+
+B300_LAUNCH: tuple[FindingSpec, ...] = (
+    FindingSpec(
+        id="deepgemm-prenorm-b300-launch",
+        severity="warn",
+        title="DeepGEMM's sm100 tf32_hc_prenorm_gemm fails to launch on B300 (sm_103)",
+        summary="vLLM 0.23+ on a B300 (sm_103) computes mhc_pre's prenorm GEMM with DeepGEMM, whose "
+        "sm100_tf32_hc_prenorm_gemm launch failed there at start-up (vLLM #46796, open: invalid argument on CUDA 13, "
+        "invalid configuration on 12.9).",
+        decide=_decide_b300_launch,
+        fix="If it fails at start-up: VLLM_USE_DEEP_GEMM=0 on vLLM 0.22–0.25 (tilelang's GEMM; 0.26+ still call "
+        "DeepGEMM in the first layer), or vLLM 0.20.1 as reported in vLLM #46796",
+        refs=(ISSUE + "46796",),
+    ),
+)

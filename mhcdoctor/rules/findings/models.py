@@ -1,0 +1,63 @@
+"""Findings about the model: DeepSeek-V4.1 in vLLM."""
+
+from __future__ import annotations
+
+from packaging.version import Version
+
+from mhcdoctor.models import ModelConfig
+from mhcdoctor.rules.findings.base import (
+    FindingContext,
+    FindingSpec,
+    Found,
+)
+from mhcdoctor.rules.releases import PR
+
+V41_SINCE = Version("0.30.0")  # models/deepseek_v41 and DeepseekV41ForCausalLM first ship in vLLM 0.30.0
+
+
+def _is_v41(model: ModelConfig) -> bool:
+    """DeepSeek-V4.1 by name: the built-in, or a config.json whose name or model_type says v4.1 / deepseek_v41."""
+    name = (model.name or "").lower().replace("_", "-")
+    return "v4.1" in name or "v41" in name
+
+
+def _decide_v41_unsupported(c: FindingContext) -> Found | None:
+    if not _is_v41(c.model) or c.rules is None or Version(c.rules.first) >= V41_SINCE:
+        return None
+    return Found(
+        f"vLLM {c.vllm_version} registers no DeepseekV41ForCausalLM (models/deepseek_v41 first "
+        "ships in 0.30.0), so the checkpoint does not load."
+    )
+
+
+def _decide_v41_approximate(c: FindingContext) -> Found | None:
+    if not _is_v41(c.model) or c.rules is None or Version(c.rules.first) < V41_SINCE:
+        return None
+    return Found(
+        "vLLM serves DeepSeek-V4.1 with models/deepseek_v41, whose delayed pre op tests the same "
+        "HAS_AITER_MHC / HAS_TILELANG_MHC gates but folds no RMSNorm and folds mhc_post into the next pre; this "
+        "trace follows the V4 model with the same hidden size."
+    )
+
+
+MODELS: tuple[FindingSpec, ...] = (
+    FindingSpec(
+        id="model-v41-unsupported",
+        severity="fail",
+        title="This vLLM has no DeepSeek-V4.1 model",
+        summary="The model is DeepSeek-V4.1 and the vLLM release is older than 0.30.0, where deepseek_v41 arrives.",
+        decide=_decide_v41_unsupported,
+        fix="pip install -U 'vllm>=0.30'",
+        refs=(PR + "56503",),
+    ),
+    FindingSpec(
+        id="model-v41-approximate",
+        severity="info",
+        title="DeepSeek-V4.1 runs through its own model in vLLM",
+        summary="The model is DeepSeek-V4.1: vLLM 0.30+ serves it with models/deepseek_v41 (mhc_pre_delayed, no "
+        "learned hc_head); the trace follows the V4 model's gates.",
+        decide=_decide_v41_approximate,
+        fix="mhcdoctor explain --hidden 5120  # the V4 model at V4.1-Flash's hidden size",
+        refs=(PR + "56503", PR + "56513"),
+    ),
+)

@@ -1,0 +1,403 @@
+"""Findings about tilelang: the package, its compiler, apache-tvm-ffi, and known bugs in vLLM's tilelang kernels."""
+
+from __future__ import annotations
+
+from mhcdoctor import known
+from mhcdoctor.rules.dispatch import (
+    arch_has,
+)
+from mhcdoctor.rules.findings.base import (
+    TILELANG,
+    FindingContext,
+    FindingSpec,
+    Found,
+    _import_error,
+    _named,
+    deepgemm_used,
+)
+from mhcdoctor.rules.releases import ISSUE, PR
+
+
+def _tilelang_unusable(ctx: FindingContext) -> bool:
+    tl = ctx.facts.tilelang
+    return tl.present is False or (tl.present is True and tl.imports is False)
+
+
+def _tilelang_missing(ctx: FindingContext) -> bool:
+    return ctx.dispatch is not None and ctx.dispatch.tilelang_required and _tilelang_unusable(ctx)
+
+
+def _tilelang_selected_broken(ctx: FindingContext) -> bool:
+    """find_spec finds tilelang, vLLM selects it, but it cannot be imported (ROCm; CUDA is tilelang-missing)."""
+    return (
+        not _tilelang_missing(ctx)
+        and bool(ctx.ops_on("tilelang"))
+        and ctx.facts.tilelang.present is True
+        and ctx.facts.tilelang.imports is False
+    )
+
+
+def _tilelang_ignored_broken(ctx: FindingContext) -> bool:
+    return (
+        ctx.rules is not None
+        and ctx.rules.has_tilelang == "import"
+        and ctx.facts.platform == "rocm"
+        and ctx.facts.tilelang.present is True
+        and ctx.facts.tilelang.imports is False
+        and not _tilelang_missing(ctx)
+    )
+
+
+def _compiler_missing(ctx: FindingContext) -> bool:
+    if not ctx.ops_on("tilelang"):
+        return False
+    compiler = ctx.facts.nvcc if ctx.facts.platform == "cuda" else ctx.facts.hipcc
+    return compiler.found is False
+
+
+TILELANG_ISSUES = "https://github.com/tile-ai/tilelang/issues/"
+
+
+def _tvm_ffi_pair(ctx: FindingContext) -> known.BadPair | None:
+    tl, ffi = ctx.facts.tilelang, ctx.facts.tvm_ffi
+    if tl.present is False or ffi.present is False:
+        return None
+    return known.bad_tvm_ffi_pair(tl.version, ffi.version)
+
+
+def _tilelang_loaded(ctx: FindingContext) -> bool:
+    """vLLM imports tilelang here: an op runs on it, CUDA (every release imports it), or a trial-import release."""
+    rs = ctx.rules
+    return (
+        bool(ctx.ops_on("tilelang"))
+        or ctx.facts.platform == "cuda"
+        or (rs is not None and rs.has_tilelang == "import" and ctx.facts.platform == "rocm")
+    )
+
+
+def _tvm_ffi_text(ctx: FindingContext, pair: known.BadPair) -> str:
+    tl, ffi = ctx.facts.tilelang.version, ctx.facts.tvm_ffi.version
+    requires = known.TILELANG_TVM_FFI_REQUIRES.get(str(known.version_of(tl)))
+    text = f"tilelang {tl} with apache-tvm-ffi {ffi}: {pair.effect}"
+    if requires is not None and known.within(ffi, requires):
+        text += f" (tilelang {tl} requires apache-tvm-ffi{requires}, which lets pip pick {ffi})"
+    elif requires is not None:
+        text += f" (tilelang {tl} requires apache-tvm-ffi{requires}: {ffi} was installed over that pin)"
+    where = ctx.ops_text("tilelang") if ctx.ops_on("tilelang") else "vLLM's tilelang import"
+    return text + f". Hit by {where}."
+
+
+def _pdl_on_rocm(ctx: FindingContext) -> bool:
+    """vLLM 0.20–0.21 on ROCm: the tilelang mHC kernels call T.pdl_sync/T.pdl_trigger unconditionally."""
+    rs = ctx.rules
+    return (
+        ctx.facts.platform == "rocm"
+        and rs is not None
+        and rs.rocm_style != "custom-op"
+        and bool(ctx.ops_on("tilelang"))
+    )
+
+
+def _hip_allreduce_ops(ctx: FindingContext) -> list[str]:
+    """0.29–0.30 on a wave64 ROCm GPU (gfx9: CDNA): the AMD model folds the RMSNorm into tilelang's pre when aiter does
+    not serve it (`fuse_mhc_rmsnorm = HAS_TILELANG_MHC and self.use_fused_mhc`), and that kernel's norm reduction runs
+    on threads 32.. of the block."""
+    if ctx.facts.platform != "rocm" or not known.within(ctx.vllm_version, known.HIP_ALLREDUCE_OFFSET_RELEASES):
+        return []
+    if not (ctx.facts.arch or "").startswith("gfx9") or ctx.dispatch is None or not ctx.dispatch.fused_post_pre:
+        return []
+    return [op for op in ctx.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
+
+
+def _block_m_ops(ctx: FindingContext) -> list[str]:
+    """The pre ops that take 0.22–0.26's block-M tilelang prenorm GEMM from 1024 tokens (kernels/mhc/tilelang.py:
+    `n_splits == 1 and use_default_config and x.shape[0] >= 1024`, taken where DeepGEMM is not used)."""
+    version = known.version_of(ctx.vllm_version)
+    if version is None or not known.within(str(version), known.BLOCK_M_ACCUMULATOR_RELEASES):
+        return []
+    if ctx.facts.platform == "cuda" and deepgemm_used(ctx) in (True, None):
+        return []  # DeepGEMM computes the prenorm GEMM (or it is not known that it does not)
+    if known.within(ctx.facts.tilelang.version, known.BLOCK_M_RIGHT_TILELANG):
+        return []  # measured right under this tilelang
+    return [op for op in ctx.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
+
+
+def _block_m_measured_wrong(ctx: FindingContext) -> bool:
+    """The installed tilelang is one measured to lower the block-M accumulator wrong, on CUDA where it was measured."""
+    return ctx.facts.platform == "cuda" and bool(known.within(ctx.facts.tilelang.version, known.BLOCK_M_WRONG_TILELANG))
+
+
+def _block_m_text(ctx: FindingContext, ops: list[str], measured_wrong: bool) -> str:
+    tl = ctx.facts.tilelang.version
+    head = (
+        f"vLLM {ctx.vllm_version}'s {', '.join(ops)} compute the prenorm GEMM with tilelang; from 1024 "
+        "tokens (prefill) hc_prenorm_gemm_block_m_tilelang sums each token into one T.alloc_var(T.float32, init=0.0) "
+        "inside the unrolled loop over the block's 2 tokens (vLLM 0.27.0 made them per-token T.alloc_local arrays). "
+    )
+    measured = (
+        f"Measured on an H200 (vLLM {' and '.join(known.BLOCK_M_MEASURED_RELEASES)}'s kernel files, 2026-12-04): "
+        "under tilelang 0.1.9 mhc_pre and the fused post+pre are wrong at 1024, 4096 and 16384 tokens (post_mix off "
+        "by up to 1.58, about half of comb_mix wrong); under 0.1.12 and 0.1.15 they are right."
+    )
+    if measured_wrong:
+        return head + f"tilelang {tl} lowers it wrong: prefill gets wrong mixes. " + measured
+    where = "this platform" if ctx.facts.platform != "cuda" else f"tilelang {tl or '(version unknown)'}"
+    return head + f"Not measured with {where}. " + measured
+
+
+def _fused_slow_tilelang(ctx: FindingContext) -> str | None:
+    """The installed tilelang, where it is newer than the pin of a vLLM whose CUDA fused post+pre was measured slow."""
+    if ctx.facts.platform != "cuda" or "mhc_fused_post_pre" not in ctx.ops_on("tilelang"):
+        return None
+    pin, tl = known.vllm_tilelang_pin(ctx.vllm_version), ctx.facts.tilelang.version
+    if pin is None or not known.within(ctx.vllm_version, known.FUSED_POST_PRE_SLOW_RELEASES):
+        return None
+    return tl if known.within(tl, f">{pin}") else None
+
+
+def _fused_slow_text(ctx: FindingContext, tilelang: str) -> str:
+    slow, fast = known.FUSED_POST_PRE_SLOW_MS
+    pin = known.vllm_tilelang_pin(ctx.vllm_version)
+    text = (
+        f"vLLM {ctx.vllm_version}'s fused post+pre (mhc_fused_post_pre_tilelang, the same tilelang kernels in 0.33 "
+        f"and 0.34) runs under tilelang {tilelang}, newer than the {pin} vLLM pins. Measured on an "
+        f"H200 only (vLLM 0.34.0's kernel files, hidden 7168, 1 token, CUDA graph, 2026-12-04): {slow:.4f} ms per "
+        f"call under tilelang {known.FUSED_POST_PRE_SLOW_TILELANG} against {fast:.4f} ms under {pin}"
+    )
+    if ctx.model.num_layers:
+        calls = 2 * ctx.model.num_layers - 1  # nvidia/model.py: one before attention (not in layer 0), one before FFN
+        text += f"; {ctx.model.name or 'this model'} calls it {calls} times per decode step: about "
+        text += f"{(slow - fast) * calls:.1f} ms more per step"
+    return text + ". Results are right; only the time differs. Other GPUs and tilelang versions are not measured."
+
+
+def _decide_missing(c: FindingContext) -> Found | None:
+    if not _tilelang_missing(c):
+        return None
+    tl = c.facts.tilelang
+    state = (
+        "not installed." if tl.present is False else f"installed but fails to import: {_import_error(tl.import_error)}."
+    )
+    detail = "vLLM's DeepSeek-V4 mHC ops on this platform have no path but tilelang, and tilelang is " + state
+    return Found(detail, c.used_ops())
+
+
+def _decide_import_broken(c: FindingContext) -> Found | None:
+    if not _tilelang_selected_broken(c):
+        return None
+    ops = c.ops_on("tilelang")
+    detail = (
+        f"has_tilelang() only asks find_spec, so {_named('vLLM', c.vllm_version)} sends {', '.join(ops)} to "
+        f"tilelang, whose import fails: {c.facts.tilelang.import_error or 'see the tilelang.import probe'}."
+    )
+    return Found(detail, ops)
+
+
+def _decide_import_ignored(c: FindingContext) -> Found | None:
+    if not _tilelang_ignored_broken(c):
+        return None
+    return Found(
+        "has_tilelang() imports tilelang in this release; the import fails "
+        f"({c.facts.tilelang.import_error or 'see the tilelang.import probe'}), so the mHC ops fall back."
+    )
+
+
+def _decide_wrong_arch(c: FindingContext) -> Found | None:
+    ops = c.ops_on("tilelang")
+    if c.facts.platform != "rocm" or not ops or arch_has(c.facts, "gfx942") is not True:
+        return None
+    detail = (
+        f"On gfx942 the tilelang mHC path produces incorrect output (vLLM #45698); this release "
+        f"still sends {', '.join(ops)} there. vLLM 0.24 stopped doing so (#45931)."
+    )
+    return Found(detail, ops)
+
+
+def _decide_no_compiler(c: FindingContext) -> Found | None:
+    if not _compiler_missing(c):
+        return None
+    ops = c.ops_on("tilelang")
+    detail = (
+        f"tilelang compiles {', '.join(ops)} at first call with "
+        f"{'nvcc' if c.facts.platform == 'cuda' else 'hipcc'}, which was not found (PATH, CUDA_HOME/ROCM_PATH, "
+        "/usr/local/cuda, /opt/rocm)."
+    )
+    return Found(detail, ops)
+
+
+def _decide_hip_allreduce_offset(c: FindingContext) -> Found | None:
+    ops = _hip_allreduce_ops(c)
+    if not ops:
+        return None
+    detail = (
+        f"vLLM {c.vllm_version} runs {', '.join(ops)} on tilelang with the RMSNorm folded in "
+        f"(mhc_pre_big_fuse_with_norm_tilelang); on {c.facts.arch} a wavefront is 64 threads and the norm's sum "
+        "runs on threads 32 and up, an offset TileLang's HIP AllReduce ignores, so the normalised layer input is "
+        "wrong. vLLM 0.31.0 runs that reduction on threads 0..63 on ROCm. Read from the code (vLLM's own comment "
+        "in 0.31.0); depends on the tilelang that compiles it, not measured here."
+    )
+    return Found(detail, ops)
+
+
+def _decide_prenorm_block_m(c: FindingContext) -> Found | None:
+    ops = _block_m_ops(c)
+    if not ops:
+        return None
+    wrong = _block_m_measured_wrong(c)
+    return Found(_block_m_text(c, ops, wrong), ops, severity="fail" if wrong else "warn")
+
+
+def _decide_fused_post_pre_slow(c: FindingContext) -> Found | None:
+    tilelang = _fused_slow_tilelang(c)
+    if tilelang is None:
+        return None
+    fix = f"pip install 'tilelang=={known.vllm_tilelang_pin(c.vllm_version)}'  # vLLM {c.vllm_version}'s pin"
+    return Found(_fused_slow_text(c, tilelang), ["mhc_fused_post_pre"], fix=fix)
+
+
+def _decide_tvm_ffi_mismatch(c: FindingContext) -> Found | None:
+    pair = _tvm_ffi_pair(c)
+    if pair is None:
+        return None
+    fix = pair.pin + "  # or a tilelang that registers it once (0.1.13+, tilelang #2795): pip install -U tilelang"
+    ops = c.ops_on("tilelang")
+    return Found(_tvm_ffi_text(c, pair), ops, fix=fix, severity="fail" if _tilelang_loaded(c) else "warn")
+
+
+def _decide_pdl_unsupported(c: FindingContext) -> Found | None:
+    if not _pdl_on_rocm(c):
+        return None
+    ops = c.ops_on("tilelang")
+    detail = (
+        f"vLLM {c.vllm_version or ''} runs {', '.join(ops)} on its tilelang kernels, which use "
+        "programmatic dependent launch (a CUDA sm_90 feature); on ROCm tilelang refuses to compile them "
+        "('PDL is not supported') and the server fails at start-up. vLLM #43679 (0.22) made PDL CUDA-only."
+    )
+    return Found(detail, ops)
+
+
+SETUP: tuple[FindingSpec, ...] = (
+    FindingSpec(
+        id="tilelang-missing",
+        severity="fail",
+        title="tilelang is required and cannot be imported",
+        summary="The rules require tilelang (CUDA; ROCm in 0.20–0.21) and it is not installed or fails to import.",
+        decide=_decide_missing,
+        fix="pip install tilelang  # vLLM pins 0.1.12 from 0.27 (0.1.9 before)",
+        refs=(PR + "43905", "https://github.com/tile-ai/tilelang"),
+    ),
+    FindingSpec(
+        id="tilelang-import-broken",
+        severity="fail",
+        title="tilelang is selected but does not import",
+        summary="A find_spec-only release (0.20–0.22, 0.28+) selects tilelang that fails to import.",
+        decide=_decide_import_broken,
+        fix="python -c 'import tilelang'  # read the error; then: pip install --force-reinstall tilelang",
+        refs=(PR + "51159", "https://github.com/vllm-project/vllm/issues/51162"),
+    ),
+    FindingSpec(
+        id="tilelang-import-ignored",
+        severity="warn",
+        title="tilelang is installed but fails to import, so vLLM ignores it",
+        summary="A trial-import release (0.23–0.27) counts a broken tilelang as absent and falls back.",
+        decide=_decide_import_ignored,
+        fix="python -c 'import tilelang'  # read the error; then: pip install --force-reinstall tilelang",
+        refs=(PR + "44035",),
+    ),
+    FindingSpec(
+        id="tilelang-wrong-arch",
+        severity="fail",
+        title="tilelang mHC kernels are selected on gfx942, where they compute wrong results",
+        summary="A tilelang mHC kernel runs on gfx942 (releases before 0.24 do not exclude it).",
+        decide=_decide_wrong_arch,
+        fix="pip install -U 'vllm>=0.25'  # or remove tilelang: pip uninstall -y tilelang",
+        refs=("https://github.com/vllm-project/vllm/issues/45698", PR + "45931"),
+    ),
+    FindingSpec(
+        id="tilelang-no-compiler",
+        severity="fail",
+        title="tilelang is selected but no compiler is found for its JIT",
+        summary="A tilelang kernel runs and nvcc (CUDA) or hipcc (ROCm) is not found.",
+        decide=_decide_no_compiler,
+        # tilelang/env.py: "only nvidia-cuda-nvcc>=13.0 works"; the -cu12 wheel installs ptxas, not nvcc
+        fix="CUDA: pip install 'nvidia-cuda-nvcc>=13' (or install the CUDA toolkit and set CUDA_HOME); "
+        "ROCm: install ROCm's HIP SDK (hipcc) and export ROCM_PATH=/opt/rocm",
+        refs=("https://github.com/tile-ai/tilelang",),
+    ),
+)
+
+
+HIP_ALLREDUCE_OFFSET: tuple[FindingSpec, ...] = (
+    FindingSpec(
+        id="tilelang-hip-allreduce-offset",
+        severity="fail",
+        title="vLLM 0.29–0.30's tilelang mhc_pre with a folded RMSNorm reduces on threads TileLang's HIP AllReduce "
+        "gets wrong",
+        summary="vLLM 0.29–0.30 on a 64-wide-wavefront ROCm GPU (gfx9) folds the RMSNorm into tilelang's mhc_pre where "
+        "aiter does not serve; the norm's sum runs on threads 32.. and TileLang's HIP AllReduce ignores that offset "
+        "(vLLM 0.31.0 moved it to threads 0..63 on ROCm).",
+        decide=_decide_hip_allreduce_offset,
+        fix="pip install -U 'vllm>=0.31'",
+        refs=("https://github.com/vllm-project/vllm/blob/v0.31.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",),
+    ),
+)
+
+
+PRENORM: tuple[FindingSpec, ...] = (
+    FindingSpec(
+        id="tilelang-prenorm-block-m",
+        severity=None,
+        title="vLLM 0.22–0.26's block-M prenorm GEMM (1024+ tokens) is wrong under tilelang 0.1.9",
+        summary="vLLM 0.22–0.26 runs mhc_pre's prenorm GEMM on tilelang (no DeepGEMM: ROCm, or CUDA where "
+        "is_deep_gemm_supported() is False); from 1024 tokens its hc_prenorm_gemm_block_m_tilelang reduces into a "
+        "T.alloc_var that tilelang 0.1.9 (vLLM's pin) lowers wrong: measured wrong on an H200 (fail); warn for "
+        "tilelang 0.1.10–0.1.11 or off CUDA (not measured); measured right under tilelang 0.1.12 and 0.1.15.",
+        decide=_decide_prenorm_block_m,
+        fix="pip install -U 'vllm>=0.27'  # or tilelang>=0.1.12 (measured right with 0.26's kernel, outside "
+        "vLLM's pin); mhcdoctor verify --stress checks 1024+ tokens",
+        refs=(PR + "43905",),
+        from_tokens=1024,  # kernels/mhc/tilelang.py: x.shape[0] >= 1024 takes the block-M GEMM
+    ),
+    FindingSpec(
+        id="tilelang-fused-post-pre-slow",
+        severity="warn",
+        title="vLLM 0.33–0.34's fused post+pre is 5x slower per decode call under a tilelang newer than its pin",
+        summary="vLLM 0.33–0.34 on CUDA runs the fused post+pre on tilelang, and the installed tilelang is newer than "
+        "the 0.1.12 it pins: measured on an H200, 0.0480 ms per 1-token call under 0.1.15 against 0.0091 ms under "
+        "0.1.12 (slow, not wrong).",
+        decide=_decide_fused_post_pre_slow,
+        fix="pip install 'tilelang==0.1.12'  # the tilelang vLLM 0.33–0.34 pin",
+        refs=("https://github.com/vllm-project/vllm/blob/v0.34.0/vllm/model_executor/kernels/mhc/tilelang.py",),
+    ),
+)
+
+
+LIBRARY: tuple[FindingSpec, ...] = (
+    FindingSpec(
+        id="tilelang-tvm-ffi-mismatch",
+        severity=None,
+        title="tilelang and apache-tvm-ffi are a known-bad pair",
+        summary="The installed tilelang and apache-tvm-ffi (read from their metadata, also with --fast) form a "
+        "pair known to break: tilelang 0.1.10–0.1.12 with apache-tvm-ffi 0.1.12+ aborts at import (0.1.12 measured); "
+        "tilelang 0.1.8–0.1.9 with 0.1.10+ fails to compile kernels. Fail where vLLM imports tilelang.",
+        decide=_decide_tvm_ffi_mismatch,
+        fix="pip install 'apache-tvm-ffi<0.1.12'",
+        refs=(
+            TILELANG_ISSUES + "2367",
+            TILELANG + "pull/2795",
+            TILELANG_ISSUES + "2040",
+            "https://github.com/kvcache-ai/ktransformers/issues/2045",
+            PR + "45169",
+        ),  # fmt: skip
+    ),
+    FindingSpec(
+        id="tilelang-pdl-unsupported",
+        severity="fail",
+        title="vLLM's tilelang mHC kernels ask for PDL, which ROCm lacks",
+        summary="vLLM 0.20–0.21 on ROCm sends an op to its tilelang kernels, which call T.pdl_sync/T.pdl_trigger "
+        "unconditionally: tilelang raises 'PDL is not supported' when it compiles them (vLLM #42876).",
+        decide=_decide_pdl_unsupported,
+        fix="pip install -U 'vllm>=0.25'  # ROCm runs aiter or tilelang without PDL from 0.22",
+        refs=(ISSUE + "42876", PR + "43679"),
+    ),
+)
