@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import TypeGuard
 
 from mhcdoctor.bundle import is_bundle_data, read_bundle_data
-from mhcdoctor.documents.check import PROBE_ABSENT, REPLAY_NAME, CheckDocument, ProbeDocument
+from mhcdoctor.documents.check import REPLAY_NAME, CheckDocument, ProbeDocument
 from mhcdoctor.documents.check import SCHEMA as CHECK_SCHEMA
 from mhcdoctor.documents.verify import VerifyDocument
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import FactsError, ReportFacts, read_report_facts
 from mhcdoctor.redact import cut_for_display
 from mhcdoctor.text import cut, visible_strings
-from mhcdoctor.userfiles import TooManyValues, mismatch, parse_json, read_user_bytes
+from mhcdoctor.userfiles import TooManyValues, fill_absent, mismatch, parse_json, read_user_bytes
 
 _MAX_VERSION = 64  # characters: "2.9.0+rocm7.0.2.git1234abcd" is far below; a 100k-digit "version" is not one
 
@@ -94,19 +94,18 @@ def _validated(document: object, label: str, uses: frozenset[str] | None = None)
     except FactsError as exc:
         raise InputError(f"report {label}: {cut(str(exc), 300)}") from None
     document["facts"] = facts.facts.to_dict()
-    probes = document.get("probes")
-    if isinstance(probes, list):  # what an older or partial report's probe lacks: as a probe that said nothing
-        document["probes"] = [{**PROBE_ABSENT, **item} if isinstance(item, dict) else item for item in probes]
-    # The rest, all the way down, with the one checker: a member an older release did not write may be absent (the
-    # readers look such members up with `.get`); a probe entry, filled in above, must have all of its members.
+    # What an older release did not write, at every level, reads as None or its type's empty value (a probe that
+    # said nothing: no data, no evidence); then the one checker. A member with no empty value (a Literal) may still
+    # be absent, except a probe's: each probe entry must then have all of its members.
     namespace = {"VerifyDocument": VerifyDocument}
+    document = fill_absent(document, CheckDocument, namespace)
     wrong = mismatch(document, CheckDocument, "report", namespace, complete=(ProbeDocument,))
     if not _fits(document, wrong):
         raise InputError(f"report {label}: {cut(str(wrong).removeprefix('report.'), 300)}")
     return SavedReport(document, facts)
 
 
-def _fits(document: dict[str, object], wrong: str | None) -> TypeGuard[CheckDocument]:
+def _fits(document: object, wrong: str | None) -> TypeGuard[CheckDocument]:
     """`document` is a CheckDocument when userfiles.mismatch found nothing wrong with it (`wrong` is None)."""
     return wrong is None
 

@@ -288,3 +288,51 @@ def _typed_dict(hint: object, namespace: dict[str, object], complete: bool | tup
         return None
 
     return check
+
+
+def fill_absent(value: object, hint: object, namespace: Mapping[str, object] | None = None) -> object:
+    """`value`, checked by `mismatch` against `hint`, with every TypedDict member it lacks filled in, at every level:
+    None where the member's type admits it, else its empty value ([] for a list, {} for an object, "" for a string,
+    0 for a number, False for a bool, a TypedDict's own members filled likewise); a member with no empty value (a
+    Literal) stays absent, so `mismatch(..., complete=True)` names it. Present members are kept as they are."""
+    return _fill(value, hint, dict(namespace or {}))
+
+
+def _fill(value: object, hint: object, namespace: dict[str, object]) -> object:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if typing.is_typeddict(hint) and isinstance(value, dict):
+        filled = dict(value)
+        for key, member in _hints(hint, namespace).items():
+            if key in filled:
+                filled[key] = _fill(filled[key], member, namespace)
+            elif (empty := _empty(member, namespace)) is not _NO_EMPTY:
+                filled[key] = empty
+        return filled
+    if origin in (typing.Union, types.UnionType):
+        for arg in args:  # the option the value fits, as mismatch found it
+            if _checker(arg, namespace, False)(value) is None:
+                return _fill(value, arg, namespace)
+        return value
+    if origin in (list, Sequence) and isinstance(value, list):
+        return [_fill(item, args[0], namespace) for item in value]
+    if origin in (dict, Mapping) and isinstance(value, dict):
+        return {key: _fill(item, args[1], namespace) for key, item in value.items()}
+    return value
+
+
+_NO_EMPTY = object()
+_EMPTY: dict[object, object] = {str: "", int: 0, float: 0.0, bool: False}
+
+
+def _empty(hint: object, namespace: dict[str, object]) -> object:
+    """The value an absent member of type `hint` reads as (fill_absent), or _NO_EMPTY where it has none."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType) and type(None) in args or hint is None or hint is type(None):
+        return None
+    if origin in (list, Sequence):
+        return []
+    if origin in (dict, Mapping):
+        return {}
+    if typing.is_typeddict(hint):
+        return _fill({}, hint, namespace)
+    return _EMPTY.get(hint, _NO_EMPTY)

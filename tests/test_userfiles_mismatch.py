@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from mhcdoctor.userfiles import mismatch
+from mhcdoctor.userfiles import fill_absent, mismatch
 
 
 class Inner(TypedDict):
@@ -41,3 +41,14 @@ def test_the_first_member_of_the_wrong_type_is_named_with_its_path() -> None:
     assert mismatch(bad_item, Outer, "doc") == "doc.items[1].kind: expected one of ('a', 'b')"
     assert mismatch({**GOOD, "items": {"kind": "a"}}, Outer, "doc") == "doc.items: expected a list, not object"
     assert mismatch([GOOD], Outer, "doc") == "doc: expected an object, not list"
+
+
+def test_fill_absent_gives_each_absent_member_none_or_its_empty_value_and_keeps_the_rest() -> None:
+    filled = fill_absent({"items": [{"kind": "a"}, {"size": 2}]}, Outer)
+    assert filled == {
+        "items": [{"kind": "a", "size": None}, {"size": 2}],  # a Literal has no empty value: it stays absent
+        "name": "",
+        "count": 0,
+        "flags": {},
+    }
+    assert mismatch(filled, Outer, "doc", complete=True) == "doc.items[1]: no kind"

@@ -159,10 +159,6 @@ class ProbeDocument(TypedDict):
     error: str | None
 
 
-# A probe entry of a saved report may lack these members (a probe that said nothing); the reader fills them in.
-PROBE_ABSENT: dict[str, JsonValue] = {"data": {}, "evidence": [], "source": "", "seconds": 0.0, "error": None}
-
-
 class _HostBase(TypedDict):
     hostname: str
     user: str
