@@ -7,8 +7,8 @@ name (``"aiter.version"``), with values such as ``"probe:aiter"``, ``"user:--arc
 ``None`` always means *unknown*: an unknown fact raises no finding by itself.
 
 The facts the rules read carry `RULES_READ` in their field metadata; `rules_view(facts, ...)` projects them into
-the `facts` part of the explain/1 document, so that part has no schema of its own: a new fact the rules read is
-marked here, where it is declared, and shows in explain from then on.
+the `facts` part of the explain/1 document, declared by documents.explain.RulesFactsDocument: a new fact the rules
+read is marked here and added there (tests/explain/test_facts_document.py fails until it is).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from mhcdoctor.documents.check import (
     VllmSelfCheckDocument,
 )
 from mhcdoctor.documents.dataclass_json import as_document
+from mhcdoctor.documents.explain import RulesFactsDocument
 from mhcdoctor.documents.vocabulary import JsonValue
 from mhcdoctor.userfiles import mismatch
 
@@ -288,7 +289,7 @@ def read_report_facts(data: object) -> ReportFacts:
     return ReportFacts(facts, absent)
 
 
-def rules_view(facts: Facts, vllm: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+def rules_view(facts: Facts, vllm: Mapping[str, JsonValue]) -> RulesFactsDocument:
     """explain/1's `facts` part: every fact marked RULES_READ (of a package, its marked fields), then `vllm` (what
     the decision made of vLLM: its version, build, platform, whether it runs here) and whether each compiler
     (nvcc, hipcc) was found."""
@@ -297,7 +298,7 @@ def rules_view(facts: Facts, vllm: Mapping[str, JsonValue]) -> dict[str, JsonVal
     view["compilers"] = {
         f.name: getattr(facts, f.name).found for f in dataclasses.fields(Facts) if f.type == "CompilerFacts"
     }
-    return view
+    return typing.cast(RulesFactsDocument, view)  # its members, by RULES_READ: tests/explain/test_facts_document.py
 
 
 def _marked(obj: DataclassInstance) -> dict[str, JsonValue]:

@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal, TypedDict
 
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument
+from mhcdoctor.documents.vocabulary import FixState as FixState
 from mhcdoctor.documents.vocabulary import JsonValue, NonNegative, Verdict
+from mhcdoctor.documents.vocabulary import Platform as Platform
 
 if TYPE_CHECKING:  # check --fast loads no verify module; a reader resolves it by name (userfiles.mismatch's namespace)
     from mhcdoctor.documents.verify import VerifyDocument
@@ -21,11 +23,8 @@ REPLAY_NAME = "report.json"
 # The title of the Markdown report's folded replay block (render.markdown writes it; reportfile finds it).
 REPLAY_TITLE = f"{REPLAY_NAME} (save this block as report.json, then: mhcdoctor explain --from report.json)"
 
-# The machine's accelerator platform: the GPUs found (cpu: none). vLLM's own platform follows from it and from
-# vLLM's build (rules.dispatch.vllm_platform).
-Platform = Literal["rocm", "cuda", "xpu", "cpu"]
+# vLLM's own platform follows from the machine's (Platform) and from vLLM's build (rules.dispatch.vllm_platform).
 PLATFORMS: tuple[str, ...] = ("rocm", "cuda", "xpu", "cpu")
-FixState = Literal["present", "absent", "unknown"]
 FIX_STATES: tuple[str, ...] = ("present", "absent", "unknown")
 # What torch was built for, from torch/version.py (facts.torch_build_of); vLLM's builds are the same four.
 TorchBuild = Literal["rocm", "cuda", "xpu", "cpu"]

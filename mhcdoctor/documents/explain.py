@@ -9,7 +9,17 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from mhcdoctor.documents.vocabulary import FindingId, JsonValue, Op, PathName, Positive, Severity, Verdict
+from mhcdoctor.documents.vocabulary import (
+    FindingId,
+    FixState,
+    JsonValue,
+    Op,
+    PathName,
+    Platform,
+    Positive,
+    Severity,
+    Verdict,
+)
 
 SCHEMA = "mhcdoctor.explain/1"
 
@@ -66,9 +76,64 @@ class ModelDocument(TypedDict):
     hc_mult: Positive
 
 
+class PackageView(TypedDict):
+    """A package's facts the rules read (facts.rules_view), in the published order."""
+
+    version: str | None
+    present: bool | None
+    imports: bool | None
+
+
+class AiterView(TypedDict):
+    version: str | None
+    sqrsum_fix: FixState
+    present: bool | None
+    genuine: bool | None
+    imports: bool | None
+    mhc_pre_norm_args: bool | None
+    has_fused_post_pre: bool | None
+    has_mhc_ops: bool | None
+    distribution: str | None
+
+
+class DeepGemmView(PackageView):
+    vendored: bool | None
+    has_prenorm_gemm: bool | None
+
+
+class VllmViewDocument(TypedDict):
+    """What the decision made of vLLM (decision.VllmView): its version, build, platform, whether it runs here."""
+
+    version: str | None
+    build: str | None
+    platform: str | None
+    runs_here: bool
+    blocked_by: list[str]
+
+
+class CompilersView(TypedDict):
+    nvcc: bool | None
+    hipcc: bool | None
+
+
+class RulesFactsDocument(TypedDict):
+    """explain/1's `facts`: the facts the rules read (facts.rules_view writes exactly these members)."""
+
+    platform: Platform
+    arch: str | None
+    rocm_version: str | None
+    aiter: AiterView
+    tilelang: PackageView
+    tvm_ffi: PackageView
+    deepgemm: DeepGemmView
+    vllm_env: dict[str, str] | None
+    vllm: VllmViewDocument
+    compilers: CompilersView
+
+
 class DecisionDocument(TypedDict):
     model: ModelDocument
-    facts: dict[str, JsonValue]  # facts.rules_view: the facts the rules read, and what was made of vLLM
+    facts: RulesFactsDocument  # facts.rules_view: the facts the rules read, and what was made of vLLM
     rules: str
     rules_note: str | None
     ops: dict[str, OpDocument]

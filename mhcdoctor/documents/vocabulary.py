@@ -44,6 +44,9 @@ Positive = Annotated[int, Minimum(1)]  # a size or a token count: 1 or more
 NonNegative = Annotated[float, Minimum(0)]  # a duration, a time, a bandwidth
 
 # The four mHC ops, in the order every view lists them (the one list: renderers, verify, bench and fleet use it).
+# The machine's accelerator platform (the GPUs found; cpu: none), and a fix found in a package's code or not.
+Platform = Literal["rocm", "cuda", "xpu", "cpu"]
+FixState = Literal["present", "absent", "unknown"]
 Op = Literal["mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head"]
 OPS: tuple[Op, ...] = ("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head")
 OP_SHORT: dict[str, str] = {"mhc_pre": "pre", "mhc_post": "post", "mhc_fused_post_pre": "fused", "hc_head": "head"}
@@ -106,8 +109,3 @@ def token_scope(tokens: int | None) -> str:
     if tokens is None:
         return ""
     return f"from {tokens} tokens" + (": prefill" if tokens >= PREFILL_FROM else "")
-
-
-def json_object(value: JsonValue) -> Mapping[str, JsonValue]:
-    """A JSON object of a facts view (`rules_view(...)["aiter"]`), or an empty one where there is none."""
-    return value if isinstance(value, Mapping) else {}

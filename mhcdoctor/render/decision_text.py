@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument, OpDocument
-from mhcdoctor.documents.vocabulary import JsonValue, json_object, token_scope
+from mhcdoctor.documents.vocabulary import JsonValue, token_scope
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 
 _OP_WIDTH = 19
@@ -86,12 +86,12 @@ def reason(decision: OpDocument) -> str:
 
 def _header(doc: DecisionDocument, style: Style) -> list[str]:
     m, f = doc["model"], doc["facts"]
-    vllm = json_object(f["vllm"])
+    vllm = f["vllm"]
     name = m["name"] or "custom config"
     lines = [
         style.bold(f"mHC paths for {name} (hidden {m['hidden_size']}, hc_mult {m['hc_mult']})"),
         f"  platform {f['platform']}, arch {f['arch'] or 'unknown'}; vLLM {vllm['version'] or 'not installed'}; "
-        f"aiter {_package(json_object(f['aiter']))}; tilelang {_package(json_object(f['tilelang']))}",
+        f"aiter {_package(f['aiter'])}; tilelang {_package(f['tilelang'])}",
         f"  rules: {doc['rules']}",
     ]
     if doc.get("rules_note"):
@@ -124,7 +124,7 @@ _ASSUMED_LABEL = {
 }
 
 
-def _package(facts: Mapping[str, JsonValue]) -> str:
+def _package(facts: Mapping[str, object]) -> str:
     if facts.get("genuine") is False:  # PyPI's async-iterator `aiter`: its version is not an aiter version
         return f"not AMD's ({facts.get('distribution') or 'another package'} {facts['version'] or ''})".replace(
             " )", ")"

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mhcdoctor.facts import Facts
+from mhcdoctor.facts import Facts, rules_view
 
 HOME = "/home/zed.planted"
 USER = "zed.planted"
@@ -33,13 +33,17 @@ def _model(name: str, hidden: int, paths: dict[str, str], findings: list[dict[st
     }
     return {
         "model": {"name": name, "hidden_size": hidden, "hc_mult": 4},
-        "facts": {
-            "platform": "rocm",
-            "arch": "gfx942",
-            "aiter": {"version": "0.1.13", "sqrsum_fix": "absent"},
-            "tilelang": {"version": "0.1.9"},
-            "vllm": {"version": "0.25.0"},
-        },
+        "facts": rules_view(  # as explain/1 writes it: every member its RulesFactsDocument declares
+            Facts.from_dict(
+                {
+                    "platform": "rocm",
+                    "arch": "gfx942",
+                    "aiter": {"version": "0.1.13", "sqrsum_fix": "absent"},
+                    "tilelang": {"version": "0.1.9"},
+                }
+            ),
+            {"version": "0.25.0", "build": "rocm", "platform": "rocm", "runs_here": True, "blocked_by": []},
+        ),
         "rules": "vllm-0.25-0.28",
         "rules_note": None,
         "ops": ops,
