@@ -98,7 +98,10 @@ def _validated(document: object, label: str, uses: frozenset[str] | None = None)
     # said nothing: no data, no evidence); then the one checker. A member with no empty value (a Literal) may still
     # be absent, except a probe's: each probe entry must then have all of its members.
     namespace = {"VerifyDocument": VerifyDocument}
-    document = fill_absent(document, CheckDocument, namespace)
+    try:
+        document = fill_absent(document, CheckDocument, namespace)
+    except TooManyValues as exc:
+        raise InputError(f"report {label} {exc}; is it the right file?") from None
     wrong = mismatch(document, CheckDocument, "report", namespace, complete=(ProbeDocument,))
     if not _fits(document, wrong):
         raise InputError(f"report {label}: {cut(str(wrong).removeprefix('report.'), 300)}")

@@ -290,34 +290,51 @@ def _typed_dict(hint: object, namespace: dict[str, object], complete: bool | tup
     return check
 
 
-def fill_absent(value: object, hint: object, namespace: Mapping[str, object] | None = None) -> object:
+def fill_absent(
+    value: object, hint: object, namespace: Mapping[str, object] | None = None, max_values: int = MAX_VALUES
+) -> object:
     """`value`, checked by `mismatch` against `hint`, with every TypedDict member it lacks filled in, at every level:
     None where the member's type admits it, else its empty value ([] for a list, {} for an object, "" for a string,
     0 for a number, False for a bool, a TypedDict's own members filled likewise); a member with no empty value (a
-    Literal) stays absent, so `mismatch(..., complete=True)` names it. Present members are kept as they are."""
-    return _fill(value, hint, dict(namespace or {}))
+    Literal) stays absent, so `mismatch(..., complete=True)` names it. Present members are kept as they are.
+
+    What is filled in counts against `max_values` (TooManyValues past it): a report of many empty objects (60,000
+    `{}` models) would otherwise grow a hundredfold here, past the bound parse_json holds."""
+    return _fill(value, hint, dict(namespace or {}), [max_values])
 
 
-def _fill(value: object, hint: object, namespace: dict[str, object]) -> object:
+def _fill(value: object, hint: object, namespace: dict[str, object], budget: list[int]) -> object:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if typing.is_typeddict(hint) and isinstance(value, dict):
         filled = dict(value)
         for key, member in _hints(hint, namespace).items():
             if key in filled:
-                filled[key] = _fill(filled[key], member, namespace)
+                filled[key] = _fill(filled[key], member, namespace, budget)
             elif (empty := _empty(member, namespace)) is not _NO_EMPTY:
+                budget[0] -= _values(empty)
+                if budget[0] < 0:
+                    raise TooManyValues("would hold too many values once the members it lacks are filled in")
                 filled[key] = empty
         return filled
     if origin in (typing.Union, types.UnionType):
         for arg in args:  # the option the value fits, as mismatch found it
             if _checker(arg, namespace, False)(value) is None:
-                return _fill(value, arg, namespace)
+                return _fill(value, arg, namespace, budget)
         return value
     if origin in (list, Sequence) and isinstance(value, list):
-        return [_fill(item, args[0], namespace) for item in value]
+        return [_fill(item, args[0], namespace, budget) for item in value]
     if origin in (dict, Mapping) and isinstance(value, dict):
-        return {key: _fill(item, args[1], namespace) for key, item in value.items()}
+        return {key: _fill(item, args[1], namespace, budget) for key, item in value.items()}
     return value
+
+
+def _values(value: object) -> int:
+    """How many JSON values `value` holds (itself included)."""
+    if isinstance(value, dict):
+        return 1 + sum(_values(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_values(v) for v in value)
+    return 1
 
 
 _NO_EMPTY = object()
@@ -334,5 +351,5 @@ def _empty(hint: object, namespace: dict[str, object]) -> object:
     if origin in (dict, Mapping):
         return {}
     if typing.is_typeddict(hint):
-        return _fill({}, hint, namespace)
+        return _fill({}, hint, namespace, [MAX_VALUES])
     return _EMPTY.get(hint, _NO_EMPTY)

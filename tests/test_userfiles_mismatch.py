@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Literal, TypedDict
 
-from mhcdoctor.userfiles import fill_absent, mismatch
+import pytest
+
+from mhcdoctor.userfiles import TooManyValues, fill_absent, mismatch
 
 
 class Inner(TypedDict):
@@ -52,3 +54,15 @@ def test_fill_absent_gives_each_absent_member_none_or_its_empty_value_and_keeps_
         "flags": {},
     }
     assert mismatch(filled, Outer, "doc", complete=True) == "doc.items[1]: no kind"
+
+
+def test_fill_absent_refuses_to_grow_many_empty_objects_past_the_value_bound() -> None:
+    """Each `{}` item gains a member when filled in: past `max_values` added, it is refused, not grown."""
+    with pytest.raises(TooManyValues):
+        fill_absent({"items": [{} for _ in range(60_000)]}, Outer, max_values=50_000)
+    assert fill_absent({"items": [{} for _ in range(10)]}, Outer, max_values=50_000) == {
+        "items": [{"size": None}] * 10,
+        "name": "",
+        "count": 0,
+        "flags": {},
+    }

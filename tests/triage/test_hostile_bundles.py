@@ -164,6 +164,16 @@ def test_the_most_values_a_report_may_hold_are_checked_in_seconds(tmp_path, memb
     assert seconds < SECONDS and peak_mib < PEAK_MIB * 2, (seconds, peak_mib)
 
 
+@pytest.mark.parametrize("member", ["models", "findings"])
+def test_empty_objects_that_would_grow_when_filled_in_are_refused_by_diff(tmp_path, member):
+    """99,000 `{}` pass the parse bound; filling in the members each lacks (as an older report's are) would add a
+    hundred values to each: diff reads the whole report and refuses it instead of growing it (10 s and 300 MiB)."""
+    bundle = _bundle(tmp_path, _with(_report(**{member: "M"}), "M", b"[" + b"{}," * 99_000 + b"{}]"))
+    done, seconds, peak_mib = _run(tmp_path, "diff", str(bundle), str(bundle))
+    assert done.returncode == 2 and "too many values once the members it lacks are filled in" in done.stderr
+    assert seconds < SECONDS and peak_mib < PEAK_MIB, (seconds, peak_mib)
+
+
 def test_diff_of_thousands_of_differences_is_linear(tmp_path):
     """Two 870 KiB reports differing in 30,000 variables: 36 s before (each difference searched for in a list)."""
     a = write_json(tmp_path / "a.json", _report(env={f"VLLM_X{i}": "a" for i in range(30_000)}))
