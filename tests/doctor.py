@@ -139,6 +139,13 @@ def on_terminal(*args: str, env: Mapping[str, str], cwd: Path | str | None = Non
     cmd = [sys.executable, "-m", "mhcdoctor", *args]
     proc = subprocess.Popen(cmd, stdout=follower, stderr=subprocess.DEVNULL, env=environ, cwd=cwd)
     os.close(follower)  # read while it writes: a full terminal buffer must not block it
+    shown = read_terminal(leader)
+    proc.wait(timeout=timeout)
+    return shown.decode("utf-8", "replace")
+
+
+def read_terminal(leader: int) -> bytes:
+    """Everything written to a pty until its last writer closes it (then Linux raises EIO), and the pty closed."""
     chunks = []
     while True:
         try:
@@ -149,5 +156,4 @@ def on_terminal(*args: str, env: Mapping[str, str], cwd: Path | str | None = Non
             break
         chunks.append(data)
     os.close(leader)
-    proc.wait(timeout=timeout)
-    return b"".join(chunks).decode("utf-8", "replace")
+    return b"".join(chunks)

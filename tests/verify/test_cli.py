@@ -310,18 +310,8 @@ def test_each_case_is_progress_on_stderr_and_a_terminal_gets_a_bar_never_stdout(
     env = {**os.environ, "TERM": "xterm", "PYTHONPATH": str(HERE.parents[1])}
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=follower, env=env, cwd=tmp_path)
     os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(leader)
+    terminal = doctor.read_terminal(leader).decode()
     stdout, _ = proc.communicate(timeout=120)
-    terminal = b"".join(chunks).decode()
     assert json.loads(stdout)["verdict"] == "ok"  # stdout: the one JSON document, nothing else
     assert "\r\x1b[Kmhcdoctor verify: [" in terminal
     assert "torch on cpu: hc_head at 7 tokens (8 of 8)" in terminal
