@@ -7,7 +7,14 @@ what is printed is redacted as `mhcdoctor report` redacts (home as ~, user and h
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import stat
 import sys
+import threading
+import time
+from collections.abc import Iterator
 
 import click
 
@@ -17,7 +24,8 @@ from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.log_view import render_markdown, render_text
 from mhcdoctor.render.term import Style
 from mhcdoctor.reportfile import load_report
-from mhcdoctor.vllmlog import compare, identity_in, read_log
+from mhcdoctor.vllmlog import Scan, Source, analyse, compare, identity_in, read_log
+from mhcdoctor.vllmlog.stream import FIFO_WAIT
 
 EXAMPLES = """\b
 Examples:
@@ -25,6 +33,8 @@ Examples:
   kubectl logs pod/vllm-0 | mhcdoctor log -   from stdin
   mhcdoctor log vllm.log.gz --markdown        for a GitHub issue
   mhcdoctor log vllm.log --from report.json   the check's prediction against what the log shows
+  kubectl logs -f pod/vllm-0 | mhcdoctor log --follow -
+                                              errors and findings as they appear; all of it at the end or Ctrl-C
 \b
 What each line means: docs/log.md."""
 
@@ -44,16 +54,30 @@ What each line means: docs/log.md."""
     is_flag=True,
     help="Show home paths, user and host names as they are (secrets and GPU UUIDs stay masked).",
 )
+@click.option(
+    "--follow",
+    is_flag=True,
+    help="Read a live log: print each error and finding on stderr as it appears, wait at a file's end for more, and "
+    "print the whole report at the end or on Ctrl-C. A pipe into a terminal gets the live lines without it.",
+)
 @json_option
 @fail_on_option
 def command(
-    path: str, from_path: str | None, as_markdown: bool, no_redact: bool, as_json: bool, fail_on: str | None
+    path: str,
+    from_path: str | None,
+    as_markdown: bool,
+    no_redact: bool,
+    follow: bool,
+    as_json: bool,
+    fail_on: str | None,
 ) -> int:
     """Which mHC path vLLM took, read from its server log (plain, gzip, or - for stdin)."""
     if as_json and as_markdown:
         raise click.UsageError("--json and --markdown are two views; give one")
     report = load_report(from_path) if from_path is not None else None
-    document = read_log(path)
+    live = _Live(Identity.of_this_machine(), no_redact) if follow or _live_pipe(path) else None
+    with _interruptible():
+        document = read_log(path, follow, live.progress if live else None, None if follow else FIFO_WAIT)
     if report is not None:
         document = compare(document, report, "stdin" if from_path == "-" else str(from_path))
     identity = identity_in(document, Identity.of_this_machine())
@@ -65,3 +89,53 @@ def command(
     else:
         click.echo(render_text(shared, Style.for_stream(sys.stdout)), nl=False)
     return exit_code(shared["verdict"], fail_on)
+
+
+def _live_pipe(path: str) -> bool:
+    """stdin is a pipe (kubectl logs -f, tail -f) and a person watches stderr: show what appears as it appears."""
+    if path != "-" or sys.stdin is None or not sys.stderr.isatty():
+        return False
+    try:
+        return stat.S_ISFIFO(os.fstat(sys.stdin.fileno()).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C ends the reading, not the doctor: `log` starts no child, so what was read is still reported (the
+    doctor's own handler, which stops everything at once, is put back after)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class _Live:
+    """Each new error, engine death and finding, one line on stderr as the log shows it (redacted as the report)."""
+
+    INTERVAL = 0.5  # seconds between two looks at what the scan holds: a fast pipe is not analysed per block
+
+    def __init__(self, identity: Identity, no_redact: bool) -> None:
+        self._identity, self._no_redact = identity, no_redact
+        self._shown: set[str] = set()
+        self._last = 0.0
+
+    def progress(self, scan: Scan, source: Source) -> None:
+        now = time.monotonic()
+        if now - self._last < self.INTERVAL:
+            return
+        self._last = now
+        document = analyse(scan, source)
+        shared, _ = redact(document, identity_in(document, self._identity), identities=not self._no_redact)
+        lines = [f"line {f['line']}  {f['process']}: {f['text']}" for f in shared["fatal"]]
+        lines += [f"line {k['line']}  {k['process']}: {k['text']}" for k in shared["engine_death"]]
+        lines += [f"{f['severity']} {f['id']}: {f['title']}" for f in shared["findings"]]
+        for line in lines:
+            if line not in self._shown:
+                self._shown.add(line)
+                click.echo(f"mhcdoctor log: {line}", err=True)

@@ -19,6 +19,7 @@ class SourceDocument(TypedDict):
     long_lines: int  # longer than stream.MAX_LINE: read as their head
     ended_early: str | None  # why reading stopped before the end (a gzip stream cut short)
     recognised: int  # lines that matched a known format string
+    vllm_line: int | None  # the first line in vLLM's own format (its process prefix or its header), if any
 
 
 class FoundDocument(TypedDict):
@@ -51,6 +52,7 @@ class PhasesDocument(TypedDict):
     mhc_warmup_seconds: FoundDocument
     jit_warmup_seconds: FoundDocument  # "JIT kernel warmup finished in ..." (0.30+)
     jit_monitor: list[int]  # "Kernel JIT monitor activated" per worker (0.26+): warmup over
+    startup_line: FoundDocument  # the first line vLLM writes only while starting (KV-cache size, CUDA-graph memory)
 
 
 class LineDocument(TypedDict):
@@ -117,6 +119,7 @@ class FatalDocument(TypedDict):
     text: str
     finding: str | None
     context: list[LineDocument]  # the traceback frames the same process printed before it
+    op: str | None  # the mHC op on the failing stack (torch.ops.vllm.<op>, an op's frame) or that the error names
 
 
 class LogFindingDocument(TypedDict):

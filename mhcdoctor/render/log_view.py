@@ -31,7 +31,8 @@ def render_text(doc: LogDocument, style: Style) -> str:
     out += ["", style.bold("mHC path per op, as the log shows it")]
     out += _table(doc)
     out += ["", style.bold("Proof")]
-    out += [f"  line {e['line']}  {e['process']}: {e['text']}" for e in doc["evidence"][:24]] or ["  (none)"]
+    evidence = sorted(doc["evidence"], key=lambda e: e["line"])
+    out += [f"  line {e['line']}  {e['process']}: {e['text']}" for e in evidence[:24]] or ["  (none)"]
     if len(doc["evidence"]) > 24:
         out.append(f"  … {len(doc['evidence']) - 24} more in --json")
     if doc["unknowns"]:
@@ -43,6 +44,7 @@ def render_text(doc: LogDocument, style: Style) -> str:
         out += ["", style.bold("Errors")]
         for fatal in doc["fatal"][:5]:
             known = f"  → {fatal['finding']}" if fatal["finding"] else "  (no known mHC cause)"
+            known += f" (failing op: {OP_LABEL.get(fatal['op'], fatal['op'])})" if fatal["op"] else ""
             out.append(f"  line {fatal['line']}  {fatal['process']}: {fatal['text']}{known}")
             out += [f"      line {k['line']}: {k['text']}" for k in fatal["context"][-6:]]
         out += [f"  line {k['line']}  {k['process']}: {k['text']}" for k in doc["engine_death"]]
@@ -76,7 +78,7 @@ def render_markdown(doc: LogDocument) -> str:
     ]
     if doc["unknowns"]:
         out += ["", "**What the log cannot tell**", ""] + [f"- {prose(note)}" for note in doc["unknowns"]]
-    out += ["", "**Kernel compiles**", ""] + [f"- {prose(line.strip())}" for line in _compiles(doc, Style())]
+    out += ["", "**Kernel compiles**", ""] + [_md_item(line) for line in _compiles(doc, Style())]
     findings = doc["findings"]
     if findings:
         out += ["", "**Findings**", ""]
@@ -92,13 +94,14 @@ def render_markdown(doc: LogDocument) -> str:
         icon = {True: "✅", False: "❌", None: "❔"}
         out += [f"- {icon[row['agrees']]} {prose(row['text'])}" for row in prediction["ops"]]
         out += [f"- note: {prose(note)}" for note in prediction["notes"]]
-    proof = [f"{e['line']:>8}  {e['process']}: {e['text']}" for e in doc["evidence"][:_MAX_PROOF]]
+    rows = {(e["line"], e["process"]): e["text"] for e in doc["evidence"][:_MAX_PROOF]}
+    for fatal in doc["fatal"][:5]:
+        rows.update({(k["line"], k["process"]): k["text"] for k in fatal["context"][-6:]})
+        rows[(fatal["line"], fatal["process"])] = fatal["text"]
+    rows.update({(k["line"], k["process"]): k["text"] for k in doc["engine_death"]})
+    proof = [f"{line:>8}  {process}: {text}" for (line, process), text in sorted(rows.items())]  # in the log's order
     if len(doc["evidence"]) > _MAX_PROOF:
         proof.append(f"… {len(doc['evidence']) - _MAX_PROOF} more in --json")
-    for fatal in doc["fatal"][:5]:
-        proof += [f"{k['line']:>8}  {k['process']}: {k['text']}" for k in fatal["context"][-6:]]
-        proof.append(f"{fatal['line']:>8}  {fatal['process']}: {fatal['text']}")
-    proof += [f"{k['line']:>8}  {k['process']}: {k['text']}" for k in doc["engine_death"]]
     if proof:
         out += [
             "",
@@ -109,6 +112,12 @@ def render_markdown(doc: LogDocument) -> str:
 
 
 # --- parts -------------------------------------------------------------------------------------------------------
+
+
+def _md_item(line: str) -> str:
+    """A text-view line as a Markdown list item, its indent kept as nesting (4 spaces: a sub-item)."""
+    depth = 1 if line.startswith("    ") else 0
+    return "  " * depth + f"- {prose(line.strip())}"
 
 
 def _header(doc: LogDocument) -> list[str]:
@@ -143,7 +152,9 @@ def _header(doc: LogDocument) -> list[str]:
     serving = f"  start-up complete at line {started}" if started else "  no 'Application startup complete.' line"
     if phases["first_request"]:
         serving += f"; first request at line {phases['first_request']}"
-    serving += f"; {phases['requests']:,} request line(s)"
+    serving += f"; {phases['requests']:,} request(s) (POST lines; GET /metrics and /health are not counted)"
+    if phases["startup_line"]["line"] is not None and not started:
+        serving += f"; starting at line {phases['startup_line']['line']} ({phases['startup_line']['value']})"
     if phases["restarts"]:
         serving += f"; started again at line {', '.join(str(n) for n in phases['restarts'])}"
     head.append(serving)

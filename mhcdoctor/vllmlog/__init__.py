@@ -8,25 +8,60 @@ its source) → analyse (pure: the log/1 document) → render (mhcdoctor/render/
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from mhcdoctor.documents.log import LOG_SCHEMA, LogDocument
+from mhcdoctor.errors import InputError
 from mhcdoctor.redact import Identity
 from mhcdoctor.vllmlog.analyse import analyse, compare
-from mhcdoctor.vllmlog.scan import Scanner
-from mhcdoctor.vllmlog.stream import blocks, open_log
+from mhcdoctor.vllmlog.scan import Scan, Scanner
+from mhcdoctor.vllmlog.stream import FIFO_WAIT, Source, blocks, open_log
 
 
-def read_log(path: str) -> LogDocument:
-    """The log/1 document of the log at `path` ("-": stdin; plain or gzip); InputError for what is not a log."""
-    raw, source = open_log(path)
+def read_log(
+    path: str,
+    follow: bool = False,
+    progress: Callable[[Scan, Source], None] | None = None,
+    wait: float | None = FIFO_WAIT,
+) -> LogDocument:
+    """The log/1 document of the log at `path` ("-": stdin; plain or gzip); InputError for what is not a log.
+
+    `progress` is called with the scan so far after each block; `follow` reads a regular file on as it grows. Ctrl-C
+    (KeyboardInterrupt) ends the reading: the document is of what was read, and says so.
+    """
+    raw, source = open_log(path, wait)
     scanner = Scanner()
     try:
-        for block in blocks(raw, source):
+        for block in blocks(raw, source, follow):
             scanner.feed(block)
+            if progress is not None:
+                progress(scanner.scan, source)
+    except KeyboardInterrupt:
+        source.ended_early = f"interrupted (Ctrl-C) after {source.lines:,} lines: this is what was read up to there"
     finally:
         if path != "-":
             raw.close()
-    return analyse(scanner.scan, source)
+    scan = scanner.finish()
+    if scan.vllm_format is None and not (scan.recognised or scan.fatal or scan.engine_death):
+        raise InputError(_no_log_line(source))
+    return analyse(scan, source)
+
+
+def _no_log_line(source: Source) -> str:
+    """Why the input is no vLLM log, in one line (exit 2, whatever --fail-on says: a CI gate must not pass on it)."""
+    label = source.label
+    if not source.bytes_read:
+        return f"log {label} is empty: no vLLM line here (did the command that wrote it, e.g. kubectl logs, fail?)"
+    if source.head.lstrip().startswith(b"{") and b'"schema": "mhcdoctor.' in source.head:
+        return (
+            f"log {label} is an mhcdoctor JSON report, not a log: no vLLM line here (a check --json report goes "
+            "with --from: mhcdoctor log vllm.log --from report.json)"
+        )
+    lines = f"{source.lines:,} line{'s' if source.lines != 1 else ''}"
+    return (
+        f"log {label}: no vLLM line here ({lines}, none written by vLLM, tilelang or aiter): give the output of "
+        "`vllm serve` or of its container"
+    )
 
 
 # A user's home folder in a path the log prints: /home/alice/.cache/..., /Users/alice/...
@@ -57,4 +92,4 @@ def _walk(value: object, users: set[str]) -> None:
             _walk(item, users)
 
 
-__all__ = ["LOG_SCHEMA", "LogDocument", "analyse", "compare", "identity_in", "read_log"]
+__all__ = ["LOG_SCHEMA", "LogDocument", "Scan", "Source", "analyse", "compare", "identity_in", "read_log"]

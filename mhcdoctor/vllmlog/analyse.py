@@ -29,7 +29,7 @@ from mhcdoctor.documents.log import (
 from mhcdoctor.documents.vocabulary import OP_LABEL, OPS, worst_verdict
 from mhcdoctor.vllmlog import formats as F
 from mhcdoctor.vllmlog.findings import text_of
-from mhcdoctor.vllmlog.scan import Compile, Evidence, Found, Kept, Scan
+from mhcdoctor.vllmlog.scan import NO_PROCESS, Compile, Evidence, Fatal, Found, Kept, Scan
 from mhcdoctor.vllmlog.stream import Source
 
 _SEVERITY_VERDICT = {"fail": "fail", "warn": "degraded", "info": "ok"}
@@ -44,7 +44,12 @@ def analyse(scan: Scan, source: Source) -> LogDocument:
     findings = _findings(scan)
     fatal = [
         FatalDocument(
-            line=f.line, process=f.process, text=f.text, finding=f.finding, context=[_line(k) for k in f.context]
+            line=f.line,
+            process=f.process,
+            text=f.text,
+            finding=f.finding,
+            context=[_line(k) for k in f.context],
+            op=f.op,
         )
         for f in scan.fatal
     ]
@@ -58,6 +63,7 @@ def analyse(scan: Scan, source: Source) -> LogDocument:
             "long_lines": source.long_lines,
             "ended_early": source.ended_early,
             "recognised": scan.recognised,
+            "vllm_line": scan.vllm_format,
         },
         versions=_versions(scan),
         phases=_phases(scan),
@@ -169,6 +175,13 @@ def _phases(scan: Scan) -> PhasesDocument:
             scan.jit_warmup_done, "seconds vLLM's JIT warmup took (0.30+)", "no 'JIT kernel warmup finished' line"
         ),
         jit_monitor=[k.line for k in scan.monitor_on],
+        startup_line=FoundDocument(
+            value=scan.startup_line.text if scan.startup_line else None,
+            line=scan.startup_line.line if scan.startup_line else None,
+            note="a line vLLM writes only while it starts: the server was starting here"
+            if scan.startup_line
+            else "no KV-cache or CUDA-graph line (vLLM writes them only while it starts)",
+        ),
     )
 
 
@@ -264,26 +277,38 @@ def _finding(finding_id: str, detail: str, lines: list[int]) -> LogFindingDocume
 
 def _findings(scan: Scan) -> list[LogFindingDocument]:
     found: list[LogFindingDocument] = []
-    by_id: dict[str, list[Kept]] = {}
+    by_id: dict[str, list[Fatal]] = {}
     for fatal in scan.fatal:
         if fatal.finding is not None:
-            by_id.setdefault(fatal.finding, []).append(Kept(fatal.line, fatal.process, fatal.text))
+            by_id.setdefault(fatal.finding, []).append(fatal)
     for finding_id, kept in by_id.items():
         processes = sorted({k.process for k in kept})
         detail = f"{kept[0].text} (line {kept[0].line}"
         detail += f"; {len(processes)} processes)" if len(processes) > 1 else f", {processes[0]})"
+        ops = sorted({k.op for k in kept if k.op}, key=OPS.index)
+        if ops:
+            detail += f"; the failing op: {', '.join(ops)}"
+        if finding_id == "tilelang-pdl-unsupported" and not _rocm_seen(scan):
+            detail += (
+                "; the log itself does not say the GPU is AMD's: PDL is what tilelang's ROCm backend lacks "
+                "(vLLM #42876)"
+            )
         found.append(_finding(finding_id, detail, [k.line for k in kept]))
     serving = _compiles(scan, "serving")
     if serving["count"] or scan.during_inference_count:
         longest = serving["longest"]
-        detail = f"{serving['count']} kernel compile(s) after start-up"
+        if serving["count"]:
+            detail = f"{serving['count']} kernel compile(s) after start-up"
+        else:  # only vLLM's monitor saw them: tilelang's own lines were filtered out or not logged
+            detail = "no tilelang compile line after start-up"
         if serving["timed"]:
             detail += f", {serving['seconds']:.0f} s of compiling in all (summed over processes)"
         if scan.during_inference_count:
             first = scan.during_inference[0]
             detail += (
-                f"; vLLM's JIT monitor reported {scan.during_inference_count} compile(s) during inference, the "
-                f"first at line {first.line} ({first.process})"
+                f"{'; ' if serving['count'] else ', but '}vLLM's JIT monitor reported "
+                f"{scan.during_inference_count} compile(s) during inference, the first at line {first.line} "
+                f"({first.process})"
             )
         if longest is not None:
             detail += (
@@ -308,6 +333,12 @@ def _findings(scan: Scan) -> list[LogFindingDocument]:
     return sorted(found, key=lambda f: order.get(f["severity"], 3))
 
 
+def _rocm_seen(scan: Scan) -> bool:
+    """The log shows an AMD GPU: ROCm as the platform, or aiter at work (it runs on ROCm only)."""
+    platform = scan.platform.value.lower() if scan.platform else ""
+    return "rocm" in platform or any(e.path == "aiter" for e in scan.evidence)
+
+
 def _verdict(document: LogDocument) -> str:
     """fail: a fail finding, or the engine died; degraded: a warning, an error no finding explains, or a
     prediction the log contradicts."""
@@ -326,10 +357,15 @@ def _verdict(document: LogDocument) -> str:
 
 def _unknowns(scan: Scan, document: LogDocument) -> list[str]:
     notes: list[str] = []
-    if not scan.recognised:
+    if scan.vllm_format is None:
         notes.append(
-            "no line of this input is one mhcdoctor knows from vLLM, tilelang or aiter: is it a vLLM server log "
-            "(the output of `vllm serve`, or of its container)?"
+            "no line of this input is in vLLM's own format (its '(Worker_TP0 pid=N)' prefix or its 'INFO 07-06 "
+            "16:03:24 [file.py:N]' header): it may come from another server (SGLang) or have lost them in the copy"
+        )
+    for kept in scan.unfinished:
+        notes.append(
+            f"line {kept.line} ({kept.process}): a traceback through {OP_LABEL.get(kept.text, kept.text)} whose "
+            "error line is not in the log (the excerpt ends before it): that op failed, the log does not say why"
         )
     if scan.architecture is not None and not scan.architecture.value.startswith("DeepseekV4"):
         notes.append(
@@ -351,7 +387,7 @@ def _unknowns(scan: Scan, document: LogDocument) -> list[str]:
             f"{', '.join(shared)}: only a kernel or module shared with another op was seen, so the log shows that one "
             "of them took that path, not which"
         )
-    if any(e.process == "(no process prefix)" for e in scan.evidence):
+    if any(e.process == NO_PROCESS for e in scan.evidence):
         notes.append(
             "some lines of evidence carry no process prefix (vLLM 0.31+ prefixes only its own log records, not "
             "tilelang's or aiter's; an excerpt may have lost it): they are counted under '(no process prefix)'"
@@ -486,6 +522,15 @@ def _version_notes(document: LogDocument, report: CheckDocument) -> list[str]:
     if vllm_report and vllm_log and vllm_report != vllm_log:
         notes.append(
             f"the report is of vLLM {vllm_report}, the log of vLLM {vllm_log}: the prediction is for another install"
+        )
+    elif not vllm_report:
+        notes.append(
+            "the report names no vLLM (none was found where check ran): its prediction may be for another install "
+            f"than the log's{f' (vLLM {vllm_log})' if vllm_log else ''}"
+        )
+    elif not vllm_log:
+        notes.append(
+            f"the log names no vLLM version (no banner), so it cannot be set against the report's vLLM {vllm_report}"
         )
     tilelang_report = facts["tilelang"]["version"]
     releases = document["versions"]["tilelang"]["releases"]

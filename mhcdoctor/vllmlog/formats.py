@@ -38,12 +38,40 @@ KEYWORDS: tuple[tuple[bytes, int, int], ...] = (
     (b"Engine core init", 0, 0),
     (b"WorkerProc ", 0, 0),
     (b"Worker failed with error", 30, 0),
+    # An error is read wherever it is, not only near the keywords above: a frame (and its source line, which may
+    # call torch.ops.vllm.<op>), and every line naming an error or exception, so a traceback longer than any window
+    # keeps its last line and an excerpt that starts after its "Traceback" header still has its error read.
+    (b'File "', 0, 1),
+    (b"torch.ops.vllm.", 0, 0),
+    (b"Error", 0, 0),
+    (b"Exception", 0, 0),
+    (b"Interrupt", 0, 0),
+    (b"error (", 0, 0),  # DeepGEMM's "Assertion error (.../hyperconnection.hpp:56): Unsupported architecture"
+    (b"EngineCore failed to start", 0, 0),
+    (b"died unexpectedly", 0, 0),
+    (b"initialization failed", 0, 0),
+    (b"terminate called", 0, 0),
+    (b"Fatal Python error", 0, 0),
+    # start-up-only lines (STARTUP_ONLY below)
+    (b"GPU KV cache size", 0, 0),
+    (b"Maximum concurrency for", 0, 0),
+    (b"Available KV cache memory", 0, 0),
+    (b"CUDA graph pool memory", 0, 0),
+    (b"Profiling CUDA graph memory", 0, 0),
+    (b"Graph capturing finished", 0, 0),
+    (b"Model loading took", 0, 0),
 )
 # Facts a log states once: looked for until found.
 ONCE: tuple[bytes, ...] = (b"Resolved architecture: ", b"Automatically detected platform")
 # An HTTP request line of uvicorn's access log (uvicorn/config.py LOGGING_CONFIG "access": `%(client_addr)s -
 # "%(request_line)s" %(status_code)s`): counted per chunk, never looked at one by one.
-REQUEST = b'HTTP/1.1" '
+# Only a POST is a request that runs the model: `GET /metrics` (Prometheus), `/health` and `/v1/models` are not.
+REQUEST = b'"POST /'
+# A line of vLLM's own format, looked for once per block until one is found: its process prefix or its header.
+VLLM_LINE = re.compile(
+    rb"(?m)^[^\n]{0,120}?(?:\((?:[A-Za-z][\w\-]{0,64} )?(?:rank=\d+ )?pid=\d+[,)]|"
+    rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[^\]\n]{1,200}:\d+\])"
+)
 
 # --- prefixes, outermost first --------------------------------------------------------------------------------
 # `docker compose logs`: "service  | " (vLLM #41834's excerpt); `kubectl logs --prefix`: "[pod/name/container] ";
@@ -55,6 +83,19 @@ CONTAINER_PREFIX = re.compile(
 # f"({worker_name} pid={pid}) ", cyan on a terminal), so tilelang's and aiter's lines carry it too; from 0.31 only
 # vLLM's own records do (logger.py _FORMAT "(%(vllm_process_name)s pid=%(process)d) "). Older vLLM wrote
 # "(VllmWorker rank=0 pid=N)"; Ray prefixes its workers' lines "(RayWorkerWrapper pid=N, ip=A)" or "(pid=N, ip=A)".
+# What a paste adds before a line: indentation, a Markdown quote, a stray backtick (vLLM #43477's paste).
+LEAD = re.compile(r"^[\s>`]+")
+# A Windows line end shown as text by the editor it was pasted from (vLLM #40778: "...in run^M").
+CARET_M = re.compile(r"(?:\^M)+$")
+# Ray's log deduplication (ray/_private/ray_logging/__init__.py LogDeduplicator): "<line> [repeated 7x across
+# cluster]": the same line was written 7 more times, by other workers (vLLM #40899's excerpt).
+RAY_REPEATED = re.compile(r"\s?\[repeated (?P<n>\d{1,6})x across cluster\]")
+# A line a terminal wrapped continues on the next: one that starts with none of what a line of a log starts with.
+LINE_START = re.compile(
+    r"^(?:\s|[\[(<{`>|]|\d|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b|Traceback|During handling|The above|"
+    r"terminate called|what\(\)|Fatal Python|Current thread|[A-Za-z_][\w.]{0,80}:(?:\s|$)|"
+    r"[A-Za-z0-9][\w.\-]*\s+\|)"
+)
 PROCESS_PREFIX = re.compile(
     r"^\((?:(?P<name>[A-Za-z][\w\-]*(?: [A-Za-z]\w*)?) )?(?:rank=\d+ )?pid=(?P<pid>\d+)(?:, ip=[^)\s]{1,64})?\)\s?"
 )
@@ -97,15 +138,31 @@ DEEPGEMM_DISABLED = re.compile(r"DeepGEMM kernels are disabled: (?P<why>.*)")
 # v1/engine/core.py "EngineCore encountered a fatal error."; v1/engine/utils.py "Engine core initialization failed.
 # See root cause above. Failed core proc(s): ..."; v1/executor/multiproc_executor.py "Worker failed with error
 # '%s'", "WorkerProc failed to start.", "WorkerProc hit an exception."; v1/engine/exceptions.py EngineDeadError.
+# v1/engine/core.py "EngineCore failed to start."; v1/executor/multiproc_executor.py "Worker proc %s died
+# unexpectedly, shutting down executor." and the Exception "WorkerProc initialization failed due to an exception in
+# a background process." (0.20–0.34, read in the 0.25.0 wheel); a C++ abort ("terminate called after throwing",
+# libstdc++) and CPython's "Fatal Python error: Aborted" end the process that writes them.
 ENGINE_DEATH = re.compile(
     r"EngineCore encountered a fatal error|Engine core initialization failed|WorkerProc failed|"
-    r"WorkerProc hit an exception|EngineDeadError|Worker failed with error"
+    r"WorkerProc hit an exception|EngineDeadError|Worker failed with error|EngineCore failed to start|"
+    r"Worker proc \S{1,64} died unexpectedly|WorkerProc initialization failed|terminate called after throwing|"
+    r"Fatal Python error: "
+)
+# Lines vLLM writes only while it starts (0.20–0.34, read in the 0.25.0 wheel): v1/core/kv_cache_utils.py "GPU KV
+# cache size: %s tokens", "Maximum concurrency for %s tokens per request"; v1/worker/gpu_worker.py "Available KV
+# cache memory: %s GiB", "CUDA graph pool memory: ..."; v1/worker/gpu_model_runner.py "Profiling CUDA graph
+# memory: %s", "Graph capturing finished in %.0f secs", "Model loading took %s GiB memory". A compile before one of
+# them (and after no "Application startup complete.") came at start-up.
+STARTUP_ONLY = re.compile(
+    r"GPU KV cache size: |Maximum concurrency for \S+ tokens per request|Available KV cache memory: |"
+    r"CUDA graph pool memory: |Profiling CUDA graph memory: |Graph capturing finished in |Model loading took "
 )
 
 # --- Python tracebacks ------------------------------------------------------------------------------------------
 TRACEBACK = re.compile(r"^Traceback \(most recent call last\):")
 FRAME = re.compile(r'^\s*File "(?P<file>[^"]*)", line (?P<line>\d+), in (?P<func>[\w<>.]+)')
-EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt))(?::\s?(?P<text>.*))?$")
+# The last line of a traceback, or an error a process printed alone ("Exception: WorkerProc initialization failed").
+EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_][\w.:]*)?(?:Error|Exception|Exit|Interrupt))(?::\s?(?P<text>.*))?$")
 
 # --- tilelang ---------------------------------------------------------------------------------------------------
 # tilelang/__init__.py from 0.1.9: "%(asctime)s  [TileLang:%(name)s:%(levelname)s] (%(filename)s:%(lineno)d):
@@ -184,3 +241,23 @@ FRAME_OPS: dict[str, tuple[str, str]] = {
 }
 AITER_OPS_FILE = "aiter/ops/mhc.py"
 AITER_FRAME_OPS = {"mhc_pre": "mhc_pre", "mhc_post": "mhc_post", "mhc_fused_post_pre": "mhc_fused_post_pre"}
+
+# vLLM's custom ops (direct_register_custom_op op_name in layers/mhc.py 0.20–0.21 and kernels/mhc/*.py 0.22–0.34),
+# called as torch.ops.vllm.<name> from a traceback's source line: the op, and the path where the name says it.
+TORCH_OP = re.compile(r"torch\.ops\.vllm\.(?P<name>\w{1,64})")
+TORCH_OPS: dict[str, tuple[str | None, str]] = {
+    "mhc_pre": (None, "mhc_pre"),  # 0.20–0.21: one op, the path chosen inside it
+    "mhc_post": (None, "mhc_post"),
+    "mhc_pre_aiter": ("aiter", "mhc_pre"),
+    "mhc_pre_delayed_aiter": ("aiter", "mhc_pre"),
+    "mhc_post_aiter": ("aiter", "mhc_post"),
+    "mhc_fused_post_pre_aiter": ("aiter", "mhc_fused_post_pre"),
+    "mhc_fused_post_pre_delayed_rms_norm_aiter": ("aiter", "mhc_fused_post_pre"),
+    "mhc_pre_tilelang": ("tilelang", "mhc_pre"),
+    "mhc_pre_delayed_tilelang": ("tilelang", "mhc_pre"),
+    "mhc_post_tilelang": ("tilelang", "mhc_post"),
+    "mhc_fused_post_pre_tilelang": ("tilelang", "mhc_fused_post_pre"),
+    "mhc_fused_post_pre_delayed_tilelang": ("tilelang", "mhc_fused_post_pre"),
+    "hc_head_fused_kernel_tilelang": ("tilelang", "hc_head"),
+    "hc_head_triton": ("triton", "hc_head"),
+}

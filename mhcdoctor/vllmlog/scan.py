@@ -9,7 +9,7 @@ ANSI codes, container and vLLM process prefixes, and matched against the format 
 from __future__ import annotations
 
 import re
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -21,7 +21,9 @@ KEEP_CHARS = 400  # a kept line's text, cut at a word boundary (a token is never
 KEEP_PER_KIND = 3  # examples kept per (process, op, path); the rest are counted
 MAX_PROCESSES = 256  # processes tracked by name; more are counted together
 MAX_EVENTS = 400  # JIT compile events kept in full
-MAX_KERNELS = 256  # kernels per process whose open compiles are tracked (for their time)
+MAX_KERNELS = 256  # kernels counted by name; more are counted in the totals only
+MAX_OPEN = 512  # compiles begun and not yet completed, over all processes and kernels (the oldest is dropped)
+MAX_WRAP = 3  # lines a terminal's wrap may have split one log line into, after the first
 MAX_FATAL = 20
 CONTEXT_LINES = 12  # lines kept before a fatal line (its traceback)
 TAIL_LINES = 30  # lines before a known error that may hold its frames, kept from the previous block
@@ -66,6 +68,7 @@ class Fatal:
     text: str
     finding: str | None
     context: list[Kept]
+    op: str | None = None  # the mHC op on the failing stack, or the one the error names
 
 
 @dataclass
@@ -73,7 +76,7 @@ class ProcessState:
     pid: int | None
     frames: deque[Kept] = field(default_factory=lambda: deque(maxlen=40))  # the current traceback's frames
     serving_from: int | None = None  # line of its "Kernel JIT monitor activated"
-    open_compiles: dict[str, deque[tuple[Compile, datetime | None]]] = field(default_factory=dict)
+    op: Kept | None = None  # the mHC op the current traceback runs through (torch.ops.vllm.<op>, an op's frame)
 
 
 @dataclass
@@ -101,6 +104,9 @@ class Scan:
     last_restart: int = 0  # line of the latest banner after a start-up
     first_request: int | None = None
     requests: int = 0
+    startup_line: Kept | None = None  # the first line vLLM writes only while it starts (formats.STARTUP_ONLY)
+    vllm_format: int | None = None  # the first line in vLLM's own format (its process prefix or its header)
+    unfinished: list[Kept] = field(default_factory=list)  # tracebacks through an mHC op whose error is not in the log
     warmup_start: Kept | None = None
     warmup_done: Found | None = None
     jit_warmup_done: Found | None = None
@@ -131,7 +137,8 @@ class Scan:
             return "serving"
         if process == NO_PROCESS and self.monitor_on and self._all_workers_warm():
             return "serving"  # a bare line (0.31+) once every worker has said its warmup is over
-        return "startup" if self.vllm is not None or self.architecture is not None else "unknown"
+        started = self.vllm is not None or self.architecture is not None or self.startup_line is not None
+        return "startup" if started else "unknown"
 
     def _all_workers_warm(self) -> bool:
         workers = [s for name, s in self.processes.items() if name.startswith("Worker")]
@@ -155,6 +162,14 @@ class Scanner:
         self._tail: list[tuple[int, bytes]] = []  # the last lines of the previous block not read
         self._once = F.ONCE
         self._log_more: tuple[int, int] | None = None  # (line, pid) of an AITER_LOG_MORE header
+        # compiles begun and not completed, by (process, kernel): a "completes" line closes the newest "begins" of
+        # its kernel in its process, never another's; one whose "completes" never came is replaced or dropped
+        self._open: OrderedDict[tuple[str, str], tuple[Compile, datetime | None]] = OrderedDict()
+
+    @property
+    def open_compiles(self) -> int:
+        """Compiles begun and not yet completed that are tracked (at most MAX_OPEN, whatever the log holds)."""
+        return len(self._open)
 
     def feed(self, block: bytes) -> None:
         """Classify the interesting lines of one block of whole lines, in order."""
@@ -178,26 +193,50 @@ class Scanner:
                 i = block.find(keyword, end + 1)
         for number, raw in self._tail[len(self._tail) - need_tail :] if need_tail else ():
             self._line(raw, number)  # the previous block's last lines: a traceback's frames before its error
-        number, at = self._lines_before, 0
+        number, at, joined_to = self._lines_before, 0, -1
         for start in sorted(starts):
             number += block.count(b"\n", at, start)
             at = start
+            if start <= joined_to:
+                continue  # the rest of a line a terminal wrapped, read with its head
             end = block.find(b"\n", start)
-            self._line(block[start:end], number + 1)
+            raw, joined_to = _unwrap(block, start, end)
+            self._line(raw, number + 1)
+        if self.scan.vllm_format is None:
+            m = F.VLLM_LINE.search(block)
+            if m is not None:
+                self.scan.vllm_format = self._lines_before + block.count(b"\n", 0, m.start()) + 1
         self._requests(block)
         self._lines_before += block.count(b"\n")
         self._tail = self._unread_tail(block, starts)
         found = (self.scan.architecture, self.scan.platform)
         self._once = tuple(k for k, seen in zip(F.ONCE, found, strict=True) if seen is None)
 
+    def finish(self) -> Scan:
+        """The scan, once the log has ended: a traceback through an mHC op whose error line never came is said."""
+        scan = self.scan
+        for name, state in scan.processes.items():
+            if state.op is None or not state.frames or len(scan.unfinished) >= KEEP_PER_KIND:
+                continue
+            scan.unfinished.append(state.op)
+            if len(scan.fatal) < MAX_FATAL:  # an error the log shows began, and no finding explains
+                last = state.frames[-1]
+                text = f"{last.text} [the traceback ends here: its error line is not in the log]"
+                scan.fatal.append(
+                    Fatal(last.line, name, text, None, list(state.frames)[-CONTEXT_LINES:-1], state.op.text)
+                )
+        return scan
+
     def _unread_tail(self, block: bytes, read: set[int]) -> list[tuple[int, bytes]]:
-        """The last TAIL_LINES lines of `block` not read yet, with their numbers (the block ends with a newline)."""
+        """The last TAIL_LINES lines of `block` after the last line read, with their numbers (the block ends with a
+        newline): read later, in order, where the next block's first lines need what came before them."""
         starts = _lines_before(block, len(block), TAIL_LINES)[::-1]
         first = self._lines_before - len(starts) + 1
+        last_read = max(read, default=-1)
         return [
             (first + k, block[start : block.find(b"\n", start)])
             for k, start in enumerate(starts)
-            if start not in read and len(block) - start <= 1 << 16
+            if start > last_read and len(block) - start <= 1 << 16
         ]
 
     def _requests(self, block: bytes) -> None:
@@ -217,25 +256,38 @@ class Scanner:
     # --- one line -----------------------------------------------------------------------------------------
     def _line(self, raw: bytes, number: int) -> None:
         text = F.ANSI.sub("", raw[:MATCH_BYTES].decode("utf-8", "replace")).rstrip("\r")
+        text = F.CARET_M.sub("", text)
+        lead = F.LEAD.match(text)
+        if lead is not None and F.FRAME.match(text) is None:
+            text = text[lead.end() :]  # indented or quoted; a frame keeps its indent (FRAME allows it)
         for _ in range(2):
             m = F.CONTAINER_PREFIX.match(text)
             if m is None:
                 break
             text = text[m.end() :]
-        process, pid = NO_PROCESS, None
-        m = F.PROCESS_PREFIX.match(text)
-        if m is not None:
-            pid = int(m.group("pid"))
+        process, pid, vllm = NO_PROCESS, None, False
+        for _ in range(3):  # Ray nests them, "(EngineCore pid=1) (RayWorkerWrapper pid=2) ": the last is the writer
+            m = F.PROCESS_PREFIX.match(text)
+            if m is None:
+                break
+            pid, vllm = int(m.group("pid")), True
             process = f"{m.group('name')} pid={pid}" if m.group("name") else f"pid={pid}"
             text = text[m.end() :]
         header = F.VLLM_HEADER.match(text)
         if header is not None:
-            text = text[header.end() :]
-        if m is None and self._log_more is not None and self._log_more[0] == number - 1:
+            text, vllm = text[header.end() :], True
+        if vllm and self.scan.vllm_format is None:
+            self.scan.vllm_format = number
+        repeat = 0
+        ray = F.RAY_REPEATED.search(text)
+        if ray is not None:
+            repeat = int(ray.group("n"))
+            text = text[: ray.start()] + text[ray.end() :]
+        if pid is None and self._log_more is not None and self._log_more[0] == number - 1:
             pid = self._log_more[1]
             process = self.scan.pids.get(pid, f"pid={pid}")
         process = self._process(process, pid)
-        if self._classify(text, number, process):
+        if self._classify(text, number, process, repeat):
             self.scan.recognised += 1
 
     def _process(self, name: str, pid: int | None) -> str:
@@ -250,10 +302,10 @@ class Scanner:
                 scan.pids.setdefault(pid, name)
         return name
 
-    def _classify(self, text: str, number: int, process: str) -> bool:
+    def _classify(self, text: str, number: int, process: str, repeat: int = 0) -> bool:
         scan = self.scan
         stripped = text.strip()
-        if "TileLang" in text and self._tilelang(text, number, process):
+        if "TileLang" in text and self._tilelang(text, number, process, repeat):
             return True
         if "module_mhc" in text and self._aiter(text, number, process):
             return True
@@ -266,17 +318,23 @@ class Scanner:
             self._frame(m, stripped, number, process)
             return True
         if F.TRACEBACK.match(stripped):
-            scan.processes[process].frames.clear()
+            state = scan.processes[process]
+            state.frames.clear()
+            state.op = None
             return True
         recognised = self._vllm(text, number, process)
         if self._fatal(text, stripped, number, process):
             return True
-        frames = scan.processes[process].frames
-        if not recognised and frames and stripped:
-            frames.append(Kept(number, process, keep(stripped)))  # a traceback's source line, kept as its context
+        state = scan.processes[process]
+        if not recognised and stripped and "torch.ops.vllm." in stripped:
+            self._torch_op(stripped, number, process)
+            state.frames.append(Kept(number, process, keep(stripped)))
+            return True
+        if not recognised and state.frames and stripped:
+            state.frames.append(Kept(number, process, keep(stripped)))  # a traceback's source line, kept as context
         return recognised
 
-    def _tilelang(self, text: str, number: int, process: str) -> bool:
+    def _tilelang(self, text: str, number: int, process: str, repeat: int) -> bool:
         scan = self.scan
         m = F.TILELANG_COMPILE.search(text)
         if m is not None:
@@ -287,22 +345,28 @@ class Scanner:
                 scan.tilelang_lines.setdefault((m.group("what"), int(lineno)), number)
             kernel = m.group("kernel")
             stamp = _stamp(m.group("ts"))
-            opens = scan.processes[process].open_compiles
+            ops = F.TILELANG_KERNEL_OPS.get(kernel)
             if m.group("what") == "begins":
-                event = self._compile(Compile(number, process, "tilelang", kernel, scan.phase(process)))
-                if kernel in opens or len(opens) < MAX_KERNELS:  # bounded: a hostile log may name millions
-                    opens.setdefault(kernel, deque(maxlen=64)).append((event, stamp))
-                ops = F.TILELANG_KERNEL_OPS.get(kernel)
+                # Ray's "[repeated 7x across cluster]": seven more workers began it too
+                event = self._compile(Compile(number, process, "tilelang", kernel, scan.phase(process)), 1 + repeat)
+                self._begin(process, kernel, event, stamp)
                 if ops:
                     self._evidence(Evidence(number, process, "tilelang", "tilelang-compile", ops, keep(text)))
-            elif opens.get(kernel):
-                event, began = opens[kernel].popleft()
+                return True
+            opened = self._open.pop((process, kernel), None)
+            if opened is not None:
+                event, began = opened
                 if began is not None and stamp is not None:
                     self._compiled(event, (stamp - began).total_seconds())
+            else:
+                # its "begins" is not in the log (an excerpt, a cut): the compile happened, and proves the path
+                self._compile(Compile(number, process, "tilelang", kernel, scan.phase(process)), 1 + repeat)
+                if ops:
+                    self._evidence(Evidence(number, process, "tilelang", "tilelang-compile", ops, keep(text)))
             return True
         m = F.JIT_DURING_INFERENCE.search(text)
         if m is not None:
-            scan.during_inference_count += 1
+            scan.during_inference_count += 1 + repeat
             if len(scan.during_inference) < KEEP_PER_KIND:
                 scan.during_inference.append(Kept(number, process, keep(text)))
             kernel = m.group("kernel")
@@ -320,6 +384,15 @@ class Scanner:
             return True
         return False
 
+    def _begin(self, process: str, kernel: str, event: Compile, stamp: datetime | None) -> None:
+        """A compile began: an earlier "begins" of the same kernel in the same process that never completed stays
+        untimed; at most MAX_OPEN are open at once, whatever the log names."""
+        key = (process, kernel)
+        self._open.pop(key, None)
+        self._open[key] = (event, stamp)
+        if len(self._open) > MAX_OPEN:
+            self._open.popitem(last=False)
+
     def _aiter(self, text: str, number: int, process: str) -> bool:
         scan = self.scan
         m = F.AITER_IMPORT.search(text)
@@ -330,14 +403,14 @@ class Scanner:
         if m is not None:
             process = self._by_pid(m.group("pid"), process)
             event = self._compile(Compile(number, process, "aiter", "module_mhc", scan.phase(process)))
-            scan.processes[process].open_compiles.setdefault("module_mhc", deque(maxlen=64)).append((event, None))
+            self._begin(process, "module_mhc", event, None)
             return True
         m = F.AITER_FINISH.search(text)
         if m is not None:
             process = self._by_pid(m.group("pid"), process)
-            opens = scan.processes[process].open_compiles.get("module_mhc")
-            if opens:
-                self._compiled(opens.popleft()[0], float(m.group("seconds")))
+            opened = self._open.pop((process, "module_mhc"), None)
+            if opened is not None:
+                self._compiled(opened[0], float(m.group("seconds")))
             return True
         if F.AITER_FAILED.search(text):
             # aiter's build failed: an error of its own, aiter-no-compiler where it says hipcc is missing
@@ -366,7 +439,20 @@ class Scanner:
         if found is None and file.endswith(F.AITER_OPS_FILE) and func in F.AITER_FRAME_OPS:
             found = ("aiter", F.AITER_FRAME_OPS[func])
         if found is not None:
+            state.op = Kept(number, process, found[1])
             self._evidence(Evidence(number, process, found[0], "frame", (found[1],), keep(stripped)))
+
+    def _torch_op(self, stripped: str, number: int, process: str) -> None:
+        """A traceback's source line calling torch.ops.vllm.<op>: the op that failed, and its path where the op's
+        name says it (mhc_pre_aiter) — it was running when the error came, so it took that path."""
+        m = F.TORCH_OP.search(stripped)
+        known = F.TORCH_OPS.get(m.group("name")) if m is not None else None
+        if known is None:
+            return
+        path, op = known
+        self.scan.processes[process].op = Kept(number, process, op)
+        if path is not None:
+            self._evidence(Evidence(number, process, path, "op-call", (op,), keep(stripped)))
 
     def _vllm(self, text: str, number: int, process: str) -> bool:
         scan = self.scan
@@ -407,6 +493,10 @@ class Scanner:
         if m is not None:
             scan.jit_warmup_done = scan.jit_warmup_done or Found(m.group("seconds"), number)
             return True
+        m = F.STARTUP_ONLY.search(text)
+        if m is not None:
+            self._startup_only(Kept(number, process, keep(text.strip(), 200)))
+            return True
         m = F.DEEPGEMM_DISABLED.search(text)
         if m is not None:
             if len(scan.deepgemm) < KEEP_PER_KIND:
@@ -430,26 +520,66 @@ class Scanner:
             if len(scan.vllm_others) < KEEP_PER_KIND:
                 scan.vllm_others.append(found)
 
+    def _startup_only(self, line: Kept) -> None:
+        """A line vLLM writes only while starting: the compiles before it in this run (not yet serving) came at
+        start-up, though no banner said a start-up was under way."""
+        scan = self.scan
+        if scan.startup_line is None:
+            scan.startup_line = line
+        if scan.last_startup > scan.last_restart:
+            return  # serving already: a start-up line now belongs to no run this log shows starting
+        for (library, phase), totals in list(scan.compile_totals.items()):
+            if phase == "unknown":
+                into = scan.compile_totals.setdefault((library, "startup"), [0, 0.0])
+                into[0] += totals[0]
+                into[1] += totals[1]
+                del scan.compile_totals[(library, phase)]
+        for (kernel, phase), totals in list(scan.compile_kernels.items()):
+            if phase == "unknown":
+                into = scan.compile_kernels.setdefault((kernel, "startup"), [0, 0.0])
+                into[0] += totals[0]
+                into[1] += totals[1]
+                del scan.compile_kernels[(kernel, phase)]
+        for event in scan.compiles:
+            if event.phase == "unknown":
+                event.phase = "startup"
+        for event, _ in self._open.values():
+            if event.phase == "unknown":
+                event.phase = "startup"
+        longest = scan.compile_longest.pop("unknown", None)
+        if longest is not None:
+            other = scan.compile_longest.get("startup")
+            if other is None or (other.seconds or 0.0) < (longest.seconds or 0.0):
+                scan.compile_longest["startup"] = longest
+
     def _fatal(self, text: str, stripped: str, number: int, process: str) -> bool:
         scan = self.scan
         state = scan.processes[process]
+        op = state.op.text if state.op is not None else None
         for signature in FATAL_SIGNATURES:
             if signature.matches(stripped, state.frames):
                 if len(scan.fatal) < MAX_FATAL:
                     context = list(state.frames)[-CONTEXT_LINES:]
-                    scan.fatal.append(Fatal(number, process, keep(stripped), signature.finding, context))
+                    failing = op or signature.op
+                    scan.fatal.append(Fatal(number, process, keep(stripped), signature.finding, context, failing))
                 state.frames.clear()
+                state.op = None
                 return True
         if F.ENGINE_DEATH.search(text):
             if len(scan.engine_death) < KEEP_PER_KIND:
                 scan.engine_death.append(Kept(number, process, keep(stripped)))
+            if F.EXCEPTION.match(stripped):  # "Exception: WorkerProc initialization failed ...": its traceback ends
+                state.frames.clear()
+                state.op = None
             return True
         m = F.EXCEPTION.match(stripped)
-        if m is not None and state.frames and len(scan.fatal) < MAX_FATAL:
-            # the last line of a traceback: an error no signature knows, kept with its frames
-            context = list(state.frames)[-CONTEXT_LINES:]
-            scan.fatal.append(Fatal(number, process, keep(stripped), None, context))
+        if m is not None:
+            # the last line of a traceback, or an error printed alone: an error no signature knows, with its frames
+            if len(scan.fatal) < MAX_FATAL:
+                context = list(state.frames)[-CONTEXT_LINES:]
+                scan.fatal.append(Fatal(number, process, keep(stripped), None, context, op))
             state.frames.clear()
+            state.op = None
             return True
         return False
 
@@ -462,13 +592,13 @@ class Scanner:
         if count < KEEP_PER_KIND:
             scan.evidence.append(item)
 
-    def _compile(self, event: Compile) -> Compile:
-        """Count a compile that began; the first MAX_EVENTS are kept in full."""
+    def _compile(self, event: Compile, count: int = 1) -> Compile:
+        """Count a compile (`count`: as many processes as Ray says wrote the line); the first MAX_EVENTS are kept."""
         scan = self.scan
-        scan.compile_totals.setdefault((event.library, event.phase), [0, 0.0])[0] += 1
+        scan.compile_totals.setdefault((event.library, event.phase), [0, 0.0])[0] += count
         key = (event.kernel, event.phase)
         if key in scan.compile_kernels or len(scan.compile_kernels) < MAX_KERNELS:
-            scan.compile_kernels.setdefault(key, [0, 0.0])[0] += 1
+            scan.compile_kernels.setdefault(key, [0, 0.0])[0] += count
         if len(scan.compiles) < MAX_EVENTS:
             scan.compiles.append(event)
         return event
@@ -479,7 +609,7 @@ class Scanner:
         if event.seconds is not None:
             return
         event.seconds = max(0.0, seconds)
-        scan.compile_totals[(event.library, event.phase)][1] += event.seconds
+        scan.compile_totals.setdefault((event.library, event.phase), [0, 0.0])[1] += event.seconds
         if (event.kernel, event.phase) in scan.compile_kernels:
             scan.compile_kernels[(event.kernel, event.phase)][1] += event.seconds
         longest = scan.compile_longest.get(event.phase)
@@ -524,3 +654,20 @@ def _nth_newline(block: bytes, n: int) -> int:
         if at < 0:
             return len(block)
     return at + 1
+
+
+def _unwrap(block: bytes, start: int, end: int) -> tuple[bytes, int]:
+    """The line at `start` with up to MAX_WRAP lines a terminal wrapped it into (each starts with nothing a log line
+    starts with), and the offset of the last line joined (`start` when none was)."""
+    line, last = block[start:end], start
+    if end - start < 60 or b"[aiter " in line[:200]:  # AITER_LOG_MORE puts its message on the next line, bare
+        return line, last  # (and a terminal narrower than 60 columns wraps nothing a log writes)
+    for _ in range(MAX_WRAP):
+        following = block.find(b"\n", end + 1)
+        if following < 0 or following == end + 1 or following - end > MATCH_BYTES:
+            break
+        head = F.ANSI.sub("", block[end + 1 : min(following, end + 200)].decode("utf-8", "replace"))
+        if F.LINE_START.match(head):
+            break
+        line, last, end = line.rstrip(b"\r") + block[end + 1 : following], end + 1, following
+    return line, last

@@ -22,6 +22,7 @@ class Signature:
     finding: str
     text: re.Pattern[str]
     frames: re.Pattern[str] | None = None  # also needed on the stack (the line itself counts as part of it)
+    op: str | None = None  # the mHC op that fails, where the text alone names it
 
     def matches(self, line: str, frames: Iterable[_Line]) -> bool:
         if self.text.search(line) is None:
@@ -38,6 +39,17 @@ FATAL_SIGNATURES: tuple[Signature, ...] = (
     # vLLM layers/mhc.py (0.20–0.21), _tilelang_ops.py (0.22), kernels/mhc/tilelang_kernels.py (0.23–0.27),
     # tilelang_utils/__init__.py (0.28+): ImportError "tilelang is required for mhc but is not installed. ..."
     Signature("tilelang-missing", re.compile(r"tilelang is required for mhc but is not installed")),
+    # DeepGEMM's tf32_hc_prenorm_gemm (mhc_pre's prenorm GEMM, vLLM utils/deep_gemm.py) on an arch it has no kernel
+    # for: csrc/apis/hyperconnection.hpp:56 "Unsupported architecture" (DeepGEMM #317: sm90 and sm100 only; vLLM
+    # #40778 on L20, #41027 on A100, #43477 on SM120), whether or not the stack shows tf32_hc_prenorm_gemm.
+    Signature(
+        "deepgemm-prenorm-broken",
+        re.compile(r"hyperconnection\.hpp(?::\d+)?\)?:? ?Unsupported architecture"),
+        op="mhc_pre",
+    ),
+    # A C++ tvm::ffi::Error that nothing caught aborts the process: the tilelang/apache-tvm-ffi pair (tilelang #2367,
+    # vLLM #45169, sglang #34858 print "terminate called after throwing an instance of 'tvm::ffi::Error'").
+    Signature("tilelang-tvm-ffi-mismatch", re.compile(r"throwing an instance of '?tvm::ffi::Error")),
     # apache-tvm-ffi newer than tilelang's bundled TVM: "TypeAttr `__ffi_repr__` is already registered"
     # (tvm::ffi::Error), sglang #34858, ktransformers #2045.
     Signature(
@@ -50,6 +62,7 @@ FATAL_SIGNATURES: tuple[Signature, ...] = (
         "aiter-mhc-pre-invalid-config",
         re.compile(r"invalid configuration argument"),
         frames=re.compile(r"aiter/ops/mhc\.py|mhc_pre_aiter|aiter\.ops\.mhc"),
+        op="mhc_pre",
     ),
     # An aiter without its mHC ops (PyPI's amd-aiter 0.1.7.post2.dev18 has aiter/ops but no ops/mhc.py): vLLM 0.25+
     # selects it by find_spec("aiter") and the call imports aiter.ops.mhc.
@@ -64,5 +77,6 @@ FATAL_SIGNATURES: tuple[Signature, ...] = (
         "deepgemm-prenorm-broken",
         re.compile(r"(?:Error|error|failed|Assertion)"),
         frames=re.compile(r"tf32_hc_prenorm_gemm"),
+        op="mhc_pre",
     ),
 )

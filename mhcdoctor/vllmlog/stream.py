@@ -10,8 +10,10 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import select
 import stat
 import sys
+import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +24,8 @@ from mhcdoctor.errors import InputError
 BLOCK = 1 << 20
 MAX_LINE = 64 << 10  # a longer line keeps its head (MAX_LINE bytes); the rest is skipped to the next newline
 _SAMPLE = 64 << 10
+FIFO_WAIT = 5.0  # seconds a FIFO may go without a writer before that is said (--follow waits for one)
+POLL = 0.5  # seconds between looks at a followed file that has not grown
 # Magic numbers of formats a user may hand in instead of a text log, with the command that reads them.
 _OTHER_FORMATS: tuple[tuple[bytes, str], ...] = (
     (b"\x28\xb5\x2f\xfd", "zstd-compressed; read it with: zstd -dc FILE | mhcdoctor log -"),
@@ -46,32 +50,50 @@ class Source:
     bytes_read: int = 0  # after decompression
     lines: int = 0
     long_lines: int = 0  # lines longer than MAX_LINE, read as their head
-    ended_early: str | None = None  # why reading stopped before the end (a gzip stream cut short)
+    ended_early: str | None = None  # why reading stopped before the end (a gzip stream cut short, Ctrl-C)
+    head: bytes = b""  # the input's first bytes, to say what it is when it is no log
+    regular: bool = False  # a regular file: --follow waits at its end for more
 
 
-def open_log(path: str) -> tuple[BinaryIO, Source]:
-    """The raw byte stream of `path` ("-": stdin) and its Source; InputError for what cannot be opened."""
+def open_log(path: str, wait: float | None = FIFO_WAIT) -> tuple[BinaryIO, Source]:
+    """The raw byte stream of `path` ("-": stdin) and its Source; InputError for what cannot be opened. A FIFO with
+    no writer is waited on `wait` seconds at most (None: as long as it takes), never for ever."""
     if path == "-":
         if sys.stdin is None or sys.stdin.isatty():
             raise InputError("log from stdin (-): stdin is a terminal; pipe the log in, e.g. `... < vllm.log`")
         return sys.stdin.buffer, Source("stdin")
     try:
-        raw = open(path, "rb")  # noqa: SIM115 — returned to the caller, who closes it
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once, writer or not
     except FileNotFoundError:
         raise InputError(f"log not found: {path}") from None
     except IsADirectoryError:
         raise InputError(f"log {path} is a folder, not a file") from None
     except OSError as exc:
         raise InputError(f"cannot read log {path}: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(os.fstat(raw.fileno()).st_mode):
-        raw.close()
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISDIR(mode):
+        os.close(fd)
         raise InputError(f"log {path} is a folder, not a file")
-    return raw, Source(path)
+    if stat.S_ISFIFO(mode) and not select.select([fd], [], [], wait)[0]:
+        os.close(fd)
+        raise InputError(
+            f"log {path} is a FIFO that no process wrote to in {wait:g} s: start its writer first, or pipe the log "
+            "in (WRITER | mhcdoctor log -); --follow waits for it"
+        )
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb"), Source(path, regular=stat.S_ISREG(mode))
 
 
-def blocks(raw: BinaryIO, source: Source) -> Iterator[bytes]:
-    """Blocks of whole lines (each ends with a newline), in order; `source` counts bytes, lines and long lines."""
+def blocks(raw: BinaryIO, source: Source, follow: bool = False) -> Iterator[bytes]:
+    """Blocks of whole lines (each ends with a newline), in order, as soon as they are read (a live pipe's lines
+    come as they are written); `source` counts bytes, lines and long lines. `follow`: a regular file is read on at
+    its end, as it grows, until the reader is interrupted."""
     first = _read(raw, _SAMPLE, source)
+    while 0 < len(first) < 2:  # enough to tell gzip's magic from a first line written one byte at a time
+        more = _read(raw, _SAMPLE, source)
+        if not more:
+            break
+        first += more
     stream: BinaryIO = raw
     head = first
     if first[:2] == b"\x1f\x8b":
@@ -80,8 +102,13 @@ def blocks(raw: BinaryIO, source: Source) -> Iterator[bytes]:
         head = _read(stream, _SAMPLE, source)
     _check_text(head, source.label)
     source.bytes_read = len(head)
+    source.head = head[:512]
     carry, skipping, pending = b"", False, head
-    while pending:
+    while pending or (follow and source.regular and not source.gzip):
+        if not pending:  # a followed file at its end: wait for it to grow
+            time.sleep(POLL)
+            pending = _more(stream, source)
+            continue
         if skipping:
             newline = pending.find(b"\n")
             if newline < 0:
@@ -116,8 +143,10 @@ def _more(stream: BinaryIO, source: Source) -> bytes:
 def _read(stream: BinaryIO, size: int, source: Source) -> bytes:
     """Up to `size` bytes (fewer only at the end); a gzip stream cut short or corrupt ends the input, said so."""
     try:
-        # read1: what gzip has decompressed so far, so a stream cut short still gives all it holds
-        data = stream.read1(size) if isinstance(stream, gzip.GzipFile) else stream.read(size)
+        # read1: what is there now, so a live pipe's lines are read as they come and a gzip stream cut short
+        # still gives all it holds
+        reader = getattr(stream, "read1", stream.read)
+        data = reader(size)
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         where = f"after {source.bytes_read:,} bytes" if source.bytes_read else "at its start"
         if not source.bytes_read and not isinstance(exc, EOFError):
@@ -159,6 +188,6 @@ class _Replay(io.RawIOBase):
             buffer[:n] = self._head[:n]
             self._head = self._head[n:]
             return n
-        data = self._rest.read(len(buffer))
+        data = getattr(self._rest, "read1", self._rest.read)(len(buffer))
         buffer[: len(data)] = data
         return len(data)
