@@ -16,6 +16,7 @@ import re
 # EngineDeadError is read inside the traceback that names it.
 KEYWORDS: tuple[tuple[bytes, int, int], ...] = (
     (b"[TileLang:tilelang.jit.kernel:", 0, 0),
+    (b"to compile kernel `", 0, 0),  # the same lines again: a terminal's wrap may cut one keyword, not both
     (b"TileLang JIT", 0, 0),
     (b"DeepSeek V4 mHC TileLang", 0, 0),
     (b"module_mhc]", 1, 0),

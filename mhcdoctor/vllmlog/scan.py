@@ -179,7 +179,7 @@ class Scanner:
         for keyword, before, after in keywords:
             i = block.find(keyword)
             while i >= 0:
-                start = block.rfind(b"\n", 0, i) + 1
+                start = _wrap_head(block, block.rfind(b"\n", 0, i) + 1)
                 starts.add(start)
                 if before:
                     preceding = _lines_before(block, start, before)
@@ -191,6 +191,10 @@ class Scanner:
                     starts.update(following)
                     self._after = max(self._after, after - len(following))
                 i = block.find(keyword, end + 1)
+        if self.scan.vllm_format is None:  # one search per block until vLLM's own format is seen
+            m = F.VLLM_LINE.search(block)
+            if m is not None:
+                self.scan.vllm_format = self._lines_before + block.count(b"\n", 0, m.start()) + 1
         for number, raw in self._tail[len(self._tail) - need_tail :] if need_tail else ():
             self._line(raw, number)  # the previous block's last lines: a traceback's frames before its error
         number, at, joined_to = self._lines_before, 0, -1
@@ -202,10 +206,6 @@ class Scanner:
             end = block.find(b"\n", start)
             raw, joined_to = _unwrap(block, start, end)
             self._line(raw, number + 1)
-        if self.scan.vllm_format is None:
-            m = F.VLLM_LINE.search(block)
-            if m is not None:
-                self.scan.vllm_format = self._lines_before + block.count(b"\n", 0, m.start()) + 1
         self._requests(block)
         self._lines_before += block.count(b"\n")
         self._tail = self._unread_tail(block, starts)
@@ -654,6 +654,21 @@ def _nth_newline(block: bytes, n: int) -> int:
         if at < 0:
             return len(block)
     return at + 1
+
+
+def _wrap_head(block: bytes, start: int) -> int:
+    """The start of the line a terminal wrapped into the row at `start` (itself where it is no continuation)."""
+    for _ in range(MAX_WRAP):
+        if start == 0:
+            break
+        head = F.ANSI.sub("", block[start : start + 200].split(b"\n", 1)[0].decode("utf-8", "replace"))
+        if not head or F.LINE_START.match(head):
+            break
+        previous = block.rfind(b"\n", 0, start - 1) + 1
+        if start - 1 - previous < 60 or b"[aiter " in block[previous : min(previous + 200, start)]:
+            break
+        start = previous
+    return start
 
 
 def _unwrap(block: bytes, start: int, end: int) -> tuple[bytes, int]:

@@ -74,3 +74,15 @@ def test_a_report_that_is_not_one_is_bad_input(tmp_path):
     (tmp_path / "report.json").write_text('{"schema": "mhcdoctor.explain/1"}')
     done = doctor.run("log", str(tmp_path / "vllm.log"), "--from", str(tmp_path / "report.json"))
     assert done.returncode == 2 and "expected a saved `mhcdoctor check --json`" in done.stderr
+
+
+def test_a_report_that_names_no_vllm_says_so(tmp_path):
+    """A check run where vLLM was not installed predicts for another install than the log's: said, not skipped."""
+    report = rocm_report()
+    report["facts"]["vllm"]["version"] = None
+    server = Server("0.25.0").banner().started()
+    server.worker(0, tilelang("0.1.9", "begins", "hc_head_fuse_tilelang"))
+    _, doc, text = _run(tmp_path, server.text(), report)
+    note = "the report names no vLLM (none was found where check ran): its prediction may be for another install"
+    assert f"{note} than the log's (vLLM 0.25.0)" in doc["prediction"][0]["notes"]
+    assert note in text
