@@ -8,6 +8,8 @@ byte search. `--gzip` also times the same log gzip-compressed.
 
     python bench/log_bench.py                  # 1 GB, 3 runs
     python bench/log_bench.py --size 200 --runs 5 --gzip
+    python bench/log_bench.py --kind dense --size 100 --runs 1      every line matched: the slow path's cost per MB
+    python bench/log_bench.py --kind compiles --size 248 --gzip     issue 33 item 3: begun, never completed
 """
 
 from __future__ import annotations
@@ -66,7 +68,45 @@ def _block(index: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def write_log(path: Path, size_mb: int) -> int:
+def _dense_block(index: int) -> bytes:
+    """About 1 MiB in which every line is one the reader decodes and matches (the worst case for its time): frames,
+    errors, INFO lines that name an error, tilelang compiles of 64 kernels in 8 workers."""
+    lines: list[str] = []
+    when = f"07-06 16:{(index // 60) % 60:02d}:{index % 60:02d}"
+    for i in range(7000):
+        prefix = f"(Worker_TP{i % 8} pid={1000 + i % 8}) ERROR {when} [multiproc_executor.py:962] "
+        kind = i % 5
+        if kind == 0:
+            lines.append(prefix + f'  File "/opt/vllm/v1/worker/gpu_model_runner.py", line {i}, in execute_model')
+        elif kind == 1:
+            lines.append(prefix + f"RuntimeError: CUDA error: an illegal memory access was encountered ({index}-{i})")
+        elif kind == 2:
+            lines.append(f"(APIServer pid=100) INFO {when} [serving.py:1] Error in request {index}-{i}: retried")
+        else:
+            what = "begins" if kind == 3 else "completes"
+            tail = " with `out_idx=None`" if kind == 3 else ""
+            lines.append(
+                f"(Worker_TP{i % 8} pid={1000 + i % 8}) 2026-07-06 16:00:{i % 60:02d}  [TileLang:tilelang.jit.kernel:"
+                f"INFO] (kernel.py:{133 if kind == 3 else 141}): TileLang {what} to compile kernel `k{i % 64}`{tail}"
+            )
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _compiles_block(index: int) -> bytes:
+    """About 1 MiB of tilelang compiles that begin and never complete, each of another kernel, in 256 processes: what
+    the reader keeps for a compile's time must not grow with them (issue 33 item 3)."""
+    lines = [
+        f"(Worker_TP{i % 256} pid={1000 + i % 256}) 2026-07-06 16:00:00  [TileLang:tilelang.jit.kernel:INFO] "
+        f"(kernel.py:133): TileLang begins to compile kernel `k{index}_{i}` with `out_idx=None`"
+        for i in range(7000)
+    ]
+    return ("\n".join(lines) + "\n").encode()
+
+
+KINDS = {"serving": _block, "dense": _dense_block, "compiles": _compiles_block}
+
+
+def write_log(path: Path, size_mb: int, kind: str = "serving") -> int:
     written, index = 0, 0
     with path.open("wb") as out:
         out.write(
@@ -74,7 +114,7 @@ def write_log(path: Path, size_mb: int) -> int:
             b"deepseek-ai/DeepSeek-V4-Pro\n(APIServer pid=100) INFO:     Application startup complete.\n"
         )
         while written < size_mb * 1_000_000:
-            block = _block(index)
+            block = KINDS[kind](index)
             out.write(block)
             written += len(block)
             index += 1
@@ -108,11 +148,18 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1024, help="MB of log to generate (default 1024)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--gzip", action="store_true", help="also time the log gzip-compressed")
+    parser.add_argument(
+        "--kind",
+        choices=sorted(KINDS),
+        default="serving",
+        help="serving: a serving mix (default); dense: every line one the reader matches (its worst time); "
+        "compiles: compiles that begin and never complete, each of another kernel (its memory bound)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mhcdoctor-logbench-") as folder:
         path = Path(folder) / "vllm.log"
         started = time.perf_counter()
-        size = write_log(path, args.size)
+        size = write_log(path, args.size, args.kind)
         print(f"generated {size / 1e6:,.0f} MB in {time.perf_counter() - started:.1f} s: {path}")
         print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (other work slows the wall-clock figure)")
         inputs = [("plain", path, size)]

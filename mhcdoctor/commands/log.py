@@ -13,7 +13,6 @@ import signal
 import stat
 import sys
 import threading
-import time
 from collections.abc import Iterator
 
 import click
@@ -118,18 +117,23 @@ def _interruptible() -> Iterator[None]:
 class _Live:
     """Each new error, engine death and finding, one line on stderr as the log shows it (redacted as the report)."""
 
-    INTERVAL = 0.5  # seconds between two looks at what the scan holds: a fast pipe is not analysed per block
-
     def __init__(self, identity: Identity, no_redact: bool) -> None:
         self._identity, self._no_redact = identity, no_redact
         self._shown: set[str] = set()
-        self._last = 0.0
+        self._seen: tuple[int, ...] = ()
 
     def progress(self, scan: Scan, source: Source) -> None:
-        now = time.monotonic()
-        if now - self._last < self.INTERVAL:
+        # analysed again only when what a finding or an error comes from has changed, not per block
+        seen = (
+            len(scan.fatal),
+            len(scan.engine_death),
+            scan.during_inference_count,
+            len(scan.aiter_wrong_arch),
+            sum(int(v[0]) for v in scan.compile_totals.values()),
+        )
+        if seen == self._seen:
             return
-        self._last = now
+        self._seen = seen
         document = analyse(scan, source)
         shared, _ = redact(document, identity_in(document, self._identity), identities=not self._no_redact)
         lines = [f"line {f['line']}  {f['process']}: {f['text']}" for f in shared["fatal"]]

@@ -42,25 +42,28 @@ KEYWORDS: tuple[tuple[bytes, int, int], ...] = (
     # An error is read wherever it is, not only near the keywords above: a frame (and its source line, which may
     # call torch.ops.vllm.<op>), and every line naming an error or exception, so a traceback longer than any window
     # keeps its last line and an excerpt that starts after its "Traceback" header still has its error read.
-    (b'File "', 0, 1),
+    (b'", line ', 0, 1),  # a frame, 'File "x", line N, in f' (the part find skips over fastest)
     (b"torch.ops.vllm.", 0, 0),
     (b"Error", 0, 0),
     (b"Exception", 0, 0),
-    (b"Interrupt", 0, 0),
-    (b"error (", 0, 0),  # DeepGEMM's "Assertion error (.../hyperconnection.hpp:56): Unsupported architecture"
+    (b"KeyboardInterrupt", 0, 0),
+    (b"hyperconnection.hpp", 0, 0),  # DeepGEMM's "Assertion error (.../hyperconnection.hpp:56): Unsupported ..."
     (b"EngineCore failed to start", 0, 0),
     (b"died unexpectedly", 0, 0),
     (b"initialization failed", 0, 0),
     (b"terminate called", 0, 0),
     (b"Fatal Python error", 0, 0),
-    # start-up-only lines (STARTUP_ONLY below)
-    (b"GPU KV cache size", 0, 0),
-    (b"Maximum concurrency for", 0, 0),
-    (b"Available KV cache memory", 0, 0),
-    (b"CUDA graph pool memory", 0, 0),
-    (b"Profiling CUDA graph memory", 0, 0),
-    (b"Graph capturing finished", 0, 0),
-    (b"Model loading took", 0, 0),
+)
+# Lines vLLM writes only while it starts (STARTUP_ONLY below): looked for until the first is found; after it every
+# compile is at start-up until "Application startup complete." (and a banner starts the next run).
+STARTUP_KEYWORDS: tuple[bytes, ...] = (
+    b"GPU KV cache size",
+    b"Maximum concurrency for",
+    b"Available KV cache memory",
+    b"CUDA graph pool memory",
+    b"Profiling CUDA graph memory",
+    b"Graph capturing finished",
+    b"Model loading took",
 )
 # Facts a log states once: looked for until found.
 ONCE: tuple[bytes, ...] = (b"Resolved architecture: ", b"Automatically detected platform")

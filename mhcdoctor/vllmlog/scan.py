@@ -175,7 +175,8 @@ class Scanner:
         """Classify the interesting lines of one block of whole lines, in order."""
         starts = set(_lines_from(block, 0, self._after))
         self._after, need_tail = 0, 0
-        keywords = F.KEYWORDS + tuple((k, 0, 0) for k in self._once)
+        once = self._once + (F.STARTUP_KEYWORDS if self.scan.startup_line is None else ())
+        keywords = F.KEYWORDS + tuple((k, 0, 0) for k in once)
         for keyword, before, after in keywords:
             i = block.find(keyword)
             while i >= 0:
@@ -618,10 +619,13 @@ class Scanner:
 
 
 def _stamp(text: str | None) -> datetime | None:
+    """tilelang's "%Y-%m-%d %H:%M:%S" (its regex has checked the digits), without strptime's cost per line."""
     if text is None:
         return None
     try:
-        return datetime.strptime(text, "%Y-%m-%d %H:%M:%S")
+        return datetime(
+            int(text[0:4]), int(text[5:7]), int(text[8:10]), int(text[11:13]), int(text[14:16]), int(text[17:19])
+        )
     except ValueError:
         return None
 
@@ -656,10 +660,14 @@ def _nth_newline(block: bytes, n: int) -> int:
     return at + 1
 
 
+# A row that starts with one of these bytes starts a line of its own (formats.LINE_START): checked without decoding.
+_OWN_LINE = frozenset(b"([<{`>| \t\r0123456789")
+
+
 def _wrap_head(block: bytes, start: int) -> int:
     """The start of the line a terminal wrapped into the row at `start` (itself where it is no continuation)."""
     for _ in range(MAX_WRAP):
-        if start == 0:
+        if start == 0 or block[start] in _OWN_LINE:
             break
         head = F.ANSI.sub("", block[start : start + 200].split(b"\n", 1)[0].decode("utf-8", "replace"))
         if not head or F.LINE_START.match(head):
@@ -679,7 +687,7 @@ def _unwrap(block: bytes, start: int, end: int) -> tuple[bytes, int]:
         return line, last  # (and a terminal narrower than 60 columns wraps nothing a log writes)
     for _ in range(MAX_WRAP):
         following = block.find(b"\n", end + 1)
-        if following < 0 or following == end + 1 or following - end > MATCH_BYTES:
+        if following < 0 or following == end + 1 or following - end > MATCH_BYTES or block[end + 1] in _OWN_LINE:
             break
         head = F.ANSI.sub("", block[end + 1 : min(following, end + 200)].decode("utf-8", "replace"))
         if F.LINE_START.match(head):
