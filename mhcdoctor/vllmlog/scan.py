@@ -661,7 +661,7 @@ def _nth_newline(block: bytes, n: int) -> int:
 
 
 # A row that starts with one of these bytes starts a line of its own (formats.LINE_START): checked without decoding.
-_OWN_LINE = frozenset(b"([<{`>| \t\r0123456789")
+_OWN_LINE = frozenset(b"([<{`>|/ \t\r0123456789")
 
 
 def _wrap_head(block: bytes, start: int) -> int:

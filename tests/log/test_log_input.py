@@ -229,3 +229,36 @@ def test_a_known_error_at_the_start_of_a_block_finds_its_frames_at_the_end_of_th
     assert [f["id"] for f in doc["findings"]] == ["aiter-mhc-pre-invalid-config"]
     assert [k["line"] for k in doc["fatal"][0]["context"]] == [1001, 1002]
     assert doc["ops"]["mhc_pre"]["lines"] == [1001] and doc["ops"]["mhc_pre"]["path"] == "aiter"
+
+
+def test_compiles_that_never_complete_keep_memory_bounded():
+    """Issue 33 item 3: tilelang compiles that begin and never complete, each of another kernel, in 256 processes,
+    40 MB through stdin (1 GB of them peaked at 995 MiB before): the child's peak stays under 100 MiB."""
+    script = (
+        "import sys\n"
+        "out = sys.stdout.buffer\n"
+        "for block in range(40):\n"
+        "    out.write(''.join(f'(Worker_TP{i % 256} pid={1000 + i % 256}) 2026-07-06 16:00:00  "
+        "[TileLang:tilelang.jit.kernel:INFO] (kernel.py:133): TileLang begins to compile kernel `k{block}_{i}` "
+        "with `out_idx=None`\\n' for i in range(6500)).encode())\n"
+    )
+    writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
+    measure = (
+        "import runpy, sys\n"
+        "sys.argv = ['mhcdoctor', 'log', '-', '--json']\n"
+        "try:\n    runpy.run_module('mhcdoctor', run_name='__main__')\n"
+        "finally:\n"
+        "    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1]\n"
+        "    print('peak-kib', hwm, file=sys.stderr)\n"
+    )
+    reader = subprocess.Popen(
+        [sys.executable, "-c", measure], stdin=writer.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO
+    )
+    assert writer.stdout is not None
+    writer.stdout.close()
+    out, err = reader.communicate(timeout=300)
+    writer.wait(timeout=60)
+    doc = json.loads(out)
+    assert doc["compiles"]["unknown"]["count"] == 260_000 and len(doc["processes"]) <= 256
+    peak_mib = int(err.decode().rsplit("peak-kib", 1)[1].split()[0]) / 1024
+    assert peak_mib < 100, f"peak RSS {peak_mib:.0f} MiB"

@@ -119,3 +119,17 @@ def test_markdown_keeps_nesting_and_the_proof_in_the_logs_order(tmp_path):
 def test_pdl_finding_says_when_the_log_does_not_show_rocm():
     _, doc = log_json("vllm-42876.log")
     assert "the log itself does not say the GPU is AMD's" in doc["findings"][0]["detail"]
+
+
+def test_a_line_that_starts_its_own_is_never_joined_as_a_wrap(tmp_path):
+    """A warning's path, a Ray prefix or an unprefixed C++ message after a long line: lines of their own."""
+    lines = [
+        "(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
+        "/usr/lib/python3.12/multiprocessing/resource_tracker.py:279: UserWarning: resource_tracker: There appear to be 8",
+        "terminate called without an active exception",
+    ]
+    code, doc = read(tmp_path, "\n".join(lines) + "\n")
+    assert [(k["line"], k["text"][-30:]) for k in doc["engine_death"]] == [
+        (1, "root cause above. Failed core proc(s): {}"[-30:])
+    ]
+    assert code == 3
