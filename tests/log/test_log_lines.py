@@ -124,8 +124,10 @@ def test_pdl_finding_says_when_the_log_does_not_show_rocm():
 def test_a_line_that_starts_its_own_is_never_joined_as_a_wrap(tmp_path):
     """A warning's path, a Ray prefix or an unprefixed C++ message after a long line: lines of their own."""
     lines = [
-        "(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
-        "/usr/lib/python3.12/multiprocessing/resource_tracker.py:279: UserWarning: resource_tracker: There appear to be 8",
+        "(APIServer pid=1) RuntimeError: Engine core initialization failed. See root cause above. Failed core "
+        "proc(s): {}",
+        "/usr/lib/python3.12/multiprocessing/resource_tracker.py:279: UserWarning: resource_tracker: There appear "
+        "to be 8",
         "terminate called without an active exception",
     ]
     code, doc = read(tmp_path, "\n".join(lines) + "\n")
