@@ -256,11 +256,16 @@ class Scanner:
 
     # --- one line -----------------------------------------------------------------------------------------
     def _line(self, raw: bytes, number: int) -> None:
-        text = F.ANSI.sub("", raw[:MATCH_BYTES].decode("utf-8", "replace")).rstrip("\r")
-        text = F.CARET_M.sub("", text)
-        lead = F.LEAD.match(text)
-        if lead is not None and F.FRAME.match(text) is None:
-            text = text[lead.end() :]  # indented or quoted; a frame keeps its indent (FRAME allows it)
+        text = raw[:MATCH_BYTES].decode("utf-8", "replace")
+        if "\x1b" in text:  # each substitution only where its text can be: most lines have none of them
+            text = F.ANSI.sub("", text)
+        text = text.rstrip("\r")
+        if text.endswith("^M"):
+            text = F.CARET_M.sub("", text)
+        if text[:1] in _LEAD_CHARS:
+            lead = F.LEAD.match(text)
+            if lead is not None and F.FRAME.match(text) is None:
+                text = text[lead.end() :]  # indented or quoted; a frame keeps its indent (FRAME allows it)
         for _ in range(2):
             m = F.CONTAINER_PREFIX.match(text)
             if m is None:
@@ -280,7 +285,7 @@ class Scanner:
         if vllm and self.scan.vllm_format is None:
             self.scan.vllm_format = number
         repeat = 0
-        ray = F.RAY_REPEATED.search(text)
+        ray = F.RAY_REPEATED.search(text) if "[repeated " in text else None
         if ray is not None:
             repeat = int(ray.group("n"))
             text = text[: ray.start()] + text[ray.end() :]
@@ -660,6 +665,7 @@ def _nth_newline(block: bytes, n: int) -> int:
     return at + 1
 
 
+_LEAD_CHARS = frozenset(" \t>`")  # formats.LEAD's first characters
 # A row that starts with one of these bytes starts a line of its own (formats.LINE_START): checked without decoding.
 _OWN_LINE = frozenset(b"([<{`>|/ \t\r0123456789")
 
