@@ -79,6 +79,15 @@ def render_markdown(doc: LogDocument) -> str:
     if doc["unknowns"]:
         out += ["", "**What the log cannot tell**", ""] + [f"- {prose(note)}" for note in doc["unknowns"]]
     out += ["", "**Kernel compiles**", ""] + [_md_item(line) for line in _compiles(doc, Style())]
+    if doc["fatal"] or doc["engine_death"]:  # what killed the server, outside the folded proof
+        out += ["", "**Errors**", ""]
+        for fatal in doc["fatal"][:5]:
+            known = f" → {fatal['finding']}" if fatal["finding"] else " (no known mHC cause)"
+            known += f" (failing op: {OP_LABEL.get(fatal['op'], fatal['op'])})" if fatal["op"] else ""
+            out.append(f"- line {fatal['line']}, {prose(fatal['process'])}: `{fatal['text'].replace('`', '')}`{known}")
+        out += [
+            f"- line {k['line']}, {prose(k['process'])}: `{k['text'].replace('`', '')}`" for k in doc["engine_death"]
+        ]
     findings = doc["findings"]
     if findings:
         out += ["", "**Findings**", ""]

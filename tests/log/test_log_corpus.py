@@ -184,3 +184,11 @@ def test_text_view_names_the_failing_op_and_the_death():
     assert "→ deepgemm-prenorm-broken (failing op: mhc_pre)" in text
     text = doctor.run("log", str(DATA / "vllm-40821-worker-died.log")).stdout
     assert "Worker proc VllmWorker-0 died unexpectedly" in text and "verdict: fail" in text
+
+
+def test_markdown_names_what_killed_the_server_outside_the_folded_proof():
+    markdown = doctor.run("log", str(DATA / "vllm-40760-workerproc-init-failed.log"), "--markdown").stdout
+    errors = markdown.split("**Errors**", 1)[1].split("<details>", 1)[0]
+    assert "- line 9, EngineCore\\_DP1 pid=2047: `EngineCore failed to start.`" in errors
+    markdown = doctor.run("log", str(DATA / "vllm-41027-deepgemm-worker-tail.log"), "--markdown").stdout
+    assert "→ deepgemm-prenorm-broken (failing op: mhc_pre)" in markdown.split("<details>", 1)[0]
