@@ -23,6 +23,7 @@ MAX_PROCESSES = 256  # processes tracked by name; more are counted together
 MAX_EVENTS = 400  # JIT compile events kept in full
 MAX_KERNELS = 256  # kernels counted by name; more are counted in the totals only
 MAX_OPEN = 512  # compiles begun and not yet completed, over all processes and kernels (the oldest is dropped)
+VLLM_SAMPLE = 64 << 10  # bytes of each block searched for a line of vLLM's own format (read lines are checked too)
 MAX_WRAP = 3  # lines a terminal's wrap may have split one log line into, after the first
 MAX_FATAL = 20
 CONTEXT_LINES = 12  # lines kept before a fatal line (its traceback)
@@ -192,8 +193,8 @@ class Scanner:
                     starts.update(following)
                     self._after = max(self._after, after - len(following))
                 i = block.find(keyword, end + 1)
-        if self.scan.vllm_format is None:  # one search per block until vLLM's own format is seen
-            m = F.VLLM_LINE.search(block)
+        if self.scan.vllm_format is None:  # each block's head until vLLM's own format is seen (40 MB/s: not all of it)
+            m = F.VLLM_LINE.search(block, 0, VLLM_SAMPLE)
             if m is not None:
                 self.scan.vllm_format = self._lines_before + block.count(b"\n", 0, m.start()) + 1
         for number, raw in self._tail[len(self._tail) - need_tail :] if need_tail else ():
