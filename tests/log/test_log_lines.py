@@ -135,3 +135,19 @@ def test_a_line_that_starts_its_own_is_never_joined_as_a_wrap(tmp_path):
         (1, "root cause above. Failed core proc(s): {}"[-30:])
     ]
     assert code == 3
+
+
+def test_a_traceback_longer_than_any_window_keeps_its_last_line(tmp_path):
+    """150 frames (300 lines) after the header: the error line is read, with the frames just before it."""
+    server = Server("0.25.0").banner()
+    where = "multiproc_executor.py:962"
+    server.worker_log(0, "ERROR", where, "Traceback (most recent call last):")
+    for n in range(150):
+        server.worker_log(0, "ERROR", where, f'  File "/opt/vllm/layer{n}.py", line {n + 1}, in forward')
+        server.worker_log(0, "ERROR", where, "    return self.inner(x)")
+    server.worker_log(0, "ERROR", where, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
+    server.api("ERROR", "core.py:1110", "EngineCore failed to start.")
+    code, doc = read(tmp_path, server.text())
+    assert [(f["line"], f["text"][:23]) for f in doc["fatal"]] == [(304, "torch.OutOfMemoryError:")]
+    assert doc["fatal"][0]["context"][-1]["text"] == "return self.inner(x)"
+    assert [k["line"] for k in doc["engine_death"]] == [305] and code == 3
