@@ -29,7 +29,10 @@ def read_log(
     `progress` is called with the scan so far after each block; `follow` reads a regular file on as it grows. Ctrl-C
     (KeyboardInterrupt) ends the reading: the document is of what was read, and says so.
     """
-    raw, source = open_log(path, wait)
+    try:
+        raw, source = open_log(path, wait)
+    except KeyboardInterrupt:  # --follow on a FIFO no process has opened yet
+        raise InputError(f"log {path}: interrupted (Ctrl-C) before any process wrote to it") from None
     scanner = Scanner()
     try:
         for block in blocks(raw, source, follow):

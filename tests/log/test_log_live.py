@@ -134,3 +134,15 @@ def test_a_pipe_into_a_terminal_shows_errors_as_they_come_without_follow(tmp_pat
     out, _ = doctor.communicate(timeout=60)
     said += harness.read_terminal(leader)
     assert b"mhcdoctor log: line 3" in said and b"verdict: fail" in out and doctor.returncode == 3
+
+
+def test_follow_waits_for_a_fifos_writer_until_ctrl_c(tmp_path):
+    fifo = tmp_path / "vllm.fifo"
+    os.mkfifo(fifo)
+    doctor = _doctor(str(fifo), "--follow")
+    time.sleep(8)  # longer than the 5 s a FIFO is waited on without --follow
+    assert doctor.poll() is None
+    doctor.send_signal(signal.SIGINT)
+    out, err = doctor.communicate(timeout=60)
+    assert doctor.returncode == 2 and out == b""
+    assert err.count(b"\n") == 1 and b"interrupted (Ctrl-C) before any process wrote to it" in err
