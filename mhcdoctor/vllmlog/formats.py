@@ -51,6 +51,7 @@ KEYWORDS: tuple[tuple[bytes, int, int], ...] = (
     (b"EngineCore failed to start", 0, 0),
     (b"died unexpectedly", 0, 0),
     (b"Fatal Python error", 0, 0),
+    (b"Process EngineCore", 0, 0),
 )
 # Lines vLLM writes only while it starts (STARTUP_ONLY below): looked for until the first is found; after it every
 # compile is at start-up until "Application startup complete." (and a banner starts the next run).
@@ -143,12 +144,13 @@ DEEPGEMM_DISABLED = re.compile(r"DeepGEMM kernels are disabled: (?P<why>.*)")
 # v1/engine/core.py "EngineCore failed to start."; v1/executor/multiproc_executor.py "Worker proc %s died
 # unexpectedly, shutting down executor." and the Exception "WorkerProc initialization failed due to an exception in
 # a background process." (0.20–0.34, read in the 0.25.0 wheel); a C++ abort ("terminate called after throwing",
-# libstdc++) and CPython's "Fatal Python error: Aborted" end the process that writes them.
+# libstdc++) and CPython's "Fatal Python error: Aborted" end the process that writes them, and so does the exception
+# before CPython's multiprocessing/process.py _bootstrap writes "Process EngineCore:" and its traceback.
 ENGINE_DEATH = re.compile(
     r"EngineCore encountered a fatal error|Engine core initialization failed|WorkerProc failed|"
     r"WorkerProc hit an exception|EngineDeadError|Worker failed with error|EngineCore failed to start|"
     r"Worker proc \S{1,64} died unexpectedly|WorkerProc initialization failed|terminate called after throwing|"
-    r"Fatal Python error: "
+    r"Fatal Python error: |^Process EngineCore[\w-]{0,32}:\s*$"
 )
 # Lines vLLM writes only while it starts (0.20–0.34, read in the 0.25.0 wheel): v1/core/kv_cache_utils.py "GPU KV
 # cache size: %s tokens", "Maximum concurrency for %s tokens per request"; v1/worker/gpu_worker.py "Available KV

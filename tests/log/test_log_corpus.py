@@ -39,7 +39,7 @@ def test_40760_a_bare_exception_line_and_engine_core_failed_to_start():
 
 def test_40821_worker_proc_died_unexpectedly():
     code, doc = log_json("vllm-40821-worker-died.log")
-    assert _died(doc) == [(1, "EngineCore pid=52442")]
+    assert _died(doc) == [(1, "EngineCore pid=52442"), (2, "EngineCore pid=52442")]  # and "Process EngineCore:"
     assert "Worker proc VllmWorker-0 died unexpectedly" in doc["engine_death"][0]["text"]
     assert code == 3
 
@@ -67,7 +67,7 @@ def test_recipes_429_h20_worker_proc_hit_an_exception_at_start_up():
 
 def test_40778_dp_engine_cores_a_worker_failed_with_an_inductor_error():
     code, doc = log_json("vllm-40778-l20-engine-dp.log")
-    assert _died(doc) == [(1, "EngineCore_DP1 pid=28757")]
+    assert _died(doc) == [(1, "EngineCore_DP1 pid=28757"), (4, "EngineCore_DP4 pid=28760")]
     assert "auto_functionalized was not removed" in doc["engine_death"][0]["text"]
     assert doc["findings"] == [] and code == 3
 
@@ -192,3 +192,19 @@ def test_markdown_names_what_killed_the_server_outside_the_folded_proof():
     assert "- line 9, EngineCore\\_DP1 pid=2047: `EngineCore failed to start.`" in errors
     markdown = doctor.run("log", str(DATA / "vllm-41027-deepgemm-worker-tail.log"), "--markdown").stdout
     assert "→ deepgemm-prenorm-broken (failing op: mhc_pre)" in markdown.split("<details>", 1)[0]
+
+
+def test_strix_halo_80_rocm_the_engine_core_died_of_nccl():
+    code, doc = log_json("strix-halo-80-rocm-nccl.log")
+    assert [(f["line"], f["finding"]) for f in doc["fatal"]] == [(1, None)]  # NCCL's error: no mHC finding
+    assert "NCCL error: unhandled system error" in doc["fatal"][0]["text"]
+    assert _died(doc) == [(2, "EngineCore pid=6685")]  # CPython's "Process EngineCore:": that process is gone
+    assert code == 3
+
+
+def test_40778_h100_a_workers_cuda_error_then_the_engine_core_failed_to_start():
+    code, doc = log_json("vllm-40778-h100-invalid-argument.log")
+    assert [(f["line"], f["process"], f["finding"]) for f in doc["fatal"]] == [(1, "Worker_DP2_EP2 pid=3809", None)]
+    assert doc["fatal"][0]["text"] == "torch.AcceleratorError: CUDA error: invalid argument"
+    assert _died(doc) == [(8, "EngineCore_DP2 pid=595")]
+    assert code == 3
