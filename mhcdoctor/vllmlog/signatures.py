@@ -23,9 +23,12 @@ class Signature:
     text: re.Pattern[str]
     frames: re.Pattern[str] | None = None  # also needed on the stack (the line itself counts as part of it)
     op: str | None = None  # the mHC op that fails, where the text alone names it
+    unless: re.Pattern[str] | None = None  # on the stack, it is another failure than the finding's
 
     def matches(self, line: str, frames: Iterable[_Line]) -> bool:
         if self.text.search(line) is None:
+            return False
+        if self.unless is not None and any(self.unless.search(f.text) for f in frames):
             return False
         if self.frames is None:
             return True
@@ -78,5 +81,8 @@ FATAL_SIGNATURES: tuple[Signature, ...] = (
         re.compile(r"(?:Error|error|failed|Assertion)"),
         frames=re.compile(r"tf32_hc_prenorm_gemm"),
         op="mhc_pre",
+        # a fork's Triton stand-in for DeepGEMM's GEMM (vLLM #41834's sm12x_deep_gemm_fallbacks.py calls
+        # tf32_hc_prenorm_gemm_triton): its failure is not DeepGEMM's
+        unless=re.compile(r"tf32_hc_prenorm_gemm_triton|_tf32_hc_prenorm_gemm_kernel\["),
     ),
 )

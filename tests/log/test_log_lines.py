@@ -151,3 +151,23 @@ def test_a_traceback_longer_than_any_window_keeps_its_last_line(tmp_path):
     assert [(f["line"], f["text"][:23]) for f in doc["fatal"]] == [(304, "torch.OutOfMemoryError:")]
     assert doc["fatal"][0]["context"][-1]["text"] == "return self.inner(x)"
     assert [k["line"] for k in doc["engine_death"]] == [305] and code == 3
+
+
+def test_a_forks_triton_stand_in_for_deepgemms_gemm_is_not_blamed_on_deepgemm(tmp_path):
+    """vLLM #41834's SM12x fork replaces DeepGEMM's tf32_hc_prenorm_gemm by a Triton kernel (its frames below, as
+    posted); an error under it is that kernel's, not deepgemm-prenorm-broken. The error line is made up here."""
+    where = "(Worker_DP1_EP1 pid=1589) ERROR 06-01 19:11:47 [multiproc_executor.py:966] "
+    site = "/opt/venv/lib/python3.12/site-packages/vllm/models/deepseek_v4/nvidia/ops/"
+    frames = [
+        f'  File "{site}sm12x_deep_gemm_fallbacks.py", line 591, in _tf32_hc_prenorm_gemm_sm12x',
+        "    tf32_hc_prenorm_gemm_triton(x, fn, out, sqrsum, num_split)",
+        f'  File "{site}sm12x_mqa.py", line 706, in tf32_hc_prenorm_gemm_triton',
+        "    _tf32_hc_prenorm_gemm_kernel[grid](",
+    ]
+    lines = [where + line for line in frames] + [where + "RuntimeError: Triton Error [CUDA]: invalid argument"]
+    code, doc = read(tmp_path, "\n".join(lines) + "\n")
+    assert [(f["line"], f["finding"]) for f in doc["fatal"]] == [(5, None)] and code == 1
+    # the same error under vLLM's own DeepGEMM call is the finding
+    vllm_frames = [where + '  File "/opt/vllm/utils/deep_gemm.py", line 412, in tf32_hc_prenorm_gemm', lines[-1]]
+    code, doc = read(tmp_path, "\n".join(vllm_frames) + "\n")
+    assert [(f["line"], f["finding"]) for f in doc["fatal"]] == [(2, "deepgemm-prenorm-broken")] and code == 3
