@@ -155,7 +155,8 @@ def test_a_traceback_longer_than_any_window_keeps_its_last_line(tmp_path):
 
 def test_a_forks_triton_stand_in_for_deepgemms_gemm_is_not_blamed_on_deepgemm(tmp_path):
     """vLLM #41834's SM12x fork replaces DeepGEMM's tf32_hc_prenorm_gemm by a Triton kernel (its frames below, as
-    posted); an error under it is that kernel's, not deepgemm-prenorm-broken. The error line is made up here."""
+    posted); an error under it is that kernel's, not deepgemm-prenorm-broken. The error line and vLLM's frame are
+    made up here."""
     where = "(Worker_DP1_EP1 pid=1589) ERROR 06-01 19:11:47 [multiproc_executor.py:966] "
     site = "/opt/venv/lib/python3.12/site-packages/vllm/models/deepseek_v4/nvidia/ops/"
     frames = [
