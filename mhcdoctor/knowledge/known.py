@@ -8,29 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
-
-
-def version_of(text: str | None) -> Version | None:
-    """A version without its local label (`0.1.15.post2+g1234` → 0.1.15.post2); None when it is not one."""
-    if not text:
-        return None
-    try:
-        return Version(Version(text.strip().lstrip("v")).public)
-    except InvalidVersion:
-        return None
-
-
-def within(text: str | None, spec: str) -> bool | None:
-    """Whether version `text` is in `spec` (pre-releases included); None when either is not readable."""
-    version = version_of(text)
-    if version is None:
-        return None
-    try:
-        return SpecifierSet(spec).contains(version, prereleases=True)
-    except InvalidSpecifier:
-        return None
+from mhcdoctor.knowledge import vllm_releases
+from mhcdoctor.knowledge.versions import Version, within
 
 
 @dataclass(frozen=True)
@@ -139,13 +118,11 @@ BLOCK_M_WRONG_TILELANG = "<=0.1.9"
 BLOCK_M_RIGHT_TILELANG = ">=0.1.12"
 BLOCK_M_MEASURED_RELEASES = ("0.24.0", "0.26.0")
 
-# The tilelang each vLLM wheel's Requires-Dist pins (vllm-X.dist-info/METADATA, read from each wheel 0.20.0–0.34.0).
-_VLLM_TILELANG_PINS = ((">=0.20.0,<0.27.0", "0.1.9"), (">=0.27.0,<0.35.0", "0.1.12"))
-
 
 def vllm_tilelang_pin(vllm: str | None) -> str | None:
     """The tilelang version vLLM `vllm`'s wheel pins, where known."""
-    return next((pin for spec, pin in _VLLM_TILELANG_PINS if within(vllm, spec)), None)
+    release = vllm_releases.release_of(vllm)
+    return release.tilelang if release is not None else None
 
 
 # vLLM releases whose fused post+pre runs the kernels measured slow under a tilelang newer than the pin:
@@ -231,14 +208,12 @@ HIP_ALLREDUCE_OFFSET_RELEASES = ">=0.29.0,<0.31.0"
 
 # DeepGEMM's tf32_hc_prenorm_gemm arrives in 2.3.0 (deepseek-ai/DeepGEMM #280, 0f5f266: deep_gemm/__init__.py).
 DEEPGEMM_PRENORM_SINCE = Version("2.3.0")
-# The DeepGEMM each vLLM wheel vendors (vllm/third_party/deep_gemm/__init__.py __version__, read from each wheel).
-_VENDORED_DEEPGEMM = ((">=0.20.0,<0.27.0", "2.5.0"), (">=0.27.0,<0.30.0", "2.6.1"), (">=0.30.0,<0.33.0", "2.8.0"),
-                      (">=0.33.0,<0.35.0", "2.8.1"))  # fmt: skip
 
 
 def vendored_deepgemm(vllm: str | None) -> str | None:
     """The DeepGEMM version vLLM `vllm`'s wheel vendors, where known."""
-    return next((dg for spec, dg in _VENDORED_DEEPGEMM if within(vllm, spec)), None)
+    release = vllm_releases.release_of(vllm)
+    return release.deepgemm if release is not None else None
 
 
 # vLLM releases whose NVIDIA DeepSeek-V4 model skips the mHC JIT warm-up: warmup/deepseek_v4_mhc_warmup.py's
