@@ -12,6 +12,7 @@ from pathlib import Path
 from mhcdoctor.documents.vocabulary import OPS
 from mhcdoctor.facts import AiterFacts, Facts, PackageFacts, TorchFacts
 from mhcdoctor.knowledge import aiter_releases, bugs, known, versions
+from mhcdoctor.knowledge.evidence import Code, Evidence, Measured
 from mhcdoctor.models import BUILTIN_MODELS
 from mhcdoctor.rules import decide
 from mhcdoctor.rules.findings import CATALOGUE
@@ -241,8 +242,12 @@ def known_bugs_page() -> str:
         "| --- | --- |",
     ]
     out += [f"| {v} | `{spec}` |" for v, spec in known.TILELANG_TVM_FFI_REQUIRES.items()]
-    out += ["", "Known-bad pairs:", "", "| tilelang | apache-tvm-ffi | effect | fix |", "| --- | --- | --- | --- |"]
-    out += [f"| `{p.tilelang}` | `{p.tvm_ffi}` | {_cell(p.effect)} | `{p.pin}` |" for p in known.TVM_FFI_BAD_PAIRS]
+    out += ["", "Known-bad pairs (a pair backed only by a report is a warning):", ""]
+    out += ["| tilelang | apache-tvm-ffi | effect | fix | proof |", "| --- | --- | --- | --- | --- |"]
+    out += [
+        f"| `{p.tilelang}` | `{p.tvm_ffi}` | {_cell(p.effect)} | `{p.pin}` | {_proof(p.evidence)} |"
+        for p in known.TVM_FFI_BAD_PAIRS
+    ]
     out += [
         "",
         "## Audit: vLLM's mHC code between consecutive releases",
@@ -264,16 +269,35 @@ def known_bugs_page() -> str:
     out += [f"| {tags} | {_cell(what)} | {kind} |" for tags, what, kind in known.AITER_AUDIT]
     out += [
         "",
-        "## Measured on a GPU",
+        "## Measured",
         "",
-        "| finding | GPU | what ran | date | result |",
+        "Every measurement a record holds (mhcdoctor/knowledge/bugs.py), with its machine.",
+        "",
+        "| finding | machine | what ran | date | result |",
         "| --- | --- | --- | --- | --- |",
     ]
-    out += [f"| `{name}` | {gpu} | {_cell(ran)} | {day} | {_cell(result)} |" for name, gpu, ran, day, result in
-            known.MEASURED]  # fmt: skip
+    measured = [(bug.id, e) for bug in bugs.BUGS for e in bug.evidence if isinstance(e, Measured)]
+    out += [f"| `{name}` | {e.machine} | {_cell(e.command)} | {e.date} | {_cell(e.result)} |" for name, e in measured]
+    out += ["", "tilelang and apache-tvm-ffi pairs measured good (never called bad):", ""]
+    out += ["| tilelang | apache-tvm-ffi | what ran | machine | result |", "| --- | --- | --- | --- | --- |"]
+    out += [
+        f"| `{p.tilelang}` | `{p.tvm_ffi}` | {_cell(e.command)} | {e.machine} | {_cell(e.result)} |"
+        for p in known.TVM_FFI_GOOD_PAIRS
+        for e in p.evidence
+        if isinstance(e, Measured)
+    ]
     out += ["", "## Awaiting measurement", "", "| finding | what to run on the GPU machine |", "| --- | --- |"]
     out += [f"| `{name}` | {_cell(what)} |" for name, what in known.AWAITING_MEASUREMENT]
     return "\n".join(out) + "\n"
+
+
+def _proof(evidence: tuple[Evidence, ...]) -> str:
+    """What backs a fact, strongest first: measured (on which machines), code (at which tag), report."""
+    measured = sorted({e.machine.split(" (")[0] for e in evidence if isinstance(e, Measured)})
+    code = [f"{e.repo} {e.tag}" for e in evidence if isinstance(e, Code)]
+    if measured:
+        return "measured (" + ", ".join(measured) + ")"
+    return "code (" + ", ".join(code) + ")" if code else "report"
 
 
 def _cell(text: str) -> str:

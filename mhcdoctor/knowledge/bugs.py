@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mhcdoctor.documents.vocabulary import Severity
+from mhcdoctor.knowledge import known
+from mhcdoctor.knowledge.evidence import H200, Code, Evidence, Measured, Report
 
 Effect = Literal["wrong results", "crash", "slow", "slow start-up"]
 # How a machine tells whether its install carries the bug: the content of the installed source (a signature of
@@ -34,39 +36,6 @@ AITER_BUILD = (
     "pip uninstall -y aiter amd-aiter && git clone --recursive https://github.com/ROCm/aiter && "
     "cd aiter && pip install --no-build-isolation ."
 )
-H200 = "NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130)"
-
-
-@dataclass(frozen=True)
-class Measured:
-    """Run on a machine: the command, the machine, the date, and what it showed."""
-
-    command: str
-    machine: str
-    date: str
-    result: str
-
-
-@dataclass(frozen=True)
-class Code:
-    """Read in the code at a tag: repository, tag, file and line (None: the whole change), and what it shows."""
-
-    repo: str
-    tag: str
-    file: str
-    line: int | None
-    shows: str
-
-
-@dataclass(frozen=True)
-class Report:
-    """Reported (an issue or a PR thread), neither measured here nor read in code: says what is not known."""
-
-    url: str
-    not_known: str
-
-
-Evidence = Measured | Code | Report
 
 
 @dataclass(frozen=True)
@@ -433,8 +402,10 @@ TVM_FFI_MISMATCH = KnownBug(
     severity=None,
     title="tilelang and apache-tvm-ffi are a known-bad pair",
     summary="The installed tilelang and apache-tvm-ffi (read from their metadata, also with --fast) form a "
-    "pair known to break: tilelang 0.1.10–0.1.12 with apache-tvm-ffi 0.1.12+ aborts at import (0.1.12 measured); "
-    "tilelang 0.1.8–0.1.9 with 0.1.10+ fails to compile kernels. Fail where vLLM imports tilelang.",
+    "pair proven to break: tilelang 0.1.10–0.1.12 with apache-tvm-ffi 0.1.12+ aborts at import and 0.1.9 with "
+    "0.1.12+ fails to import (measured); 0.1.8 with 0.1.10+ fails to compile kernels (read in its code). Fail where "
+    "vLLM imports tilelang; none where full check's child imported that tilelang. vLLM 0.26.0's own pins (0.1.9 "
+    "with 0.1.10) were measured good.",
     fix="pip install 'apache-tvm-ffi<0.1.12'",
     refs=(
         TILELANG + "issues/2367",
@@ -448,7 +419,7 @@ TVM_FFI_MISMATCH = KnownBug(
     path="tilelang",
     ops=("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head"),
     told_by="version",
-    evidence=(),  # per pair: known.TVM_FFI_BAD_PAIRS
+    evidence=tuple(e for pair in known.TVM_FFI_BAD_PAIRS for e in pair.evidence),  # each pair's own decides
     # apache-tvm-ffi newer than tilelang's bundled TVM: "TypeAttr `__ffi_repr__` is already registered"
     # (tvm::ffi::Error), sglang #34858, ktransformers #2045.
     log=LogSignature(r"already registered", frames=r"__ffi_|tvm[_:.]|tvm_ffi|TVMFFI|tilelang"),

@@ -10,7 +10,8 @@ from mhcdoctor.decision import Finding
 from mhcdoctor.documents.vocabulary import Severity
 from mhcdoctor.facts import Facts
 from mhcdoctor.knowledge import versions
-from mhcdoctor.knowledge.bugs import KnownBug, Report
+from mhcdoctor.knowledge.bugs import KnownBug
+from mhcdoctor.knowledge.evidence import Report
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.dispatch import (
     Dispatch,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from mhcdoctor.documents.vocabulary import Severity
 from mhcdoctor.knowledge import bugs, known, versions
+from mhcdoctor.knowledge.evidence import Report
 from mhcdoctor.rules.dispatch import (
     arch_has,
 )
@@ -62,7 +64,11 @@ def _tvm_ffi_pair(ctx: FindingContext) -> known.BadPair | None:
     tl, ffi = ctx.facts.tilelang, ctx.facts.tvm_ffi
     if tl.present is False or ffi.present is False:
         return None
-    return known.bad_tvm_ffi_pair(tl.version, ffi.version)
+    pair = known.bad_tvm_ffi_pair(tl.version, ffi.version)
+    observed = not ctx.facts.sources.get("tilelang.imports", "").startswith("user:")  # a what-if only assumes
+    if pair is not None and pair.stage == "import" and tl.imports is True and observed:
+        return None  # observed beats inferred: full check's child imported this very tilelang
+    return pair
 
 
 def _tilelang_loaded(ctx: FindingContext) -> bool:
@@ -84,7 +90,11 @@ def _tvm_ffi_text(ctx: FindingContext, pair: known.BadPair) -> str:
     elif requires is not None:
         text += f" (tilelang {tl} requires apache-tvm-ffi{requires}: {ffi} was installed over that pin)"
     where = ctx.ops_text("tilelang") if ctx.ops_on("tilelang") else "vLLM's tilelang import"
-    return text + f". Hit by {where}."
+    text += f". Hit by {where}."
+    if not pair.proven:
+        reports = " ".join(e.url for e in pair.evidence if isinstance(e, Report))
+        text += f" Only reported ({reports}), neither measured nor read in code for this pair."
+    return text
 
 
 def _pdl_on_rocm(ctx: FindingContext) -> bool:
@@ -261,9 +271,12 @@ def _decide_tvm_ffi_mismatch(c: FindingContext) -> Found | None:
     pair = _tvm_ffi_pair(c)
     if pair is None:
         return None
-    fix = pair.pin + "  # or a tilelang that registers it once (0.1.13+, tilelang #2795): pip install -U tilelang"
+    fix = pair.pin
+    if "__ffi_repr__" in pair.effect:
+        fix += "  # or a tilelang that registers it once (0.1.13+, tilelang #2795): pip install -U tilelang"
     ops = c.ops_on("tilelang")
-    return Found(_tvm_ffi_text(c, pair), ops, fix=fix, severity="fail" if _tilelang_loaded(c) else "warn")
+    severity: Severity = "fail" if _tilelang_loaded(c) and pair.proven else "warn"  # a report alone never fails
+    return Found(_tvm_ffi_text(c, pair), ops, fix=fix, severity=severity)
 
 
 def _decide_pdl_unsupported(c: FindingContext) -> Found | None:
