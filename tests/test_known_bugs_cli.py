@@ -72,7 +72,11 @@ def test_tilelang_0_1_9_with_apache_tvm_ffi_0_1_12_is_fail_from_metadata_alone(t
     h200_with_tilelang(machine, "0.1.9", "0.1.12")
     doc, proc = machine.check_json("--fast")
     mismatch = next(f for f in doc["findings"] if f["id"] == "tilelang-tvm-ffi-mismatch")
-    assert (proc.returncode, mismatch["severity"], mismatch["fix"]) == (3, "fail", "pip install 'apache-tvm-ffi<0.1.12'")
+    assert (proc.returncode, mismatch["severity"], mismatch["fix"]) == (
+        3,
+        "fail",
+        "pip install 'apache-tvm-ffi<0.1.12'",
+    )
     assert "'__dict__' of 'type' objects is not writable" in mismatch["detail"]
 
 
