@@ -43,6 +43,7 @@ class LogSignature:
     """The error a vLLM log shows for the bug: a regular expression over the error's line, and where the text alone
     is ambiguous one over the traceback's frames (the line itself counts as part of them)."""
 
+    keyword: str  # a literal of the line the log reader finds fast before it tries `text` (vllmlog/formats.KEYWORDS)
     text: str
     frames: str | None = None
 
@@ -268,7 +269,11 @@ INVALID_CONFIG = KnownBug(
     affected=">=0.1.18",
     first_bad="0.1.18",  # v0.1.18 ships the same mhc_kernels.cu and aiter/ops/mhc.py as v0.1.19 (#4115)
     # aiter #4633: aiter/ops/mhc.py mhc_pre: "torch.AcceleratorError: CUDA error: invalid configuration argument".
-    log=LogSignature(r"invalid configuration argument", frames=r"aiter/ops/mhc\.py|mhc_pre_aiter|aiter\.ops\.mhc"),
+    log=LogSignature(
+        "invalid configuration",
+        r"invalid configuration argument",
+        frames=r"aiter/ops/mhc\.py|mhc_pre_aiter|aiter\.ops\.mhc",
+    ),
     log_severity="fail",
     explanation="on MI300X (gfx942) every tensor-parallel worker crashed in the profile run at start-up with 'CUDA "
     "error: invalid configuration argument' in aiter/ops/mhc.py mhc_pre (aiter #4633, reported on v0.1.19 and "
@@ -393,7 +398,7 @@ PDL_UNSUPPORTED = KnownBug(
     fixed_by="43679",
     # tilelang's TVM lowering: "Check failed: (!mutator.has_trigger_launch_ && !mutator.has_grid_sync_) is false: PDL
     # is not supported" (vLLM #42876: mhc_post_tilelang on MI350X, vllm-openai-rocm:v0.21.0).
-    log=LogSignature(r"PDL is not supported"),
+    log=LogSignature("PDL is not", r"PDL is not supported"),
     log_severity="fail",
 )
 
@@ -422,7 +427,7 @@ TVM_FFI_MISMATCH = KnownBug(
     evidence=tuple(e for pair in known.TVM_FFI_BAD_PAIRS for e in pair.evidence),  # each pair's own decides
     # apache-tvm-ffi newer than tilelang's bundled TVM: "TypeAttr `__ffi_repr__` is already registered"
     # (tvm::ffi::Error), sglang #34858, ktransformers #2045.
-    log=LogSignature(r"already registered", frames=r"__ffi_|tvm[_:.]|tvm_ffi|TVMFFI|tilelang"),
+    log=LogSignature("already registered", r"already registered", frames=r"__ffi_|tvm[_:.]|tvm_ffi|TVMFFI|tilelang"),
     log_severity="fail",
 )
 
@@ -600,7 +605,7 @@ DEEPGEMM_PRENORM_BROKEN = KnownBug(
     ),
     platforms=("cuda",),
     # vLLM's DeepGEMM prenorm GEMM for mhc_pre (utils/deep_gemm.py tf32_hc_prenorm_gemm) failing where it is called.
-    log=LogSignature(r"(?:Error|error|failed|Assertion)", frames=r"tf32_hc_prenorm_gemm"),
+    log=LogSignature("tf32_hc_prenorm_gemm", r"(?:Error|error|failed|Assertion)", frames=r"tf32_hc_prenorm_gemm"),
     log_severity="fail",
 )
 
