@@ -290,8 +290,11 @@ def aiter_api_gate(f: Facts, feature: str) -> Gate:
 # --- the decision ------------------------------------------------------------------------------------------------
 
 
-def dispatch(rs: RuleSet, f: Facts, model: ModelConfig, vllm_version: str | None = None) -> Dispatch:
-    """The path per op. `vllm_version` is the release asked about (default: the installed one's version)."""
+def dispatch(
+    rs: RuleSet, f: Facts, model: ModelConfig, vllm_version: str | None = None, release: str | None = None
+) -> Dispatch:
+    """The path per op. `vllm_version` is the release asked about (default: the installed one's version); `release`,
+    where given, the release whose mHC code is installed, whose knowledge applies."""
     platform, platform_gate = vllm_platform(f, vllm_version if vllm_version is not None else f.vllm.version)
     if platform == "cpu":
         result = _cpu(rs, platform_gate)
@@ -306,7 +309,7 @@ def dispatch(rs: RuleSet, f: Facts, model: ModelConfig, vllm_version: str | None
     else:
         result = _rocm_module(rs, f)
     if platform in ("cuda", "rocm"):
-        version = vllm_version if vllm_version is not None else f.vllm.version
+        version = release or (vllm_version if vllm_version is not None else f.vllm.version)
         add_prenorm_gates(result, rs, f, model, platform, version)
     result.platform = platform
     if platform not in ("cuda", "rocm"):  # layers/mhc.py still computes its flags: False off CUDA and ROCm

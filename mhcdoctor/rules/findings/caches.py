@@ -17,9 +17,7 @@ def _cold_cache(ctx: FindingContext) -> bool:
 
 
 def _warmup_skipped(ctx: FindingContext) -> bool:
-    return ctx.facts.platform == "cuda" and bool(
-        versions.within(ctx.vllm_version, known.NVIDIA_WARMUP_SKIPPED_RELEASES)
-    )
+    return ctx.facts.platform == "cuda" and bool(versions.within(ctx.release, known.NVIDIA_WARMUP_SKIPPED_RELEASES))
 
 
 def aiter_jit_stale(ctx: FindingContext) -> str | None:
