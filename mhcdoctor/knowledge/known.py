@@ -210,11 +210,6 @@ DEEPGEMM_NVCC_MIN_SM100 = (12, 9)
 # aborts the engine otherwise", vllm/utils/deep_gemm.py); 0.30–0.33 do not check.
 VLLM_NVCC_GATE = (12, 9)
 VLLM_NVCC_GATE_RELEASES = ">=0.34.0"
-# vLLM releases whose hc_prenorm_gemm_block_m_tilelang (prenorm GEMM from 1024 tokens without DeepGEMM) sums each
-# token into a T.alloc_var(init=0.0) inside the unrolled token loop: kernels/mhc/tilelang_kernels.py (0.23–0.26) and
-# _tilelang_ops.py (0.22), read from each wheel; the function is the same text in 0.22.0 through 0.26.0; 0.27.0
-# rewrote it with per-token T.alloc_local arrays.
-BLOCK_M_ACCUMULATOR_RELEASES = ">=0.22.0,<0.27.0"
 # Measured on an H200 (vLLM 0.24.0's and 0.26.0's kernel files, 1024–16384 tokens, 2026-12-04): the tilelang that
 # lowers that accumulator wrong (0.1.9, the pin of vLLM 0.20–0.26: it sets the T.alloc_var to 0 once, at its
 # declaration, so the block's second token starts from the first one's sum) and the ones measured right (0.1.12,
@@ -304,11 +299,6 @@ AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
     ("v0.1.18 → v0.1.19.post2", "mhc.py: ruff only (#4403)", "none"),
     ("v0.1.19.post2 → v0.1.20.post1", "#4246 gfx1250 split-k, #4594 rocprim/hipcub clean-up", "refactor"),
 )  # fmt: skip
-
-# vLLM releases whose tilelang mhc_pre with a folded RMSNorm reduces the norm over threads 32.. of the block: on a
-# 64-wide wavefront TileLang's HIP AllReduce ignores that offset (vLLM 0.31.0 kernels/mhc/tilelang_kernels.py,
-# _MIX_ON_TRAILING_THREADS, moves it to threads 0..63 on ROCm). The AMD model folds the norm into tilelang from 0.29.
-HIP_ALLREDUCE_OFFSET_RELEASES = ">=0.29.0,<0.31.0"
 
 
 # DeepGEMM's tf32_hc_prenorm_gemm arrives in 2.3.0 (deepseek-ai/DeepGEMM #280, 0f5f266: deep_gemm/__init__.py).

@@ -24,8 +24,8 @@ class VllmRelease:
     deepgemm_prenorm_archs: tuple[str, ...] | None = None
 
 
-def _r(version: str, tilelang: str, tvm_ffi: str, torch: str, deepgemm: str) -> VllmRelease:
-    return VllmRelease(version, tilelang, tvm_ffi, torch, deepgemm)
+def _r(version: str, tilelang: str, tvm_ffi: str, torch: str, deepgemm: str, *archs: str) -> VllmRelease:
+    return VllmRelease(version, tilelang, tvm_ffi, torch, deepgemm, archs or None)
 
 
 RELEASES: tuple[VllmRelease, ...] = (
@@ -36,7 +36,8 @@ RELEASES: tuple[VllmRelease, ...] = (
     _r("0.22.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0"),
     _r("0.22.1", "0.1.9", "0.1.9", "2.11.0", "2.5.0"),
     _r("0.23.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0"),
-    _r("0.24.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0"),
+    # `strings vllm/third_party/deep_gemm/_C.cpython-312-x86_64-linux-gnu.so | grep tf32_hc_prenorm_gemm` (the wheel)
+    _r("0.24.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0", "sm90", "sm100"),
     _r("0.25.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0"),
     _r("0.25.1", "0.1.9", "0.1.9", "2.11.0", "2.5.0"),
     _r("0.26.0", "0.1.9", "0.1.10", "2.11.0", "2.5.0"),

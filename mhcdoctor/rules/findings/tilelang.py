@@ -112,7 +112,7 @@ def _hip_allreduce_ops(ctx: FindingContext) -> list[str]:
     """0.29–0.30 on a wave64 ROCm GPU (gfx9: CDNA): the AMD model folds the RMSNorm into tilelang's pre when aiter does
     not serve it (`fuse_mhc_rmsnorm = HAS_TILELANG_MHC and self.use_fused_mhc`), and that kernel's norm reduction runs
     on threads 32.. of the block."""
-    if ctx.facts.platform != "rocm" or not versions.within(ctx.release, known.HIP_ALLREDUCE_OFFSET_RELEASES):
+    if ctx.facts.platform != "rocm" or not versions.within(ctx.release, bugs.HIP_ALLREDUCE_OFFSET.affected or ""):
         return []
     if not (ctx.facts.arch or "").startswith("gfx9") or ctx.dispatch is None or not ctx.dispatch.fused_post_pre:
         return []
@@ -123,7 +123,7 @@ def _block_m_ops(ctx: FindingContext) -> list[str]:
     """The pre ops that take 0.22–0.26's block-M tilelang prenorm GEMM from 1024 tokens (kernels/mhc/tilelang.py:
     `n_splits == 1 and use_default_config and x.shape[0] >= 1024`, taken where DeepGEMM is not used)."""
     version = versions.public(ctx.release)
-    if version is None or not versions.within(str(version), known.BLOCK_M_ACCUMULATOR_RELEASES):
+    if version is None or not versions.within(str(version), bugs.PRENORM_BLOCK_M.affected or ""):
         return []
     if ctx.facts.platform == "cuda" and deepgemm_used(ctx) in (True, None):
         return []  # DeepGEMM computes the prenorm GEMM (or it is not known that it does not)
