@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mhcdoctor.documents.vocabulary import OPS
 from mhcdoctor.facts import AiterFacts, Facts, PackageFacts, TorchFacts
-from mhcdoctor.knowledge import aiter_releases, bugs, known, versions
+from mhcdoctor.knowledge import aiter_releases, bugs, known, versions, vllm_releases
 from mhcdoctor.knowledge.evidence import Code, Evidence, Measured
 from mhcdoctor.models import BUILTIN_MODELS
 from mhcdoctor.rules import decide
@@ -264,7 +264,7 @@ def known_bugs_page() -> str:
         "| releases | lines | what changed | kind |",
         "| --- | --- | --- | --- |",
     ]
-    out += [f"| {pair} | {lines} | {_cell(what)} | {kind} |" for pair, lines, what, kind in known.VLLM_AUDIT]
+    out += [f"| {pair} | {lines} | {_cell(what)} | {kind} |" for pair, lines, what, kind in vllm_releases.VLLM_AUDIT]
     out += [
         "",
         "## Audit: ROCm/aiter's mHC code between tags",

@@ -13,7 +13,7 @@ import fakes
 import pytest
 from fakemachine import Machine
 
-from mhcdoctor.knowledge import known, vllm_code
+from mhcdoctor.knowledge import vllm_code, vllm_releases
 from mhcdoctor.knowledge.vllm_fingerprints import FINGERPRINTS
 
 FILES = {
@@ -82,7 +82,7 @@ def test_the_release_a_wheel_installs_is_no_note(tmp_path, releases):
 
 def test_the_fingerprints_tell_apart_exactly_the_releases_the_audit_says_changed_the_mhc_files():
     same = {tuple(r for r, p in FINGERPRINTS.items() if p == prints) for prints in FINGERPRINTS.values()}
-    unchanged = {tuple(pair.split(" → ")) for pair, _, _, kind in known.VLLM_AUDIT if kind == "none"}
+    unchanged = {tuple(pair.split(" → ")) for pair, _, _, kind in vllm_releases.VLLM_AUDIT if kind == "none"}
     assert {group for group in same if len(group) > 1} == unchanged
     for release, prints in FINGERPRINTS.items():
         assert vllm_code.match(prints, release).release == release

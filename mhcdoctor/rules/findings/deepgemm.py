@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mhcdoctor.knowledge import bugs, known, versions
+from mhcdoctor.knowledge import bugs, known, versions, vllm_releases
 from mhcdoctor.rules.dispatch import (
     deepgemm_arch,
     deepgemm_supported,
@@ -28,7 +28,9 @@ def deepgemm_problem(ctx: FindingContext) -> str | None:
     if deepgemm_arch(f, rs) is False:
         return f"DeepGEMM has no kernel for {f.arch} (it supports sm_90, sm_10x and, in vLLM 0.24+, sm_12x)"
     if (f.arch or "").startswith("sm_12") and dg.present is not False:
-        vendored_ok = dg.vendored is not False and versions.within(ctx.release, known.VENDORED_DEEPGEMM_SM120_RELEASES)
+        vendored_ok = dg.vendored is not False and versions.within(
+            ctx.release, vllm_releases.VENDORED_DEEPGEMM_SM120_RELEASES
+        )
         if not vendored_ok:
             which = (
                 f"vLLM {ctx.vllm_version}'s vendored DeepGEMM"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mhcdoctor.documents.vocabulary import Severity
-from mhcdoctor.knowledge import bugs, known, versions
+from mhcdoctor.knowledge import bugs, known, versions, vllm_releases
 from mhcdoctor.knowledge.evidence import Report
 from mhcdoctor.rules.dispatch import (
     arch_has,
@@ -161,7 +161,7 @@ def _fused_slow_tilelang(ctx: FindingContext) -> str | None:
     """The installed tilelang, where it is newer than the pin of a vLLM whose CUDA fused post+pre was measured slow."""
     if ctx.facts.platform != "cuda" or "mhc_fused_post_pre" not in ctx.ops_on("tilelang"):
         return None
-    pin, tl = known.vllm_tilelang_pin(ctx.release), ctx.facts.tilelang.version
+    pin, tl = vllm_releases.tilelang_pin(ctx.release), ctx.facts.tilelang.version
     if pin is None or not versions.within(ctx.release, known.FUSED_POST_PRE_SLOW_RELEASES):
         return None
     return tl if versions.within(tl, f">{pin}") else None
@@ -169,7 +169,7 @@ def _fused_slow_tilelang(ctx: FindingContext) -> str | None:
 
 def _fused_slow_text(ctx: FindingContext, tilelang: str) -> str:
     slow, fast = known.FUSED_POST_PRE_SLOW_MS
-    pin = known.vllm_tilelang_pin(ctx.release)
+    pin = vllm_releases.tilelang_pin(ctx.release)
     text = (
         f"vLLM {ctx.vllm_version}'s fused post+pre (mhc_fused_post_pre_tilelang, the same tilelang kernels in 0.33 "
         f"and 0.34) runs under tilelang {tilelang}, newer than the {pin} vLLM pins. Measured on an "
@@ -263,7 +263,7 @@ def _decide_fused_post_pre_slow(c: FindingContext) -> Found | None:
     tilelang = _fused_slow_tilelang(c)
     if tilelang is None:
         return None
-    fix = f"pip install 'tilelang=={known.vllm_tilelang_pin(c.release)}'  # vLLM {c.release}'s pin"
+    fix = f"pip install 'tilelang=={vllm_releases.tilelang_pin(c.release)}'  # vLLM {c.release}'s pin"
     return Found(_fused_slow_text(c, tilelang), ["mhc_fused_post_pre"], fix=fix)
 
 
