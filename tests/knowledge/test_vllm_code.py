@@ -5,10 +5,12 @@ test cannot hold vLLM's own files), the rest of the mechanism is the real one.""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import doctor
 import fakes
 import pytest
 from fakemachine import Machine
@@ -111,3 +113,18 @@ def test_the_fingerprints_are_what_the_wheels_give():
     script = Path(__file__).parents[2] / "scripts" / "vllm-fingerprints"
     done = subprocess.run([sys.executable, str(script), "--check", str(WHEELS)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_explain_and_a_replay_of_the_saved_report_say_whose_code_decided(tmp_path, releases):
+    machine = Machine(tmp_path)
+    h200_with_vllm(machine, "0.34.1.dev3", FILES["0.33.0"])
+    note = (
+        "vLLM 0.34.1.dev3: its mHC files are vLLM 0.33.0's: the rules (vllm-0.30-0.34) and known bugs of 0.33.0 apply"
+    )
+    assert note in machine.run("explain", "--model", "deepseek-v4-pro").stdout
+    report = tmp_path / "report.json"
+    report.write_text(machine.check("--fast", "--json").stdout, encoding="utf-8")
+    (tmp_path / "elsewhere").mkdir()
+    elsewhere = Machine(tmp_path / "elsewhere")  # no vLLM there: the report's facts alone say whose code it was
+    replay = doctor.run("explain", "--from", str(report), "--model", "deepseek-v4-pro", "--json", env=elsewhere.env())
+    assert json.loads(replay.stdout)["rules_note"] == note, replay.stderr
