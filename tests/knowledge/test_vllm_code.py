@@ -128,3 +128,11 @@ def test_explain_and_a_replay_of_the_saved_report_say_whose_code_decided(tmp_pat
     elsewhere = Machine(tmp_path / "elsewhere")  # no vLLM there: the report's facts alone say whose code it was
     replay = doctor.run("explain", "--from", str(report), "--model", "deepseek-v4-pro", "--json", env=elsewhere.env())
     assert json.loads(replay.stdout)["rules_note"] == note, replay.stderr
+
+
+def test_a_stand_in_sharing_no_file_with_any_release_names_no_nearest_release(tmp_path, releases):
+    machine = Machine(tmp_path)
+    h200_with_vllm(machine, "0.34.0", {"model_executor/layers/mhc.py": "HAS_TILELANG_MHC = True\n"})
+    doc, _ = machine.check_json("--fast")
+    vllm = doc["facts"]["vllm"]
+    assert (vllm["code"], vllm["code_evidence"]) == ("new", "new mHC code: none of its files is a vLLM release's")
