@@ -1,5 +1,6 @@
-"""The findings a log can prove: their severity here, and their title, fix and references taken from the known-bugs
-catalogue (rules/findings/) by id, so a finding reads the same from `check`, `explain` and `log`.
+"""The findings a log can prove: their severity here (a known bug's from its record, knowledge/bugs.py `log_severity`),
+and their title, fix and references taken from the findings catalogue (rules/findings/) by id, so a finding reads
+the same from `check`, `explain` and `log`.
 
 `mhc-jit-while-serving` is the log's own: only a log shows kernels compiled after start-up. The severity is the
 log's: a failure the log shows happened is fail, whatever the catalogue predicts for a machine that merely could
@@ -10,23 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mhcdoctor.knowledge.bugs import BUGS
 from mhcdoctor.rules.findings import CATALOGUE
 
 VLLM = "https://github.com/vllm-project/vllm/"
 
 
-# Findings the catalogue holds: only their severity in a log is given here.
+# Findings the catalogue holds: only their severity in a log is given here; a known bug's is its record's.
 SEVERITY: dict[str, str] = {
-    "tilelang-pdl-unsupported": "fail",
-    "tilelang-tvm-ffi-mismatch": "fail",
-    "aiter-mhc-pre-invalid-config": "fail",
-    "deepgemm-prenorm-broken": "fail",
     "tilelang-missing": "fail",
     "aiter-no-mhc": "fail",
     "aiter-impostor": "fail",
     "aiter-no-compiler": "fail",  # the log shows the build failing
-    "aiter-jit-stale": "warn",  # the log shows aiter v0.1.17+ noticing the wrong arch and rebuilding
-    "tilelang-cache-cold": "info",  # compiles at start-up; while serving is mhc-jit-while-serving
+    **{bug.id: bug.log_severity for bug in BUGS if bug.log_severity is not None},
 }
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from mhcdoctor.knowledge.bugs import BUGS
+
 # Byte strings that mark a line worth a closer look, with how many lines before and after it to look at too (a
 # traceback's frames before its error line, the frames after "Traceback", the AITER_LOG_MORE header before its
 # message). Found with bytes.find on whole blocks, so the lines of a 10 GB log that say nothing of mHC cost a few
@@ -28,13 +30,9 @@ KEYWORDS: tuple[tuple[bytes, int, int], ...] = (
     (b"JIT kernel warmup finished", 0, 0),
     (b"DeepGEMM kernels are disabled", 0, 0),
     (b"Traceback (most recent call last)", 0, 60),
-    (b"PDL is not", 30, 0),
     (b"tilelang is required for mhc", 30, 0),
-    (b"already registered", 30, 0),
-    (b"invalid configuration", 30, 0),
     (b"No module named 'aiter", 30, 0),
     (b"cannot import name 'mhc", 30, 0),
-    (b"tf32_hc_prenorm_gemm", 30, 0),
     (b"EngineCore encountered a fatal error", 0, 0),
     (b"Engine core init", 0, 0),
     (b"WorkerProc ", 0, 0),
@@ -42,9 +40,8 @@ KEYWORDS: tuple[tuple[bytes, int, int], ...] = (
     # An error is read wherever it is, not only near the keywords above: a frame (and its source line, which may
     # call torch.ops.vllm.<op>), and every line naming an error or exception, so a traceback longer than any window
     # keeps its last line and an excerpt that starts after its "Traceback" header still has its error read. Each
-    # costs a find over every block (docs/log.md, Measured): a line these already find has no keyword of its own
-    # (DeepGEMM's "RuntimeError: Assertion error (.../hyperconnection.hpp:56)", "Exception: WorkerProc
-    # initialization failed", "terminate called after throwing an instance of 'tvm::ffi::Error'").
+    # costs a find over every block (docs/log.md, Measured): a setup error these already find has no keyword of its
+    # own ("Exception: WorkerProc initialization failed"); a known bug's line has its record's, below.
     (b'", line ', 0, 1),  # a frame, 'File "x", line N, in f' (the part find skips over fastest)
     (b"Error", 0, 0),
     (b"Exception", 0, 0),
@@ -52,6 +49,8 @@ KEYWORDS: tuple[tuple[bytes, int, int], ...] = (
     (b"died unexpectedly", 0, 0),
     (b"Fatal Python error", 0, 0),
     (b"Process EngineCore", 0, 0),
+    # each known bug's error line, with the 30 lines of traceback before it (knowledge/bugs.py)
+    *((log.keyword.encode(), 30, 0) for bug in BUGS for log in bug.log),
 )
 # Lines vLLM writes only while it starts (STARTUP_ONLY below): looked for until the first is found; after it every
 # compile is at start-up until "Application startup complete." (and a banner starts the next run).

@@ -1,4 +1,5 @@
-"""Known fatal texts in a vLLM log, each mapped to the finding that explains it (ids agreed with the catalogue).
+"""Known fatal texts in a vLLM log, each mapped to the finding that explains it: the setup errors here, and each known
+bug's own text from its record (knowledge/bugs.py `log`).
 
 A signature matches one line (the error's own text), and where the text alone is ambiguous, also the frames of the
 traceback the same process printed just before it (`invalid configuration argument` is aiter #4633 only when
@@ -11,6 +12,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
+
+from mhcdoctor.knowledge.bugs import BUGS
 
 
 class _Line(Protocol):
@@ -35,38 +38,10 @@ class Signature:
         return self.frames.search(line) is not None or any(self.frames.search(f.text) for f in frames)
 
 
-FATAL_SIGNATURES: tuple[Signature, ...] = (
-    # tilelang's TVM lowering: "Check failed: (!mutator.has_trigger_launch_ && !mutator.has_grid_sync_) is false: PDL
-    # is not supported" (vLLM #42876: mhc_post_tilelang on MI350X, vllm-openai-rocm:v0.21.0).
-    Signature("tilelang-pdl-unsupported", re.compile(r"PDL is not supported")),
+_OWN: tuple[Signature, ...] = (
     # vLLM layers/mhc.py (0.20–0.21), _tilelang_ops.py (0.22), kernels/mhc/tilelang_kernels.py (0.23–0.27),
     # tilelang_utils/__init__.py (0.28+): ImportError "tilelang is required for mhc but is not installed. ..."
     Signature("tilelang-missing", re.compile(r"tilelang is required for mhc but is not installed")),
-    # DeepGEMM's tf32_hc_prenorm_gemm (mhc_pre's prenorm GEMM, vLLM utils/deep_gemm.py) on an arch it has no kernel
-    # for: csrc/apis/hyperconnection.hpp:56 "Unsupported architecture" (DeepGEMM #317: sm90 and sm100 only; vLLM
-    # #40778 on L20, #41027 on A100, #43477 on SM120), whether or not the stack shows tf32_hc_prenorm_gemm.
-    Signature(
-        "deepgemm-prenorm-broken",
-        re.compile(r"hyperconnection\.hpp(?::\d+)?\)?:? ?Unsupported architecture"),
-        op="mhc_pre",
-    ),
-    # A C++ tvm::ffi::Error that nothing caught aborts the process: the tilelang/apache-tvm-ffi pair (tilelang #2367,
-    # vLLM #45169, sglang #34858 print "terminate called after throwing an instance of 'tvm::ffi::Error'").
-    Signature("tilelang-tvm-ffi-mismatch", re.compile(r"throwing an instance of '?tvm::ffi::Error")),
-    # apache-tvm-ffi newer than tilelang's bundled TVM: "TypeAttr `__ffi_repr__` is already registered"
-    # (tvm::ffi::Error), sglang #34858, ktransformers #2045.
-    Signature(
-        "tilelang-tvm-ffi-mismatch",
-        re.compile(r"already registered"),
-        frames=re.compile(r"__ffi_|tvm[_:.]|tvm_ffi|TVMFFI|tilelang"),
-    ),
-    # aiter #4633: aiter/ops/mhc.py mhc_pre: "torch.AcceleratorError: CUDA error: invalid configuration argument".
-    Signature(
-        "aiter-mhc-pre-invalid-config",
-        re.compile(r"invalid configuration argument"),
-        frames=re.compile(r"aiter/ops/mhc\.py|mhc_pre_aiter|aiter\.ops\.mhc"),
-        op="mhc_pre",
-    ),
     # An aiter without its mHC ops (PyPI's amd-aiter 0.1.7.post2.dev18 has aiter/ops but no ops/mhc.py): vLLM 0.25+
     # selects it by find_spec("aiter") and the call imports aiter.ops.mhc.
     Signature(
@@ -75,14 +50,17 @@ FATAL_SIGNATURES: tuple[Signature, ...] = (
     ),
     # No aiter.ops at all: the package named aiter is not AMD's (PyPI's unrelated async-iterator `aiter`).
     Signature("aiter-impostor", re.compile(r"No module named '?aiter\.ops'?(?![.\w])")),
-    # vLLM's DeepGEMM prenorm GEMM for mhc_pre (utils/deep_gemm.py tf32_hc_prenorm_gemm) failing where it is called.
+)
+
+# The setup errors above, then every known bug's own error text (knowledge/bugs.py), in the records' order.
+FATAL_SIGNATURES: tuple[Signature, ...] = _OWN + tuple(
     Signature(
-        "deepgemm-prenorm-broken",
-        re.compile(r"(?:Error|error|failed|Assertion)"),
-        frames=re.compile(r"tf32_hc_prenorm_gemm"),
-        op="mhc_pre",
-        # a fork's Triton stand-in for DeepGEMM's GEMM (vLLM #41834's sm12x_deep_gemm_fallbacks.py calls
-        # tf32_hc_prenorm_gemm_triton): its failure is not DeepGEMM's
-        unless=re.compile(r"tf32_hc_prenorm_gemm_triton|_tf32_hc_prenorm_gemm_kernel\["),
-    ),
+        bug.id,
+        re.compile(log.text),
+        re.compile(log.frames) if log.frames else None,
+        bug.ops[0] if len(bug.ops) == 1 else None,  # a bug of one op: that op failed
+        re.compile(log.unless) if log.unless else None,
+    )
+    for bug in BUGS
+    for log in bug.log
 )

@@ -1,0 +1,266 @@
+"""Known-bad versions of the libraries inside the mHC paths, as data: probes, what-ifs and rules read them from here.
+
+Each range was decided by the code or the metadata at each release, not by sorting version strings; each entry
+names the source that proves it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from mhcdoctor.knowledge.evidence import Code, Evidence, Measured, Report
+from mhcdoctor.knowledge.versions import Version, within
+
+
+@dataclass(frozen=True)
+class BadPair:
+    """A tilelang release range that fails with an apache-tvm-ffi range, and what backs it."""
+
+    tilelang: str  # specifier of the tilelang releases
+    tvm_ffi: str  # specifier of the apache-tvm-ffi releases
+    stage: Literal["import", "compile"]  # where it breaks: `import tilelang`, or compiling a kernel
+    effect: str
+    pin: str  # the pip line that fixes it
+    refs: tuple[str, ...]
+    evidence: tuple[Evidence, ...]
+
+    @property
+    def proven(self) -> bool:
+        """Measured or read in the code (a report alone is not proof)."""
+        return any(isinstance(e, Measured | Code) for e in self.evidence)
+
+
+@dataclass(frozen=True)
+class GoodPair:
+    """A tilelang and apache-tvm-ffi pair measured to work: never called bad, whatever a range says."""
+
+    tilelang: str
+    tvm_ffi: str
+    evidence: tuple[Evidence, ...]
+
+
+TILELANG = "https://github.com/tile-ai/tilelang/"
+# tilelang's Requires-Dist on apache-tvm-ffi, read from each release's wheel METADATA (pip install --dry-run --report):
+# 0.1.7.post3 `>=0.1.6,~=0.1.0`; 0.1.8, 0.1.9 `>=0.1.2,~=0.1.0`; 0.1.10, 0.1.11 `>=0.1.10,~=0.1.0` (no upper bound);
+# 0.1.12 `>=0.1.10,<=0.1.11`; 0.1.13–0.1.15 `>=0.1.11,<0.1.13`.
+TILELANG_TVM_FFI_REQUIRES: dict[str, str] = {
+    "0.1.7.post3": ">=0.1.6,~=0.1.0",
+    "0.1.8": ">=0.1.2,~=0.1.0",
+    "0.1.9": ">=0.1.2,~=0.1.0",
+    "0.1.10": ">=0.1.10,~=0.1.0",
+    "0.1.11": ">=0.1.10,~=0.1.0",
+    "0.1.12": ">=0.1.10,<=0.1.11",
+    "0.1.13": ">=0.1.11,<0.1.13",
+    "0.1.14": ">=0.1.11,<0.1.13",
+    "0.1.15": ">=0.1.11,<0.1.13",
+}
+# `import tilelang` under each pair on a CPU machine (knowledge engineer, 2026-12-04): each tilelang and
+# apache-tvm-ffi wheel unpacked with its requirements into one folder, then PYTHONPATH=FOLDER python -c
+# "import tilelang, tvm_ffi" with CPU torch 2.13.0 (Python 3.11).
+_CPU_IMPORT = "PYTHONPATH=<tilelang + apache-tvm-ffi + z3-solver unpacked> python -c 'import tilelang, tvm_ffi'"
+_CPU = "x86-64 CPU machine (Python 3.11, torch 2.13.0+cpu)"
+
+TVM_FFI_BAD_PAIRS: tuple[BadPair, ...] = (
+    # apache-tvm-ffi 0.1.12 registers AccessPath's __ffi_repr__ itself; the tvm inside tilelang 0.1.10–0.1.12
+    # registers it again and the C++ error aborts the interpreter at `import tilelang` (SIGABRT). tile-ai/tvm #60,
+    # shipped by tilelang #2795 in 0.1.13, stops the second registration. 0.1.12 pins apache-tvm-ffi<=0.1.11 (its
+    # wheel's METADATA) and still aborts when 0.1.12 is installed over that pin.
+    BadPair(
+        tilelang=">=0.1.10,<0.1.13",
+        tvm_ffi=">=0.1.12",
+        stage="import",
+        effect="`import tilelang` aborts (SIGABRT): TypeAttr `__ffi_repr__` is already registered",
+        pin="pip install 'apache-tvm-ffi<0.1.12'",
+        refs=(
+            TILELANG + "issues/2367",
+            TILELANG + "pull/2795",
+            "https://github.com/kvcache-ai/ktransformers/issues/2045",
+        ),
+        evidence=(
+            Measured(
+                "scripts/gpu-vllm-kernels matrix with tilelang 0.1.12 and apache-tvm-ffi 0.1.12: importing vLLM "
+                "0.27–0.34's kernels/mhc/tilelang (which imports tilelang)",
+                "NVIDIA H200 (driver 580.159.04)",
+                "2026-12-04",
+                "every run aborts: terminate called after throwing tvm::ffi::Error, TypeAttr `__ffi_repr__` is "
+                "already registered",
+            ),
+            Measured(
+                "tests/real/test_real_packages.py: tilelang 0.1.11 with apache-tvm-ffi 0.1.15.post2 (what its "
+                "Requires-Dist resolves to), mhcdoctor check's import child",
+                "x86-64 CPU machine (the project's build machine)",
+                "2026-12-04",
+                "`import tilelang` aborts: __ffi_repr__ already registered",
+            ),
+            Measured(
+                _CPU_IMPORT + " with tilelang 0.1.10 and apache-tvm-ffi 0.1.12",
+                _CPU,
+                "2026-12-04",
+                "exit 134 (SIGABRT): TypeAttr `__ffi_repr__` is already registered for type index 130",
+            ),
+        ),
+    ),
+    # tilelang 0.1.9's bundled tvm registers its Python classes in a way apache-tvm-ffi 0.1.12+ refuses: `import
+    # tilelang` raises (0.1.12: AttributeError "attribute '__dict__' of 'type' objects is not writable" in
+    # tvm_ffi/registry.py; 0.1.13: ValueError "Type 'ffi.Tensor' already has a registered class"). 0.1.9's
+    # Requires-Dist (>=0.1.2,~=0.1.0) lets pip pick them; vLLM 0.20–0.26 pin 0.1.9 or 0.1.10.
+    BadPair(
+        tilelang=">=0.1.9,<0.1.10",
+        tvm_ffi=">=0.1.12",
+        stage="import",
+        effect="`import tilelang` fails: apache-tvm-ffi 0.1.12+ refuses the classes tilelang 0.1.9's bundled tvm "
+        "registers (AttributeError: attribute '__dict__' of 'type' objects is not writable)",
+        pin="pip install 'apache-tvm-ffi<0.1.12'",
+        refs=(TILELANG + "issues/2367",),
+        evidence=(
+            Measured(
+                _CPU_IMPORT + " with tilelang 0.1.9 and apache-tvm-ffi 0.1.12, 0.1.13 and 0.1.15.post2",
+                _CPU,
+                "2026-12-04",
+                "exit 1: AttributeError: attribute '__dict__' of 'type' objects is not writable (0.1.12); "
+                "ValueError: Type 'ffi.Tensor' already has a registered class (0.1.13, 0.1.15.post2); "
+                "0.1.9, 0.1.10 and 0.1.11 import",
+            ),
+        ),
+    ),
+    # tilelang 0.1.8's derived_object (TVMDerivedObject without __slots__) breaks on apache-tvm-ffi 0.1.10's CObject:
+    # AttributeError '_inst' when a kernel's pass uses a derived object (tile-ai/tvm #32). tilelang 0.1.9's bundled
+    # tvm already has the fix; 0.1.10 requires apache-tvm-ffi>=0.1.10.
+    BadPair(
+        tilelang=">=0.1.8,<0.1.9",
+        tvm_ffi=">=0.1.10",
+        stage="compile",
+        effect="tilelang's kernels fail to compile: AttributeError: '_NestedLoopCheckVisitor' object has no "
+        "attribute '_inst'",
+        pin="pip install 'apache-tvm-ffi<0.1.10'",
+        refs=(
+            TILELANG + "issues/2040",
+            "https://github.com/tile-ai/tvm/pull/32",
+            "https://github.com/state-spaces/mamba/pull/995",
+        ),
+        evidence=(
+            Code(
+                "tile-ai/tilelang",
+                "v0.1.8 (PyPI wheel)",
+                "tilelang/3rdparty/tvm/python/tvm/runtime/support.py",
+                151,
+                "class TVMDerivedObject(metadata['cls']) has no __slots__ and sets self._inst: apache-tvm-ffi 0.1.10's "
+                "CObject has no __dict__ (tile-ai/tvm #32); the v0.1.9 wheel's copy declares __slots__ with _inst "
+                "(line 160)",
+            ),
+            Report(TILELANG + "issues/2040", "reported with tilelang 0.1.8, apache-tvm-ffi 0.1.10, a mamba kernel"),
+        ),
+    ),
+)
+
+TVM_FFI_GOOD_PAIRS: tuple[GoodPair, ...] = (
+    # vLLM 0.26.0's own pins (tilelang==0.1.9, apache-tvm-ffi==0.1.10).
+    GoodPair(
+        "==0.1.9",
+        "==0.1.10",
+        (
+            Measured(
+                "mhcdoctor verify --path tilelang and vLLM 0.26.0's kernel files (scripts/gpu-vllm-kernels) under "
+                "tilelang 0.1.9 with apache-tvm-ffi 0.1.10",
+                "NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130)",
+                "2026-12-04",
+                "imports, compiles and runs: mhcdoctor's tilelang kernels 9/9 pass and vLLM 0.26.0's kernels give the "
+                "same results as with apache-tvm-ffi 0.1.9 (issue 30)",
+            ),
+        ),
+    ),
+)
+
+
+def bad_tvm_ffi_pair(tilelang: str | None, tvm_ffi: str | None) -> BadPair | None:
+    """The known-bad pair the installed tilelang and apache-tvm-ffi form, if any (none for a pair measured good)."""
+    if any(within(tilelang, p.tilelang) and within(tvm_ffi, p.tvm_ffi) for p in TVM_FFI_GOOD_PAIRS):
+        return None
+    for pair in TVM_FFI_BAD_PAIRS:
+        if within(tilelang, pair.tilelang) and within(tvm_ffi, pair.tvm_ffi):
+            return pair
+    return None
+
+
+# DeepGEMM's JIT asserts nvcc >= 12.3 (csrc/jit/compiler.hpp: "NVCC version should be >= 12.3") and needs 12.9 for
+# the arch-family suffix of sm_10x (its README: CUDA 12.9 or higher for SM100).
+DEEPGEMM_NVCC_MIN = (12, 3)
+DEEPGEMM_NVCC_MIN_SM100 = (12, 9)
+# Measured on an H200 (vLLM 0.24.0's and 0.26.0's kernel files, 1024–16384 tokens, 2026-12-04): the tilelang that
+# lowers the block-M prenorm GEMM's accumulator (bugs.PRENORM_BLOCK_M) wrong (0.1.9, the pin of vLLM 0.20–0.26: it
+# sets the T.alloc_var to 0 once, at its declaration, so the block's second token starts from the first one's sum)
+# and the ones measured right (0.1.12, which resets it inside the loop, and 0.1.15); 0.1.13 and 0.1.14 lie between
+# two releases measured right.
+BLOCK_M_WRONG_TILELANG = "<=0.1.9"
+BLOCK_M_RIGHT_TILELANG = ">=0.1.12"
+BLOCK_M_MEASURED_RELEASES = ("0.24.0", "0.26.0")
+
+
+# vLLM releases whose fused post+pre runs the kernels measured slow under a tilelang newer than the pin:
+# kernels/mhc/tilelang_kernels.py is the same file in 0.33.0 and 0.34.0 (0.32.0's lacks 0.33's single-pass split and
+# sinkhorn NaN skip), and 0.34's tilelang.py only adds the residual-reusing wrapper. Measured on 0.34.0 only.
+FUSED_POST_PRE_SLOW_RELEASES = ">=0.33.0,<0.35.0"
+# mhc_fused_post_pre_tilelang_reuse_residual at 1 token, hidden 7168, replayed in a CUDA graph on an H200
+# (2026-12-04): ms under tilelang 0.1.15 (mhcdoctor bench's graph ms; its post then pre took 0.0143) and under 0.1.12,
+# vLLM 0.34's pin (scripts/gpu-vllm-kernels time: graph_median_s of 100 runs).
+FUSED_POST_PRE_SLOW_MS = (0.0480, 0.0091)
+FUSED_POST_PRE_SLOW_TILELANG = "0.1.15"
+
+
+# ROCm/aiter's mHC code (csrc/kernels/mhc_kernels.cu, aiter/ops/mhc.py) between consecutive tags, from `git log A..B
+# -- FILES` and the files' hashes at each tag.
+AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
+    ("v0.1.11", "mhc_pre (gemm_sqrsum, big_fuse) arrives (#2136)", "feature; big_fuse barrier outside its loop "
+     "(aiter-big-fuse-sync)"),
+    ("v0.1.11 → v0.1.12", "mhc_post (#2479); opus API (#2533)", "feature; sqrsum race (aiter-sqrsum-race), mhc_post "
+     "LDS race (aiter-mhc-post-race)"),
+    ("v0.1.12 → v0.1.13.post1", "no change (same mhc_kernels.cu and mhc.py)", "none"),
+    ("v0.1.13.post1 → v0.1.14-rc0", "#3033 sqrsum race, #2978 big_fuse sync, #2963 mhc_post accuracy; #2915, #3044, "
+     "#3059", "fixes (wrong results)"),
+    ("v0.1.14-rc0 → v0.1.14.post1", "no change", "none"),
+    ("v0.1.14.post1 → v0.1.15-rc0", "#3396 fused RMSNorm in mhc_pre; #3237 fp32 GEMM pipeline", "feature; RMS guard "
+     "bug (aiter-rocm-compiler)"),
+    ("v0.1.15-rc0 → v0.1.15.post3", "no change", "none"),
+    ("v0.1.15.post3 → v0.1.16", "#3417 RMS guard fix; #3623 mhc_fused_post_pre; #3651 large M", "fix + feature"),
+    ("v0.1.16 → v0.1.16.post6", "no change", "none"),
+    ("v0.1.16.post6 → v0.1.17-rc0", "#3768 wave32, #3796 async waitcnt (gfx12xx), #3648/#3714 async_load offset, "
+     "#3791 fused all-reduce + mhc_post", "feature; #3648's bug fixed by #3714 before any tag"),
+    ("v0.1.17-rc0 → v0.1.17", "no change", "none"),
+    ("v0.1.17 → v0.1.18", "#4115 gfx12xx tuning", "feature; same code as v0.1.19 (aiter-mhc-pre-invalid-config)"),
+    ("v0.1.18 → v0.1.19.post2", "mhc.py: ruff only (#4403)", "none"),
+    ("v0.1.19.post2 → v0.1.20.post1", "#4246 gfx1250 split-k, #4594 rocprim/hipcub clean-up", "refactor"),
+)  # fmt: skip
+
+
+# DeepGEMM's tf32_hc_prenorm_gemm arrives in 2.3.0 (deepseek-ai/DeepGEMM #280, 0f5f266: deep_gemm/__init__.py).
+DEEPGEMM_PRENORM_SINCE = Version("2.3.0")
+
+
+# What compiling one of vLLM's mHC tilelang kernels for one token size costs (vLLM #52941: "~6 second latency spikes
+# on every new token count"; #47807: mhc_pre_big_fuse_with_norm_tilelang "about 10s+").
+TILELANG_COMPILE_SECONDS = "6–10 s"
+
+# Token counts where a known bug or a kernel variant starts, each with its source: verify's default and --stress sizes
+# cover every one (tests/verify/test_stress_sizes.py holds them together).
+TOKEN_TRIGGERS: tuple[tuple[int, str], ...] = (
+    (17, "aiter's sqrsum race (#3033) corrupts rows past 16"),
+    (128, "tilelang's prenorm GEMM leaves its small-tile variant (vLLM 0.22–0.34: num_tokens < 128)"),
+    (
+        1024,
+        "tilelang's block-M prenorm GEMM, 2 tokens per block (vLLM 0.22–0.34: num_tokens >= 1024; 0.22–0.26's "
+        "measured wrong under tilelang 0.1.9)",
+    ),
+)
+
+
+# Bugs read from the code whose effect depends on the compiler that builds the kernel: what the GPU machine should
+# run to decide them (release, kernel from that release's wheel, token counts, compilers), and the finding each settles.
+AWAITING_MEASUREMENT: tuple[tuple[str, str], ...] = (
+    (
+        "tilelang-hip-allreduce-offset",
+        "vLLM 0.30.0's mhc_pre_big_fuse_with_norm_tilelang on a wave64 ROCm GPU (gfx950 or gfx90a), hidden 4096 and "
+        "7168, 1, 80 and 1024 tokens, under each tilelang that vLLM 0.29–0.30 accept, against 0.31.0's kernel; needs "
+        "an AMD GPU (the H200 cannot show it: a CUDA warp is 32 threads).",
+    ),
+)
