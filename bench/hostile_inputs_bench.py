@@ -10,6 +10,8 @@ Cases (issue 27 §4; each reader must be linear in its input and bounded in memo
   merge-colliding      merge a folder of 3,000 empty files whose names share their first 64 characters
   merge-many-models    merge 500 reports of 16 models each, every model named differently
   merge-sparse-bundle  merge --bundle of one 1.5 GB sparse file
+  report-redact-shapes report of an environment whose tilelang prints a 60 KiB line shaped to make the secret
+                       patterns backtrack (`://a`, `--`, `curl `, `mysql `, `a_`, `x_token_` repeated; issue 33 §1)
 
 Prints, per case, the median, min and max wall time of the whole command (start-up included) and the child's peak
 resident memory (VmHWM), or `> LIMIT s` when it did not finish within --limit seconds. Run it against another
@@ -121,6 +123,24 @@ def merge_sparse_bundle(tmp: Path) -> list[str]:
     return ["merge", str(sparse), "--bundle", str(tmp / "fleet.tar.gz")]
 
 
+# Output that made a secret pattern read to the end of the line from every start: quadratic in the line (64 KiB of
+# `://a` took 9 s, of `--` 202 s, of `curl ` 22 s) before each pattern was anchored or bounded.
+REDACT_SHAPES = ("://a", "--", "curl ", "mysql ", "docker login ", "a_", "x_token_", "--k", "api_key='x ", "%3Ftoken")
+
+
+def report_redact_shapes(tmp: Path) -> list[str]:
+    """A Python environment whose tilelang prints one 60 KiB line, 6 KiB of each shape, and fails: its output is kept
+    as evidence (64 KiB) and redacted whole before it is cut."""
+    site = tmp / "site"
+    (site / "tilelang").mkdir(parents=True)
+    line = "".join((shape * 6000)[: 6 << 10] for shape in REDACT_SHAPES)
+    (site / "tilelang" / "__init__.py").write_text(f"import sys\nsys.stderr.write({line!r})\n1/0\n")
+    python = tmp / "python"
+    python.write_text(f'#!/bin/sh\nPYTHONPATH="{site}" exec "{sys.executable}" -S "$@"\n')
+    python.chmod(0o755)
+    return ["report", "--json", "--python", str(python)]
+
+
 CASES: dict[str, Callable[[Path], list[str]]] = {
     "explain-many-values": explain_many_values,
     "explain-empty-lists": explain_empty_lists,
@@ -129,6 +149,7 @@ CASES: dict[str, Callable[[Path], list[str]]] = {
     "merge-colliding": merge_colliding,
     "merge-many-models": merge_many_models,
     "merge-sparse-bundle": merge_sparse_bundle,
+    "report-redact-shapes": report_redact_shapes,
 }
 
 
