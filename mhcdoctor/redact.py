@@ -324,8 +324,12 @@ def pseudonym(kind: str, value: str, salt: bytes) -> str:
 # (childproc.EVIDENCE_CHARS) so that a secret is masked whole before any cut.
 DISPLAY_CHARS = 4000
 
-# GPU UUIDs are permanent hardware ids: always pseudonymised, even with --no-redact.
-_GPU_UUID = re.compile(r"\b(?:GPU|MIG)-[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}\b")
+# GPU UUIDs are permanent hardware ids: always pseudonymised, even with --no-redact. NVIDIA's GPU-/MIG- plus a UUID
+# (nvidia-smi -L, CUDA_VISIBLE_DEVICES); AMD's GPU- plus 16 hex digits, the unique id ROCR_VISIBLE_DEVICES and
+# HIP_VISIBLE_DEVICES accept (ROCm docs, "GPU isolation techniques"; rocm-smi --showuniqueid prints the same id).
+_GPU_UUID = re.compile(
+    r"\b(?:(?:GPU|MIG)-[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}|GPU-[0-9A-Fa-f]{16})(?![0-9A-Za-z])"
+)
 
 # Names of GPUs and the doctor's other words that a host may be named after (a host called "mi300x").
 _PRODUCT_WORDS = frozenset(
@@ -425,7 +429,8 @@ def describe_rules() -> list[str]:
         "home folder shown as ~; user and host names replaced by hashes salted per report (user-xxxxxxxxxxxx)",
         "tokens, keys and passwords recognised in any text are masked, and so are the values of secret-looking "
         "environment variables wherever they appear (also with --no-redact)",
-        "GPU UUIDs replaced by salted hashes (also with --no-redact)",
+        "GPU UUIDs (NVIDIA's GPU-/MIG- UUIDs, AMD's GPU- and 16 hex digits) replaced by salted hashes (also with "
+        "--no-redact)",
         f"strings longer than {DISPLAY_CHARS} characters cut to their tail, after masking",
     ]
 

@@ -4,6 +4,7 @@ as set for this doctor: the values are what `vllm serve` started from this shell
 from __future__ import annotations
 
 from mhcdoctor import known
+from mhcdoctor.environment import is_relevant_env
 from mhcdoctor.probes.base import ProbeResult
 from mhcdoctor.probes.context import ProbeContext
 
@@ -11,6 +12,7 @@ NAME = "vllm.env"
 
 
 def probe(ctx: ProbeContext) -> ProbeResult:
-    found = {name: ctx.env[name] for name in known.VLLM_ENV if name in ctx.env}
+    # Only names on the report's allowlist (environment.py), the one list docs/sharing-reports.md describes
+    found = {name: ctx.env[name] for name in known.VLLM_ENV if name in ctx.env and is_relevant_env(name)}
     evidence = [f"{name}={value}" for name, value in found.items()] or [f"none of {', '.join(known.VLLM_ENV)} is set"]
     return ProbeResult(NAME, "ok", {"vars": found}, evidence, "environment")
