@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from mhcdoctor.vllmlog.numbers import NUMBER
+
 # Byte strings that mark a line worth a closer look, with how many lines before and after it to look at too (a
 # traceback's frames before its error line, the frames after "Traceback", the AITER_LOG_MORE header before its
 # message). Found with bytes.find on whole blocks, so the lines of a 10 GB log that say nothing of mHC cost a few
@@ -56,7 +58,9 @@ CONTAINER_PREFIX = re.compile(
 # vLLM's own records do (logger.py _FORMAT "(%(vllm_process_name)s pid=%(process)d) "). Older vLLM wrote
 # "(VllmWorker rank=0 pid=N)"; Ray prefixes its workers' lines "(RayWorkerWrapper pid=N, ip=A)" or "(pid=N, ip=A)".
 PROCESS_PREFIX = re.compile(
-    r"^\((?:(?P<name>[A-Za-z][\w\-]*(?: [A-Za-z]\w*)?) )?(?:rank=\d+ )?pid=(?P<pid>\d+)(?:, ip=[^)\s]{1,64})?\)\s?"
+    r"^\((?:(?P<name>[A-Za-z][\w\-]*(?: [A-Za-z]\w*)?) )?(?:rank=\d+ )?pid=(?P<pid>"
+    + NUMBER
+    + r")(?:, ip=[^)\s]{1,64})?\)\s?"
 )
 # vLLM's own header (logger.py _FORMAT, datefmt "%m-%d %H:%M:%S"):
 # "%(levelname)s %(asctime)s [%(fileinfo)s:%(lineno)d] ";
@@ -114,7 +118,9 @@ EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interr
 # `{func_name}`"; nothing is logged for a kernel loaded from the disk cache.
 TILELANG_COMPILE = re.compile(
     r"(?:(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s+)?\[TileLang:tilelang\.jit\.kernel:INFO\]"
-    r"(?: \(kernel\.py:(?P<lineno>\d+)\))?: TileLang (?P<what>begins|completes) to compile kernel `(?P<kernel>\w+)`"
+    r"(?: \(kernel\.py:(?P<lineno>"
+    + NUMBER
+    + r")\))?: TileLang (?P<what>begins|completes) to compile kernel `(?P<kernel>\w+)`"
 )
 # The `begins` line's number in tilelang/jit/kernel.py per release (`completes` is 8 lines below in each): read
 # from the tags v0.1.9–v0.1.13 of tile-ai/tilelang and the PyPI wheels 0.1.14 and 0.1.15.
@@ -147,7 +153,7 @@ TILELANG_KERNEL_OPS: dict[str, tuple[str, ...]] = {
 # (the message on the next line).
 AITER_LOG_MORE = re.compile(
     r"^\[aiter (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} - "
-    r"\S+:(?P<pid>\d+) - \S+:\d+ - \w+$"
+    r"\S+:(?P<pid>" + NUMBER + r") - \S+:\d+ - \w+$"
 )
 # aiter/jit/core.py (v0.1.11–v0.1.20): get_module_custom_op "import [{md_name}] under {path}" (once per process, at
 # the first call of an op of the module); build_module "start build [{md_name}] under {op_dir}" and "finish build
@@ -156,9 +162,9 @@ AITER_LOG_MORE = re.compile(
 # prebuilt .so targets {archs} but not the running arch {arch}; rebuilding for {arch}".
 AITER_MODULE_OPS = ("mhc_pre", "mhc_post", "mhc_fused_post_pre")  # the ops module_mhc holds
 AITER_IMPORT = re.compile(r"import \[module_mhc\] under (?P<path>\S+)")
-AITER_START = re.compile(r"(?:\[pid=(?P<pid>\d+) pname=[^\]]{0,200}\] )?start build \[module_mhc\]")
+AITER_START = re.compile(r"(?:\[pid=(?P<pid>" + NUMBER + r") pname=[^\]]{0,200}\] )?start build \[module_mhc\]")
 AITER_FINISH = re.compile(
-    r"(?:\[pid=(?P<pid>\d+) pname=[^\]]{0,200}\] )?finish build \[module_mhc\], cost (?P<seconds>[\d.]+)s"
+    r"(?:\[pid=(?P<pid>" + NUMBER + r") pname=[^\]]{0,200}\] )?finish build \[module_mhc\], cost (?P<seconds>[\d.]+)s"
 )
 AITER_FAILED = re.compile(r"failed jit build \[module_mhc\]|build \[module_mhc\] under \S+ failed")
 AITER_WRONG_ARCH = re.compile(

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from mhcdoctor.text import visible
 from mhcdoctor.vllmlog import formats as F
+from mhcdoctor.vllmlog.numbers import seconds
 from mhcdoctor.vllmlog.signatures import FATAL_SIGNATURES
 
 KEEP_CHARS = 400  # a kept line's text, cut at a word boundary (a token is never kept in part)
@@ -337,7 +338,9 @@ class Scanner:
             process = self._by_pid(m.group("pid"), process)
             opens = scan.processes[process].open_compiles.get("module_mhc")
             if opens:
-                self._compiled(opens.popleft()[0], float(m.group("seconds")))
+                finished, cost = opens.popleft()[0], seconds(m.group("seconds"))
+                if cost is not None:  # None: `1.2.3`, 400 nines: not a duration; the build ended, its time unknown
+                    self._compiled(finished, cost)
             return True
         if F.AITER_FAILED.search(text):
             # aiter's build failed: an error of its own, aiter-no-compiler where it says hipcc is missing
