@@ -17,7 +17,9 @@ from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.log_view import render_markdown, render_text
 from mhcdoctor.render.term import Style
 from mhcdoctor.reportfile import load_report
+from mhcdoctor.rules import vocabulary
 from mhcdoctor.vllmlog import compare, identity_in, read_log
+from mhcdoctor.vllmlog.findings import OWN
 
 EXAMPLES = """\b
 Examples:
@@ -57,7 +59,9 @@ def command(
     if report is not None:
         document = compare(document, report, "stdin" if from_path == "-" else str(from_path))
     identity = identity_in(document, Identity.of_this_machine())
-    shared, _ = redact(document, identity, identities=not no_redact)
+    # the doctor's own words (finding ids, op names) are replaced only where they stand as an identity, as report does
+    words = vocabulary() | {word for finding in OWN for word in (finding, *finding.split("-"))}
+    shared, _ = redact(document, identity, identities=not no_redact, vocabulary=words)
     if as_json:
         click.echo(render_json(shared))
     elif as_markdown:

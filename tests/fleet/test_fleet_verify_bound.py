@@ -10,7 +10,6 @@ from types import SimpleNamespace
 from typing import Any
 
 from mhcdoctor.fleet.ray_runner import MAX_NOT_PASS, NodeRun, _collect
-
 from mhcdoctor.fleet.summary import NodeResult
 
 GPUS = 48
