@@ -316,9 +316,9 @@ def _record_check(run: NodeRun, outcome: Mapping[str, object]) -> None:
             f"mhcdoctor is not installed in this node's Python ({outcome['python']})",
         )
         return
-    report = _parse(str(outcome.get("stdout") or ""), CHECK_SCHEMA)
+    report, why = _parse(str(outcome.get("stdout") or ""), CHECK_SCHEMA)
     if report is None:
-        node.status, node.error = "error", f"exit {outcome['code']}: {_last_line(stderr)}"
+        node.status, node.error = "error", f"exit {outcome['code']}: {why or _last_line(stderr)}"
         return
     try:  # the same checks as a report merge reads from a file
         node.report = validate_report(report, f"from {node.name}")
@@ -347,9 +347,9 @@ def _verify_row(outcome: Mapping[str, object]) -> VerifyRun:
         return {"gpu": gpu, "verdict": "fail", "status": "error", "error": str(outcome["refused"])}
     if outcome["timed_out"]:
         return {"gpu": gpu, "verdict": "fail", "status": "timeout", "error": "verify did not finish and was killed"}
-    doc = _parse(str(outcome.get("stdout") or ""), VERIFY_SCHEMA)
+    doc, why = _parse(str(outcome.get("stdout") or ""), VERIFY_SCHEMA)
     if doc is None:
-        error = f"exit {outcome['code']}: {_last_line(str(outcome.get('stderr') or ''))}"
+        error = f"exit {outcome['code']}: {why or _last_line(str(outcome.get('stderr') or ''))}"
         return {"gpu": gpu, "verdict": "fail", "status": "error", "error": error}
     results = doc.get("results")
     rows = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
@@ -361,12 +361,14 @@ def _verify_row(outcome: Mapping[str, object]) -> VerifyRun:
     return {"gpu": gpu, "verdict": verdict, "status": "checked", "error": None, "not_pass": failed}
 
 
-def _parse(text: str, schema: str) -> dict[str, object] | None:
+def _parse(text: str, schema: str) -> tuple[dict[str, object] | None, str]:
+    """The `schema` document the node printed, or None and why when its output is JSON no reader takes (a number no
+    float holds, nesting past userfiles.MAX_DEPTH); the reason is empty when the output is no such document at all."""
     try:
         doc: object = parse_json(text)
-    except ValueError:
-        return None
-    return doc if isinstance(doc, dict) and doc.get("schema") == schema else None
+    except ValueError as exc:
+        return None, f"its output is not valid JSON: {cut(str(exc), 200)}" if text.lstrip().startswith("{") else ""
+    return (doc, "") if isinstance(doc, dict) and doc.get("schema") == schema else (None, "")
 
 
 @contextlib.contextmanager

@@ -69,6 +69,7 @@ def test_fleet_shows_a_node_whose_report_holds_such_a_number_as_one_error_row() 
     outcome = {"code": 0, "timed_out": False, "seconds": 2.0, "stdout": report, "stderr": "", "python": "python3"}
     _record_check(run, outcome)
     assert run.result.status == "error" and run.result.report is None
+    assert run.result.error == "exit 0: its output is not valid JSON: a number of 401 digits (at most 19)"
 
 
 @pytest.mark.parametrize(
