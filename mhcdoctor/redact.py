@@ -87,6 +87,8 @@ _Q = r"(?:\\?['\"])?"
 # list (masked whole by its own pattern) or is the mask itself.
 _VALUE = r"(?!\[)[^\s'\",;\\]+"
 _ASSIGN = _Q + r"\s*[=:]\s*"  # `: `, `=`, `": `, `\": `
+# A list's items, to its closing bracket; not the mask itself (`[masked]` after `=` is no list to mask again)
+_LIST = r"(?!\[?masked\])[^\])\r\n]+"
 # A key that names a secret, in any case and joined by _ - . to other words (`client_secret`, `db_password`,
 # `aws_secret_access_key`, `private-token`), never inside a longer word (`tokenizer`, `max_tokens`). The lookahead
 # finds the word once per key (linear: the key is read from its start only), then the key is taken whole.
@@ -123,6 +125,8 @@ SECRET_FORMS: tuple[SecretForm, ...] = (
                "RFC 6265 (a session cookie is a credential)"),
     SecretForm("Set-Cookie header", "< Set-Cookie: id=a3fWa8; Secure", "id=a3fWa8", "RFC 6265"),
     SecretForm("secret-named variable", "VLLM_API_KEY=vk-0123456789", "vk-0123456789", "gitleaks `generic-api-key`"),
+    SecretForm("secret-named variable, a list", "MY_AUTH=['abc one', 'def two']", "abc one␤def two",
+               "gitleaks `generic-api-key`"),
     SecretForm("vLLM's non-default args, a list of API keys",
                "(APIServer pid=7) INFO [utils.py:233] non-default args: {'model': 'deepseek-ai/DeepSeek-V4-Flash', "
                "'api_key': ['sk-live-one', 'second key 2']}", "sk-live-one␤second key 2",
@@ -227,12 +231,13 @@ SECRET_TEXT_PATTERNS: tuple[re.Pattern[str], ...] = (
     # Cookie: and Set-Cookie: headers carry sessions: the whole value, to the end of the line
     re.compile(r"(\b(?i:set-cookie|cookie)" + _Q + r"\s*:\s*" + _Q + r")[^\r\n'\"\\]+"),
     # A secret-named key's list value, whole: vLLM's `'api_key': ['k1', 'k2']`, JSON's `"api_key": ["k1"]`
-    re.compile(_SECRET_KEY_ASSIGN + r"[\[(])[^\])\r\n]*"),
+    re.compile(_SECRET_KEY_ASSIGN + r"[\[(])" + _LIST),
     # ...its quoted value, to the closing quote (spaces and commas included): `"client_secret": "a b"`, `api_key='x'`
     re.compile(_SECRET_KEY_ASSIGN + r"(\\?['\"]))(?!\[masked\])(?:(?!\2)[^\r\n])+(?=\2)"),
     # ...and its bare value: `db_password: x`, `token=x`
     re.compile(_SECRET_KEY_ASSIGN + _Q + ")" + _VALUE),
-    # HF_TOKEN=..., VLLM_API_KEY: ... (upper case only: "KeyError: 'aiter'" is evidence, not a secret)
+    # HF_TOKEN=..., VLLM_API_KEY: ... (upper case only: "KeyError: 'aiter'" is evidence, not a secret); a list whole
+    re.compile(r"(\b[A-Z0-9_]*(?:" + "|".join(SECRET_NAME_WORDS) + r")[A-Z0-9_]*" + _Q + r"\s*[=:]\s*[\[(])" + _LIST),
     re.compile(
         r"(\b[A-Z0-9_]*(?:" + "|".join(SECRET_NAME_WORDS) + r")[A-Z0-9_]*" + _Q + r"\s*[=:]\s*" + _Q + ")" + _VALUE
     ),
