@@ -10,6 +10,10 @@ Cases (issue 27 §4; each reader must be linear in its input and bounded in memo
   merge-colliding      merge a folder of 3,000 empty files whose names share their first 64 characters
   merge-many-models    merge 500 reports of 16 models each, every model named differently
   merge-sparse-bundle  merge --bundle of one 1.5 GB sparse file
+  check-fifo-files     check --fast with FIFOs as deep_gemm/__init__.py and a tilelang kernel source (issue 33 §5)
+  check-glob-version   check --fast with tilelang's METADATA Version `../../../../../../**/**/x` (issue 33 §5)
+  report-redact-shapes report of an environment whose tilelang prints a 60 KiB line shaped to make the secret
+                       patterns backtrack (`://a`, `--`, `curl `, `mysql `, `a_`, `x_token_` repeated; issue 33 §1)
 
 Prints, per case, the median, min and max wall time of the whole command (start-up included) and the child's peak
 resident memory (VmHWM), or `> LIMIT s` when it did not finish within --limit seconds. Run it against another
@@ -121,6 +125,64 @@ def merge_sparse_bundle(tmp: Path) -> list[str]:
     return ["merge", str(sparse), "--bundle", str(tmp / "fleet.tar.gz")]
 
 
+# Output that made a secret pattern read to the end of the line from every start: quadratic in the line (64 KiB of
+# `://a` took 9 s, of `--` 202 s, of `curl ` 22 s) before each pattern was anchored or bounded.
+REDACT_SHAPES = ("://a", "--", "curl ", "mysql ", "docker login ", "a_", "x_token_", "--k", "api_key='x ", "%3Ftoken")
+
+
+def report_redact_shapes(tmp: Path) -> list[str]:
+    """A Python environment whose tilelang prints one 60 KiB line, 6 KiB of each shape, and fails: its output is kept
+    as evidence (64 KiB) and redacted whole before it is cut."""
+    site = tmp / "site"
+    (site / "tilelang").mkdir(parents=True)
+    line = "".join((shape * 6000)[: 6 << 10] for shape in REDACT_SHAPES)
+    (site / "tilelang" / "__init__.py").write_text(f"import sys\nsys.stderr.write({line!r})\n1/0\n")
+    python = tmp / "python"
+    python.write_text(f'#!/bin/sh\nPYTHONPATH="{site}" exec "{sys.executable}" -S "$@"\n')
+    python.chmod(0o755)
+    return ["report", "--json", "--python", str(python)]
+
+
+def _fake_python(tmp: Path, site: Path) -> Path:
+    python = tmp / "python"
+    python.write_text(f'#!/bin/sh\nPYTHONPATH="{site}" exec "{sys.executable}" -S "$@"\n')
+    python.chmod(0o755)
+    return python
+
+
+def _library(site: Path, name: str, version: str) -> None:
+    (site / name).mkdir(parents=True)
+    (site / name / "__init__.py").write_text(f"__version__ = {version!r}\n")
+    info = site / f"{name}-0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (info / "top_level.txt").write_text(name + "\n")
+
+
+def check_fifo_files(tmp: Path) -> list[str]:
+    """check --fast where deep_gemm/__init__.py and a tilelang kernel source are FIFOs nobody writes to (issue 33 §5):
+    a plain open() waited for a writer for ever."""
+    site = tmp / "site"
+    _library(site, "tilelang", "0.1.12")
+    (site / "deep_gemm").mkdir()
+    os.mkfifo(site / "deep_gemm" / "__init__.py")
+    kernel = tmp / ".tilelang" / "cache" / "0.1.12-x86_64" / "kernels" / "k"
+    kernel.mkdir(parents=True)
+    os.mkfifo(kernel / "device_kernel.cu")
+    os.environ["HOME"] = str(tmp)  # the cache is found under HOME; each case runs in a fresh temporary folder
+    return ["check", "--fast", "--json", "--python", str(_fake_python(tmp, site))]
+
+
+def check_glob_version(tmp: Path) -> list[str]:
+    """check --fast where tilelang's METADATA Version is `../../../../../../**/**/x` (issue 33 §5): it was put into a
+    glob under the cache folder and walked the whole disk."""
+    site = tmp / "site"
+    _library(site, "tilelang", "../../../../../../**/**/x")
+    (tmp / ".tilelang" / "cache").mkdir(parents=True)
+    os.environ["HOME"] = str(tmp)
+    return ["check", "--fast", "--json", "--python", str(_fake_python(tmp, site))]
+
+
 CASES: dict[str, Callable[[Path], list[str]]] = {
     "explain-many-values": explain_many_values,
     "explain-empty-lists": explain_empty_lists,
@@ -129,6 +191,9 @@ CASES: dict[str, Callable[[Path], list[str]]] = {
     "merge-colliding": merge_colliding,
     "merge-many-models": merge_many_models,
     "merge-sparse-bundle": merge_sparse_bundle,
+    "report-redact-shapes": report_redact_shapes,
+    "check-fifo-files": check_fifo_files,
+    "check-glob-version": check_glob_version,
 }
 
 

@@ -19,11 +19,11 @@ import socket
 import sys
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import TYPE_CHECKING
 
 from mhcdoctor import __version__
+from mhcdoctor.childproc import concurrently
 from mhcdoctor.clock import created_now
 from mhcdoctor.documents.check import SCHEMA, CheckDocument, HostDocument
 from mhcdoctor.documents.explain import FindingDocument
@@ -31,7 +31,7 @@ from mhcdoctor.documents.vocabulary import severity_rank, worst_verdict
 from mhcdoctor.environment import relevant_env
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import PROBES, facts_from_probes, run_probes, vllm_selfcheck
-from mhcdoctor.probes.base import guarded
+from mhcdoctor.probes.base import ProbeResult, guarded
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.rules import decide
 from mhcdoctor.text import visible, visible_strings
@@ -56,14 +56,19 @@ def build_check(
     start = time.perf_counter()
     models = list(models)
     sizes = list(dict.fromkeys((m.hidden_size, m.hc_mult) for m in models))
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="selfcheck") as pool:  # vLLM imports slowly: meanwhile
-        selfcheck = pool.submit(guarded, vllm_selfcheck.NAME, partial(vllm_selfcheck.probe, ctx, sizes))
-        # one vLLM child, not two: the self-check's first step is the import the vllm.import probe would run
-        results = run_probes(ctx, skip={vllm_selfcheck.IMPORT_NAME})
-        checked = selfcheck.result()
-        at = [*PROBES].index(vllm_selfcheck.IMPORT_NAME)  # results stay in PROBES order
-        results.insert(at, vllm_selfcheck.import_result(checked))
-        results.append(checked)
+
+    # vLLM imports slowly: the self-check runs beside the other probes; one vLLM child, not two: the self-check's
+    # first step is the import the vllm.import probe would run
+    def selfcheck() -> list[ProbeResult]:
+        return [guarded(vllm_selfcheck.NAME, partial(vllm_selfcheck.probe, ctx, sizes))]
+
+    def others() -> list[ProbeResult]:
+        return run_probes(ctx, skip={vllm_selfcheck.IMPORT_NAME})
+
+    (checked,), results = concurrently([selfcheck, others], "check")
+    at = [*PROBES].index(vllm_selfcheck.IMPORT_NAME)  # results stay in PROBES order
+    results.insert(at, vllm_selfcheck.import_result(checked))
+    results.append(checked)
     facts = facts_from_probes(results)
     decisions = [decide(facts, model) for model in models]
     model_docs = [decision.to_json_dict() for decision in decisions]

@@ -43,10 +43,10 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 try:
     import fcntl
@@ -716,3 +716,35 @@ def shutdown() -> int:
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
     return len(live)
+
+
+_T = TypeVar("_T")
+
+
+def concurrently(calls: Sequence[Callable[[], _T]], name: str) -> list[_T]:
+    """Each call's result, in order: each call in a thread of its own (they only wait on children), except where no
+    thread can be started (the user's process limit, RLIMIT_NPROC, counts threads): those run here, one after the
+    other, so a machine at its limit gets a slower check instead of `can't start new thread` and exit 4."""
+    results: dict[int, _T] = {}
+    errors: dict[int, BaseException] = {}
+
+    def run_one(index: int) -> None:
+        try:
+            results[index] = calls[index]()
+        except BaseException as exc:  # raised to the caller below, as a plain call would raise it
+            errors[index] = exc
+
+    started: list[threading.Thread] = []
+    for index in range(len(calls)):
+        thread = threading.Thread(target=run_one, args=(index,), name=f"{name}-{index}", daemon=True)
+        try:
+            thread.start()
+        except RuntimeError:  # can't start new thread
+            run_one(index)
+            continue
+        started.append(thread)
+    for thread in started:
+        thread.join()
+    if errors:
+        raise errors[min(errors)]
+    return [results[index] for index in range(len(calls))]

@@ -23,7 +23,12 @@ ENV_PREFIXES: tuple[str, ...] = (
 )
 ENV_SUFFIXES: tuple[str, ...] = ("_VISIBLE_DEVICES",)  # ROCR_, HIP_, CUDA_, GPU_ ... which devices a process sees
 # Where compilers (nvcc, hipcc) and shared libraries are found, and which Python packages shadow which.
-ENV_NAMES: frozenset[str] = frozenset({"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "GPU_DEVICE_ORDINAL"})
+# DeepGEMM's JIT cache folder and nvcc as vLLM passes them (vllm/utils/deep_gemm.py; DJ_ is vLLM 0.34's misspelling):
+# these three exact names, no other DG_ variable.
+ENV_NAMES: frozenset[str] = frozenset(
+    {"PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "GPU_DEVICE_ORDINAL"}
+    | {"DG_JIT_CACHE_DIR", "DG_JIT_NVCC_COMPILER", "DJ_JIT_NVCC_COMPILER"}
+)
 
 
 def relevant_env(environ: Mapping[str, str]) -> dict[str, str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import select
 import stat
@@ -140,9 +141,48 @@ def parse_json(text: str, max_values: int = MAX_VALUES) -> object:
     if values > max_values:
         raise TooManyValues(f"holds up to {values} JSON values (a report has a few thousand; at most {max_values})")
     try:
-        return json.loads(text)
+        document = json.loads(text, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant)
     except RecursionError:
         raise ValueError("nested too deeply") from None
+    if text.count("[") + text.count("{") > MAX_DEPTH:  # only then can it nest deeper
+        _check_depth(document)
+    return document
+
+
+# How deep a document may nest: a report nests about 10 deep, and every walk after parsing (the type check, the
+# redaction, the views) recurses a few frames per level, so 600 deep ran out of Python's stack in the middle of one.
+MAX_DEPTH = 64
+# Integers a document may hold: 64-bit (bytes of memory, pids, counts); a longer one is no fact, and one written where
+# a float belongs (a 400-digit mtime) overflowed float() in every reader.
+_INT_DIGITS = 19
+
+
+def _bounded_int(literal: str) -> int:
+    if len(literal.lstrip("-")) > _INT_DIGITS:
+        raise ValueError(f"a number of {len(literal)} digits (at most {_INT_DIGITS})")
+    return int(literal)
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):  # 1e400 reads as inf, which no JSON writer can write back
+        raise ValueError(f"a number too large for a float ({literal[:20]}...)")
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _check_depth(document: object) -> None:
+    """ValueError when `document` nests deeper than MAX_DEPTH (walked with a list, not recursion)."""
+    stack: list[tuple[object, int]] = [(document, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise ValueError(f"nested more than {MAX_DEPTH} deep (a report nests about 10)")
+            stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
 
 
 def mismatch(

@@ -18,6 +18,7 @@ from mhcdoctor.commands.options import (
 )
 from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
 from mhcdoctor.probes.target import probe_context
+from mhcdoctor.redact import Identity, mask_secrets
 from mhcdoctor.render.check_text import render_check
 from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.term import Style
@@ -56,7 +57,7 @@ def command(
         raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
     ctx = probe_context(fast=fast, timeout=timeout, python=python)
     _progress("probing this machine" + ("" if fast else " (imports run in child processes)"))
-    doc = build_check(ctx, models, verify=run_verify, progress=_progress)
+    doc = mask_secrets(build_check(ctx, models, verify=run_verify, progress=_progress), Identity.of_this_machine())
     _progress(None)
     if as_json:
         click.echo(render_json(doc))

@@ -23,7 +23,9 @@ from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.log_view import render_markdown, render_text
 from mhcdoctor.render.term import Style
 from mhcdoctor.reportfile import load_report
+from mhcdoctor.rules import vocabulary
 from mhcdoctor.vllmlog import Scan, Source, analyse, compare, identity_in, read_log
+from mhcdoctor.vllmlog.findings import OWN
 from mhcdoctor.vllmlog.stream import FIFO_WAIT
 
 EXAMPLES = """\b
@@ -80,7 +82,7 @@ def command(
     if report is not None:
         document = compare(document, report, "stdin" if from_path == "-" else str(from_path))
     identity = identity_in(document, Identity.of_this_machine())
-    shared, _ = redact(document, identity, identities=not no_redact)
+    shared, _ = redact(document, identity, identities=not no_redact, vocabulary=_words())
     if as_json:
         click.echo(render_json(shared))
     elif as_markdown:
@@ -88,6 +90,11 @@ def command(
     else:
         click.echo(render_text(shared, Style.for_stream(sys.stdout)), nl=False)
     return exit_code(shared["verdict"], fail_on)
+
+
+def _words() -> frozenset[str]:
+    """The doctor's own words (finding ids, op names): replaced only where they stand as an identity, as report does."""
+    return frozenset(vocabulary() | {word for finding in OWN for word in (finding, *finding.split("-"))})
 
 
 def _live_pipe(path: str) -> bool:
@@ -121,6 +128,7 @@ class _Live:
         self._identity, self._no_redact = identity, no_redact
         self._shown: set[str] = set()
         self._seen: tuple[int, ...] = ()
+        self._words = _words()  # the same words the final report keeps
 
     def progress(self, scan: Scan, source: Source) -> None:
         # analysed again only when what a finding or an error comes from has changed, not per block
@@ -135,7 +143,9 @@ class _Live:
             return
         self._seen = seen
         document = analyse(scan, source)
-        shared, _ = redact(document, identity_in(document, self._identity), identities=not self._no_redact)
+        shared, _ = redact(
+            document, identity_in(document, self._identity), identities=not self._no_redact, vocabulary=self._words
+        )
         lines = [f"line {f['line']}  {f['process']}: {f['text']}" for f in shared["fatal"]]
         lines += [f"line {k['line']}  {k['process']}: {k['text']}" for k in shared["engine_death"]]
         lines += [f"{f['severity']} {f['id']}: {f['title']}" for f in shared["findings"]]

@@ -57,8 +57,8 @@ class NodeRun:
 
     result: NodeResult
     bundle: bytes | None = None
-    # each GPU's node_task.NodeOutcome as it came back over Ray (or why none did), checked where it is read
-    verify_runs: list[Mapping[str, object]] = field(default_factory=list)
+    # each GPU's verify as its row, made when its outcome arrives: the outcome (up to 16 MiB of output) is not kept
+    verify_runs: list[VerifyRun] = field(default_factory=list)
 
 
 def default_address() -> str:
@@ -221,7 +221,7 @@ def _collect(ray: Any, refs: dict[Any, tuple[int, str]], runs: list[NodeRun], li
                 _record_check(run, outcome)
                 progress(f"{run.result.name}: {run.result.status} ({run.result.verdict})")
             else:
-                run.verify_runs.append(outcome)
+                run.verify_runs.append(_verify_row(outcome))
     for ref in pending:  # past the deadline: the worker is killed, the check dies with it (parent-death signal)
         ray.cancel(ref, force=True)
         index, kind = refs[ref]
@@ -230,9 +230,11 @@ def _collect(ray: Any, refs: dict[Any, tuple[int, str]], runs: list[NodeRun], li
             run.result.status, run.result.seconds = "timeout", round(limit, 3)
             run.result.error = f"no result within {limit:g} s; the task was cancelled"
         else:
-            run.verify_runs.append({"lost": f"no verify result within {limit:g} s; the task was cancelled"})
+            run.verify_runs.append(
+                _verify_row({"lost": f"no verify result within {limit:g} s; the task was cancelled"})
+            )
     for run in runs:
-        run.result.verify = [_verify_row(v) for v in run.verify_runs]
+        run.result.verify = run.verify_runs
 
 
 def fetch_outcome(ray: Any, ref: Any) -> Mapping[str, object]:
@@ -314,9 +316,9 @@ def _record_check(run: NodeRun, outcome: Mapping[str, object]) -> None:
             f"mhcdoctor is not installed in this node's Python ({outcome['python']})",
         )
         return
-    report = _parse(str(outcome.get("stdout") or ""), CHECK_SCHEMA)
+    report, why = _parse(str(outcome.get("stdout") or ""), CHECK_SCHEMA)
     if report is None:
-        node.status, node.error = "error", f"exit {outcome['code']}: {_last_line(stderr)}"
+        node.status, node.error = "error", f"exit {outcome['code']}: {why or _last_line(stderr)}"
         return
     try:  # the same checks as a report merge reads from a file
         node.report = validate_report(report, f"from {node.name}")
@@ -331,6 +333,10 @@ def _record_check(run: NodeRun, outcome: Mapping[str, object]) -> None:
         run.bundle = None
 
 
+# The most "path op" names one GPU's row lists as not passing (verify runs at most a few paths times four ops).
+MAX_NOT_PASS = 32
+
+
 def _verify_row(outcome: Mapping[str, object]) -> VerifyRun:
     """One GPU's verify as a row: its verdict, or why there is none (which counts as fail)."""
     gpus = outcome.get("gpus")
@@ -341,24 +347,28 @@ def _verify_row(outcome: Mapping[str, object]) -> VerifyRun:
         return {"gpu": gpu, "verdict": "fail", "status": "error", "error": str(outcome["refused"])}
     if outcome["timed_out"]:
         return {"gpu": gpu, "verdict": "fail", "status": "timeout", "error": "verify did not finish and was killed"}
-    doc = _parse(str(outcome.get("stdout") or ""), VERIFY_SCHEMA)
+    doc, why = _parse(str(outcome.get("stdout") or ""), VERIFY_SCHEMA)
     if doc is None:
-        error = f"exit {outcome['code']}: {_last_line(str(outcome.get('stderr') or ''))}"
+        error = f"exit {outcome['code']}: {why or _last_line(str(outcome.get('stderr') or ''))}"
         return {"gpu": gpu, "verdict": "fail", "status": "error", "error": error}
     results = doc.get("results")
     rows = [r for r in results if isinstance(r, dict)] if isinstance(results, list) else []
     failed = sorted({f"{r.get('path')} {r.get('op')}" for r in rows if r.get("status") != "pass"})
+    if len(failed) > MAX_NOT_PASS:  # a real verify has a few paths times four ops; a node may send any number
+        failed = [*failed[:MAX_NOT_PASS], f"... and {len(failed) - MAX_NOT_PASS} more"]
     verdict = doc.get("verdict")
     verdict = verdict if isinstance(verdict, str) and verdict in VERDICTS else "fail"
     return {"gpu": gpu, "verdict": verdict, "status": "checked", "error": None, "not_pass": failed}
 
 
-def _parse(text: str, schema: str) -> dict[str, object] | None:
+def _parse(text: str, schema: str) -> tuple[dict[str, object] | None, str]:
+    """The `schema` document the node printed, or None and why when its output is JSON no reader takes (a number no
+    float holds, nesting past userfiles.MAX_DEPTH); the reason is empty when the output is no such document at all."""
     try:
         doc: object = parse_json(text)
-    except ValueError:
-        return None
-    return doc if isinstance(doc, dict) and doc.get("schema") == schema else None
+    except ValueError as exc:
+        return None, f"its output is not valid JSON: {cut(str(exc), 200)}" if text.lstrip().startswith("{") else ""
+    return (doc, "") if isinstance(doc, dict) and doc.get("schema") == schema else (None, "")
 
 
 @contextlib.contextmanager

@@ -198,6 +198,9 @@ _VLLM = "mhcdoctor.kernels.vllm_path"
 # this environment variable, as JSON {op: "module:func"}.
 USER_PATH = "user"
 USER_KERNELS_ENV = "MHCDOCTOR_USER_KERNELS"
+# The folder the user's modules are imported from (the working folder of `verify --kernel`): never on the child's
+# PYTHONPATH, where its sitecustomize.py would run before any mhcdoctor code; added to sys.path at the import.
+USER_FOLDER_ENV = "MHCDOCTOR_USER_KERNELS_FOLDER"
 USER = AdapterPath(USER_PATH, ALL_OPS, "torch", "mhcdoctor.kernels.user_path", on_request=True)
 
 REGISTRY = Registry(

@@ -2,8 +2,9 @@
 
 Each function must take the reference's arguments, positionally, and return what the reference returns
 (mhcdoctor.reference). The specs reach the child in the environment variable USER_KERNELS_ENV as JSON
-{op: "module:func"}; the parent puts its working directory on the child's search path, so a module beside the
-user imports.
+{op: "module:func"}, and the parent's working directory in USER_FOLDER_ENV: it is appended to sys.path here, just
+before the import, so a module beside the user imports, and nothing in that folder runs before mhcdoctor's code (a
+sitecustomize.py on the child's PYTHONPATH would) or shadows an installed library.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import sys
 from typing import Any
 
-from mhcdoctor.kernels import USER, USER_KERNELS_ENV, PathImpl, PathUnavailable, Progress
+from mhcdoctor.kernels import USER, USER_FOLDER_ENV, USER_KERNELS_ENV, PathImpl, PathUnavailable, Progress
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -35,6 +37,9 @@ def load(name: str, device: str, progress: Progress) -> PathImpl:
         specs = {}
     if not isinstance(specs, dict) or not specs:
         raise PathUnavailable("no --kernel OP=MODULE:FUNC was given")
+    folder = os.environ.get(USER_FOLDER_ENV)
+    if folder and folder not in sys.path:  # last: the user's folder adds modules, it does not replace libraries
+        sys.path.append(folder)
     ops: dict[str, Any] = {}
     for op, target in specs.items():
         module_name, _, func_name = str(target).partition(":")

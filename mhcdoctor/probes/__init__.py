@@ -9,10 +9,10 @@ See docs/probes.md for what each probe reads and what each status means.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from importlib.machinery import PathFinder
 
+from mhcdoctor.childproc import concurrently
 from mhcdoctor.probes import (
     aiter,
     caches,
@@ -74,6 +74,6 @@ def run_probes(ctx: ProbeContext, skip: Collection[str] = ()) -> list[ProbeResul
     calls = [partial(guarded, name, partial(probe, ctx)) for name, probe in PROBES.items() if name not in skip]
     if ctx.fast:  # files only: sequential is faster than starting threads
         return [call() for call in calls]
-    # Threads only wait on children and subprocesses, so one per probe lets every child run at once.
-    with ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="probe") as pool:
-        return list(pool.map(lambda call: call(), calls))
+    # Threads only wait on children and subprocesses, so one per probe lets every child run at once (fewer at the
+    # user's process limit).
+    return concurrently(calls, "probe")

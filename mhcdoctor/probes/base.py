@@ -12,12 +12,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from mhcdoctor.childproc import EVIDENCE_CHARS
 from mhcdoctor.documents.check import ProbeDocument, Status
 from mhcdoctor.documents.dataclass_json import as_document
 from mhcdoctor.documents.vocabulary import JsonValue
+from mhcdoctor.probes.files import read_text as read_text  # every probe reads a file through probes/files.py
 from mhcdoctor.text import cut, visible, visible_strings
 
 
@@ -76,12 +76,3 @@ def guarded(name: str, fn: Callable[[], ProbeResult]) -> ProbeResult:
     if not result.seconds:
         result.seconds = round(time.perf_counter() - start, 4)
     return result
-
-
-def read_text(path: Path, limit: int = 1 << 20) -> str | None:
-    """A small file's text, or None when it can't be read (missing, permission, a directory)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read(limit)
-    except OSError:
-        return None

@@ -11,6 +11,7 @@ folders, 256 KiB of each source, and SO_SCAN_LIMIT bytes of the .so.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 from mhcdoctor.probes.aiter import module_mhc_candidates
 from mhcdoctor.probes.base import ProbeResult, read_text
 from mhcdoctor.probes.context import ProbeContext
+from mhcdoctor.probes.files import open_regular
 from mhcdoctor.probes.packages import distribution, find_package
 
 TILELANG_NAME = "tilelang.cache"
@@ -37,9 +39,23 @@ def tilelang_cache_dir(ctx: ProbeContext) -> Path | None:
     return Path(ctx.env["HOME"]) / ".tilelang" / "cache" if ctx.env.get("HOME") else None
 
 
+def _namespaces(root: Path, version: str | None) -> list[Path]:
+    """This tilelang's namespace folders (`0.1.12-x86_64/kernels`), matched by name: the version is METADATA's text,
+    never put into a path or a glob (a `Version: ../**/**/x` walked the whole disk)."""
+    if not version:
+        return []
+    try:
+        with os.scandir(root) as it:  # as many entries as kernel folders are counted, no more
+            entries = list(itertools.islice(it, MAX_ENTRIES))
+        names = sorted(e.name for e in entries if e.name.startswith(f"{version}-") and e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+    return [root / name / "kernels" for name in names if (root / name / "kernels").is_dir()]
+
+
 def _kernel_folders(root: Path, version: str | None) -> list[Path]:
     """The kernel folders of this tilelang: its namespace's kernels/ (0.1.11+), else the cache folder's own."""
-    candidates = sorted(root.glob(f"{version}-*/kernels")) if version else []
+    candidates = _namespaces(root, version)
     folders: list[Path] = []
     for parent in candidates or [root]:
         try:
@@ -84,7 +100,7 @@ def offload_targets(path: Path) -> list[str] | None:
     found: set[str] = set()
     tail = b""
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             read = 0
             while read < SO_SCAN_LIMIT:
                 chunk = handle.read(1 << 20)

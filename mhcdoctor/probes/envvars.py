@@ -3,6 +3,7 @@ as set for this doctor: the values are what `vllm serve` started from this shell
 
 from __future__ import annotations
 
+from mhcdoctor.environment import is_relevant_env
 from mhcdoctor.knowledge import vllm_releases
 from mhcdoctor.probes.base import ProbeResult
 from mhcdoctor.probes.context import ProbeContext
@@ -11,7 +12,8 @@ NAME = "vllm.env"
 
 
 def probe(ctx: ProbeContext) -> ProbeResult:
-    found = {name: ctx.env[name] for name in vllm_releases.VLLM_ENV if name in ctx.env}
+    # Only names on the report's allowlist (environment.py), the one list docs/sharing-reports.md describes
+    found = {name: ctx.env[name] for name in vllm_releases.VLLM_ENV if name in ctx.env and is_relevant_env(name)}
     evidence = [f"{name}={value}" for name, value in found.items()] or [
         f"none of {', '.join(vllm_releases.VLLM_ENV)} is set"
     ]

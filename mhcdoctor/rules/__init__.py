@@ -190,5 +190,8 @@ def vocabulary() -> frozenset[str]:
     """Every word of the doctor's own text (finding ids, titles, fixes; rule-set ids and summaries), lower case:
     redaction replaces a user or host name among them only where it stands as an identity, never inside this text."""
     text = " ".join(f"{spec.id} {spec.title} {spec.fix}" for spec in CATALOGUE)
-    text += " " + " ".join(f"{rule_set.id} {rule_set.summary}" for rule_set in RULE_SETS)
-    return frozenset(word.lower() for word in re.findall(r"[A-Za-z][A-Za-z0-9]*", text))
+    text += " " + " ".join(f"{rule_set.id} {rule_set.summary}" for rule_set in RULE_SETS) + " " + " ".join(OPS)
+    # single words, and the words joined by - _ . that name a finding or an op whole (aiter-no-mhc, mhc_post): a user
+    # or home folder named so must not take the finding id or the op name out of the text
+    words = re.findall(r"[A-Za-z][A-Za-z0-9]*", text) + re.findall(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)+", text)
+    return frozenset(word.lower() for word in words)

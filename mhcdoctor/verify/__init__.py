@@ -25,7 +25,7 @@ from mhcdoctor.clock import created_now
 from mhcdoctor.documents.verify import ROW_STATUSES, SCHEMA, VerifyDocument, VerifyRow
 from mhcdoctor.documents.vocabulary import OPS, Verdict, one_of
 from mhcdoctor.errors import InputError
-from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH, ops_of
+from mhcdoctor.kernels import REGISTRY, USER_FOLDER_ENV, USER_KERNELS_ENV, USER_PATH, ops_of
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import facts_from_probes, run_probes
 from mhcdoctor.probes.base import read_text
@@ -126,10 +126,12 @@ def resolve_paths(paths: list[str] | None, peers: bool = False) -> list[str]:
 
 
 def user_kernels_context(ctx: ProbeContext, kernels: dict[str, str]) -> ProbeContext:
-    """The children's context for the `user` path: the specs in its environment, the working directory first on
-    its search path (so `--kernel mhc_post=mykernels:post` finds mykernels.py beside the user)."""
-    env = {**ctx.env, USER_KERNELS_ENV: json.dumps(kernels)}
-    return dataclasses.replace(ctx, env=env, search_path=[os.getcwd(), *ctx.search_path])
+    """The children's context for the `user` path: the specs and the working directory in its environment. The
+    folder is not on the child's search path when it starts (a sitecustomize.py there would run first, in every
+    child); the child appends it to sys.path just before it imports the user's module (kernels/user_path.py), so
+    `--kernel mhc_post=mykernels:post` finds mykernels.py beside the user and no file there shadows a library."""
+    env = {**ctx.env, USER_KERNELS_ENV: json.dumps(kernels), USER_FOLDER_ENV: os.getcwd()}
+    return dataclasses.replace(ctx, env=env)
 
 
 def run_verify(

@@ -28,6 +28,7 @@ from mhcdoctor.documents.log import (
 )
 from mhcdoctor.documents.vocabulary import OP_LABEL, OPS, worst_verdict
 from mhcdoctor.knowledge import versions, vllm_releases
+from mhcdoctor.text import visible
 from mhcdoctor.vllmlog import formats as F
 from mhcdoctor.vllmlog.findings import text_of
 from mhcdoctor.vllmlog.scan import NO_PROCESS, Compile, Evidence, Fatal, Found, Kept, Scan
@@ -57,7 +58,7 @@ def analyse(scan: Scan, source: Source) -> LogDocument:
     document = LogDocument(
         schema=LOG_SCHEMA,
         source={
-            "name": source.label,
+            "name": visible(source.label),  # a file name as the user gave it: ESC, BEL, `ESC c` become `?`
             "gzip": source.gzip,
             "bytes": source.bytes_read,
             "lines": source.lines,
@@ -442,7 +443,7 @@ def compare(document: LogDocument, report: CheckDocument, report_name: str) -> L
             rows.append(_compare_op(op, predicted, document["ops"][op]))
         rows += _shared_disagreements(document, model["ops"], model["fused_post_pre"])
         name = str(model["model"]["name"] or f"hidden {model['model']['hidden_size']}")
-        predictions.append(PredictionDocument(report=report_name, model=name, ops=rows, notes=notes))
+        predictions.append(PredictionDocument(report=visible(report_name), model=name, ops=rows, notes=notes))
     out = document.copy()
     out["prediction"] = predictions
     out["verdict"] = _verdict(out)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from mhcdoctor.knowledge.bugs import BUGS
+from mhcdoctor.vllmlog.numbers import NUMBER
 
 # Byte strings that mark a line worth a closer look, with how many lines before and after it to look at too (a
 # traceback's frames before its error line, the frames after "Traceback", the AITER_LOG_MORE header before its
@@ -71,7 +72,7 @@ ONCE: tuple[bytes, ...] = (b"Resolved architecture: ", b"Automatically detected 
 REQUEST = b'"POST /'
 # A line of vLLM's own format, looked for once per block until one is found: its process prefix or its header.
 VLLM_LINE = re.compile(
-    rb"(?m)^[^\n]{0,120}?(?:\((?:[A-Za-z][\w\-]{0,64} )?(?:rank=\d+ )?pid=\d+[,)]|"
+    rb"(?m)^[^\n]{0,120}?(?:\((?:[A-Za-z][\w\-]{0,64} )?(?:rank=\d+ )?pid=" + NUMBER.encode() + rb"[,)]|"
     rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[^\]\n]{1,200}:\d+\])"
 )
 
@@ -91,7 +92,7 @@ LEAD = re.compile(r"^[\s>`]+")
 CARET_M = re.compile(r"(?:\^M)+$")
 # Ray's log deduplication (ray/_private/ray_logging/__init__.py LogDeduplicator): "<line> [repeated 7x across
 # cluster]": the same line was written 7 more times, by other workers (vLLM #40899's excerpt).
-RAY_REPEATED = re.compile(r"\s?\[repeated (?P<n>\d{1,6})x across cluster\]")
+RAY_REPEATED = re.compile(r"\s?\[repeated (?P<n>" + NUMBER + r")x across cluster\]")
 # A line a terminal wrapped continues on the next: one that starts with none of what a line of a log starts with.
 LINE_START = re.compile(
     r"^(?:\s|[\[(<{`>|/]|\d|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\b|Traceback|During handling|The above|"
@@ -99,7 +100,9 @@ LINE_START = re.compile(
     r"[A-Za-z0-9][\w.\-]*\s+\|)"
 )
 PROCESS_PREFIX = re.compile(
-    r"^\((?:(?P<name>[A-Za-z][\w\-]*(?: [A-Za-z]\w*)?) )?(?:rank=\d+ )?pid=(?P<pid>\d+)(?:, ip=[^)\s]{1,64})?\)\s?"
+    r"^\((?:(?P<name>[A-Za-z][\w\-]*(?: [A-Za-z]\w*)?) )?(?:rank=\d+ )?pid=(?P<pid>"
+    + NUMBER
+    + r")(?:, ip=[^)\s]{1,64})?\)\s?"
 )
 # vLLM's own header (logger.py _FORMAT, datefmt "%m-%d %H:%M:%S"):
 # "%(levelname)s %(asctime)s [%(fileinfo)s:%(lineno)d] ";
@@ -174,7 +177,9 @@ EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_][\w.:]*)?(?:Error|Exception|Exit|
 # `{func_name}`"; nothing is logged for a kernel loaded from the disk cache.
 TILELANG_COMPILE = re.compile(
     r"(?:(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s+)?\[TileLang:tilelang\.jit\.kernel:INFO\]"
-    r"(?: \(kernel\.py:(?P<lineno>\d+)\))?: TileLang (?P<what>begins|completes) to compile kernel `(?P<kernel>\w+)`"
+    r"(?: \(kernel\.py:(?P<lineno>"
+    + NUMBER
+    + r")\))?: TileLang (?P<what>begins|completes) to compile kernel `(?P<kernel>\w+)`"
 )
 # The `begins` line's number in tilelang/jit/kernel.py per release (`completes` is 8 lines below in each): read
 # from the tags v0.1.9–v0.1.13 of tile-ai/tilelang and the PyPI wheels 0.1.14 and 0.1.15.
@@ -207,7 +212,7 @@ TILELANG_KERNEL_OPS: dict[str, tuple[str, ...]] = {
 # (the message on the next line).
 AITER_LOG_MORE = re.compile(
     r"^\[aiter (?:DEBUG|INFO|WARNING|ERROR|CRITICAL)\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} - "
-    r"\S+:(?P<pid>\d+) - \S+:\d+ - \w+$"
+    r"\S+:(?P<pid>" + NUMBER + r") - \S+:\d+ - \w+$"
 )
 # aiter/jit/core.py (v0.1.11–v0.1.20): get_module_custom_op "import [{md_name}] under {path}" (once per process, at
 # the first call of an op of the module); build_module "start build [{md_name}] under {op_dir}" and "finish build
@@ -216,9 +221,9 @@ AITER_LOG_MORE = re.compile(
 # prebuilt .so targets {archs} but not the running arch {arch}; rebuilding for {arch}".
 AITER_MODULE_OPS = ("mhc_pre", "mhc_post", "mhc_fused_post_pre")  # the ops module_mhc holds
 AITER_IMPORT = re.compile(r"import \[module_mhc\] under (?P<path>\S+)")
-AITER_START = re.compile(r"(?:\[pid=(?P<pid>\d+) pname=[^\]]{0,200}\] )?start build \[module_mhc\]")
+AITER_START = re.compile(r"(?:\[pid=(?P<pid>" + NUMBER + r") pname=[^\]]{0,200}\] )?start build \[module_mhc\]")
 AITER_FINISH = re.compile(
-    r"(?:\[pid=(?P<pid>\d+) pname=[^\]]{0,200}\] )?finish build \[module_mhc\], cost (?P<seconds>[\d.]+)s"
+    r"(?:\[pid=(?P<pid>" + NUMBER + r") pname=[^\]]{0,200}\] )?finish build \[module_mhc\], cost (?P<seconds>[\d.]+)s"
 )
 AITER_FAILED = re.compile(r"failed jit build \[module_mhc\]|build \[module_mhc\] under \S+ failed")
 AITER_WRONG_ARCH = re.compile(

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from mhcdoctor.text import visible
 from mhcdoctor.vllmlog import formats as F
+from mhcdoctor.vllmlog.numbers import seconds
 from mhcdoctor.vllmlog.signatures import FATAL_SIGNATURES
 
 KEEP_CHARS = 400  # a kept line's text, cut at a word boundary (a token is never kept in part)
@@ -387,7 +388,8 @@ class Scanner:
             return True
         m = F.MHC_WARMUP_DONE.search(text)
         if m is not None:
-            scan.warmup_done = scan.warmup_done or Found(m.group("seconds"), number)
+            if scan.warmup_done is None and seconds(m.group("seconds")) is not None:  # `1.2.3` is no duration
+                scan.warmup_done = Found(m.group("seconds"), number)
             return True
         return False
 
@@ -417,7 +419,9 @@ class Scanner:
             process = self._by_pid(m.group("pid"), process)
             opened = self._open.pop((process, "module_mhc"), None)
             if opened is not None:
-                self._compiled(opened[0], float(m.group("seconds")))
+                cost = seconds(m.group("seconds"))
+                if cost is not None:  # None: `1.2.3`, 400 nines: not a duration; the build ended, its time unknown
+                    self._compiled(opened[0], cost)
             return True
         if F.AITER_FAILED.search(text):
             # aiter's build failed: an error of its own, aiter-no-compiler where it says hipcc is missing
@@ -498,7 +502,8 @@ class Scanner:
             return True
         m = F.JIT_WARMUP_DONE.search(text)
         if m is not None:
-            scan.jit_warmup_done = scan.jit_warmup_done or Found(m.group("seconds"), number)
+            if scan.jit_warmup_done is None and seconds(m.group("seconds")) is not None:  # `1.2.3` is no duration
+                scan.jit_warmup_done = Found(m.group("seconds"), number)
             return True
         m = F.STARTUP_ONLY.search(text)
         if m is not None:

@@ -4,8 +4,8 @@ Nodes (all on loopback, each a raylet of its own, as on separate machines):
     head     MI300X tree, AMD's aiter 0.1.14 (fixed)
     normal   the same as head, and two (pretend) GPUs for Ray to hand to verify tasks
     odd      MI300X tree, aiter 0.1.13 with the sqrsum race: the node the summary must single out
-    victim   its check hangs in a sysfs read; the test kills its Ray worker mid-run
-    hung     its check hangs in a sysfs read and is left to the timeout
+    victim   its check hangs (its Python's sitecustomize sleeps); the test kills its Ray worker mid-run
+    hung     its check hangs (the same) and is left to the timeout
     liar     its `python -m mhcdoctor` prints a report that lies about its types (a finding's severity a list)
     pickler  its Python's sitecustomize makes every task of that node return a pickle that, unpickled, runs code
              (writes the file localfleet.PWNED names): what a node whose Python was tampered with can send the driver
@@ -67,13 +67,17 @@ sys.meta_path.insert(0, _Hook())
 )
 
 
-def _machine(root: Path, hang: bool = False) -> Path:
+def _machine(root: Path) -> Path:
     fakes.kfd(root, [0, MI300X, MI300X])
-    if hang:  # a driver file whose read never returns, as a wedged amdgpu does
-        version = root / "sys/module/amdgpu/version"
-        version.unlink()
-        os.mkfifo(version)
     return root
+
+
+def _hanging(base: Path, site: Path) -> str:
+    """`site` and a folder whose sitecustomize makes the node's `python -m mhcdoctor report` hang before it reports,
+    and nothing else (a FIFO as a driver file hung `check --fast` once; probes/files.py reads no FIFO now)."""
+    hook = "import sys, time\nif sys.argv[:1] == ['-m'] and 'report' in sys.argv:\n    time.sleep(600)\n"
+    fakes.write(base / "sitecustomize.py", hook)
+    return os.pathsep.join([str(site), str(base)])
 
 
 def _site(base: Path, version: str, kernel: str) -> Path:
@@ -115,8 +119,8 @@ def local_fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalFleet
         "head": {"PYTHONPATH": str(fixed), "MHCDOCTOR_SYSROOT": str(_machine(base / "m-head"))},
         "normal": {"PYTHONPATH": str(fixed), "MHCDOCTOR_SYSROOT": str(_machine(base / "m-normal"))},
         "odd": {"PYTHONPATH": str(racy), "MHCDOCTOR_SYSROOT": str(_machine(base / "m-odd"))},
-        "victim": {"PYTHONPATH": str(fixed), "MHCDOCTOR_SYSROOT": str(_machine(base / "m-victim", hang=True))},
-        "hung": {"PYTHONPATH": str(fixed), "MHCDOCTOR_SYSROOT": str(_machine(base / "m-hung", hang=True))},
+        "victim": {"PYTHONPATH": _hanging(base / "h-victim", fixed), "MHCDOCTOR_SYSROOT": str(_machine(base / "m-v"))},
+        "hung": {"PYTHONPATH": _hanging(base / "h-hung", fixed), "MHCDOCTOR_SYSROOT": str(_machine(base / "m-hung"))},
         "liar": {"PYTHONPATH": str(_lying_site(base / "liar")), "MHCDOCTOR_SYSROOT": str(_machine(base / "m-liar"))},
         "pickler": {
             "PYTHONPATH": str(_pickling_site(base / "pickler")),

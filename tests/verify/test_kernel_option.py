@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import doctor
@@ -47,3 +49,22 @@ def test_a_function_that_does_not_exist_is_a_reason_not_a_crash() -> None:
 def test_the_same_op_twice_is_bad_input() -> None:
     code, doc = verify("--kernel", "mhc_post=userkernels:good_post", "--kernel", "mhc_post=userkernels:x")
     assert code == 2 and "gives mhc_post twice" in doc["stderr"]
+
+
+def test_a_sitecustomize_in_the_working_folder_never_runs_and_the_kernel_beside_it_does(tmp_path: Path) -> None:
+    """Folder trust (issue 33 §8): the working folder's sitecustomize.py ran in every verify child before any
+    mhcdoctor code. The folder is now added to the child's sys.path only to import the user's module, and last.
+    Run as a user runs it: the `mhcdoctor` command in the folder holding the kernel."""
+    command = Path(sys.executable).parent / "mhcdoctor"
+    if not command.is_file():
+        pytest.skip("the mhcdoctor command is not installed beside this Python")
+    marker = tmp_path / "ran"
+    (tmp_path / "userkernels.py").write_text((KERNELS / "userkernels.py").read_text())
+    for name in ("sitecustomize", "usercustomize"):
+        (tmp_path / f"{name}.py").write_text(f"import sys\nopen({str(marker)!r}, 'a').write(repr(sys.argv) + '\\n')\n")
+    args = [str(command), "verify", *SMALL, "--kernel", "mhc_post=userkernels:good_post", "--tokens", "7"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 0 and [r["status"] for r in doc["results"]] == ["pass"], proc.stderr
+    assert not marker.exists(), marker.read_text()
