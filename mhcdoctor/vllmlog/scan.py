@@ -15,6 +15,7 @@ from datetime import datetime
 
 from mhcdoctor.text import visible
 from mhcdoctor.vllmlog import formats as F
+from mhcdoctor.vllmlog import observed
 from mhcdoctor.vllmlog.signatures import FATAL_SIGNATURES
 
 KEEP_CHARS = 400  # a kept line's text, cut at a word boundary (a token is never kept in part)
@@ -160,7 +161,7 @@ class Scanner:
         """Classify the interesting lines of one block of whole lines, in order."""
         starts = set(_lines_from(block, 0, self._after))
         self._after, need_tail = 0, 0
-        keywords = F.KEYWORDS + tuple((k, 0, 0) for k in self._once)
+        keywords = F.KEYWORDS + ((observed.KEYWORD, 0, 0),) + tuple((k, 0, 0) for k in self._once)
         for keyword, before, after in keywords:
             i = block.find(keyword)
             while i >= 0:
@@ -253,6 +254,8 @@ class Scanner:
     def _classify(self, text: str, number: int, process: str) -> bool:
         scan = self.scan
         stripped = text.strip()
+        if observed.MARK in text and self._observed(text, number, process):
+            return True
         if "TileLang" in text and self._tilelang(text, number, process):
             return True
         if "module_mhc" in text and self._aiter(text, number, process):
@@ -319,6 +322,14 @@ class Scanner:
             scan.warmup_done = scan.warmup_done or Found(m.group("seconds"), number)
             return True
         return False
+
+    def _observed(self, text: str, number: int, process: str) -> bool:
+        """A record of mhcdoctor's vLLM plugin: the path an op ran, seen from inside the engine."""
+        record = observed.parse(text)
+        if record is None:
+            return False
+        self._evidence(Evidence(number, process, record.path, "observed", (record.op,), keep(record.describe())))
+        return True
 
     def _aiter(self, text: str, number: int, process: str) -> bool:
         scan = self.scan
