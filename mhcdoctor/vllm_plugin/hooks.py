@@ -40,6 +40,7 @@ from mhcdoctor.vllmlog.observed import Record, bucket, observed_document
 
 LOGGER = "vllm.mhcdoctor"  # under vllm.: vLLM's handler, format and worker prefix apply
 MAX_RECORDS = 512  # per process: ops × paths × buckets × graph states stay far below this
+MAX_EXACT = 1 << 16  # exact call sizes remembered, so that a seen size skips the bucket and the key
 MARKER = "__mhcdoctor_observed__"
 
 KERNELS = "vllm.model_executor.kernels.mhc"
@@ -96,7 +97,8 @@ class Recorder:
         self.vllm: str | None = None
         self.warned: set[str] = set()
         self.lock = threading.Lock()
-        self._capturing: Callable[[], bool] | None = None
+        self.exact: set[tuple[str, str, str, int, str | None, str]] = set()
+        self.cuda: Any = None  # torch.cuda, once a call needed it
 
     def warn_once(self, key: str, text: str) -> None:
         if key not in self.warned:
@@ -105,16 +107,24 @@ class Recorder:
 
     def capturing(self) -> bool:
         """Whether the current CUDA (or HIP) stream is capturing a graph; False where CUDA never started."""
-        import torch
+        cuda = self.cuda
+        if cuda is None:
+            import torch
 
-        if not torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
+            cuda = self.cuda = torch.cuda
+        if not getattr(cuda, "_initialized", True) and not cuda.is_initialized():  # the flag first: 1 us less
             return False
-        return bool(torch.cuda.is_current_stream_capturing())
+        return bool(cuda.is_current_stream_capturing())
 
     def seen_call(self, op: str, path: str, kernel: str, args: Sequence[Any], prenorm: str | None) -> None:
         try:
             tokens = _tokens(args)
             graph = "capture" if self.capturing() else "eager"
+            exact = (op, path, kernel, tokens, prenorm, graph)
+            if exact in self.exact:  # a call of this exact size was seen: the common case while serving
+                return
+            if len(self.exact) < MAX_EXACT:
+                self.exact.add(exact)
             key = (op, path, kernel, bucket(tokens) if tokens else "0", prenorm, graph)
             if key in self.seen:
                 return
@@ -160,12 +170,10 @@ def _tokens(args: Sequence[Any]) -> int:
         shape = getattr(arg, "shape", None)
         if shape is None:
             continue
-        dims = [int(d) for d in shape]
-        keep = dims[:-2] if len(dims) >= 3 else dims[:-1]
-        count = 1
-        for d in keep:
-            count *= d
-        return count
+        if len(shape) >= 3:
+            inner = shape[-1] * shape[-2]
+            return int(shape.numel() // inner) if inner else 0
+        return int(shape[0]) if len(shape) else 1
     return 0
 
 

@@ -32,6 +32,7 @@ class Recorder(Protocol):
 
     def write(self) -> None: ...
 
+
 # The fail findings whose failure is wrong numbers, not a crash or a refusal vLLM makes itself (rules/findings/:
 # each one's title and detail say so). strict refuses only for these, and only as fail (a warn never refuses).
 WRONG_RESULTS = (
