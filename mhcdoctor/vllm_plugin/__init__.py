@@ -13,12 +13,23 @@ import os
 MODE_ENV = "MHCDOCTOR_VLLM"  # not a VLLM_ name: vLLM warns about VLLM_* variables it does not know
 DIR_ENV = "MHCDOCTOR_VLLM_DIR"
 MODES = ("off", "observe", "strict")
+_warned = False  # a value it does not know: said once per process
 
 
 def register() -> None:
     """vLLM's plugin hook. Never raises: vLLM does not catch what a plugin's register() raises."""
+    global _warned
     mode = os.environ.get(MODE_ENV, "").strip().lower()
     if mode in ("", "off", "0"):
+        return
+    if mode not in MODES:
+        if not _warned:
+            _warned = True
+            import logging
+
+            logging.getLogger("vllm.mhcdoctor").warning(
+                "mhcdoctor: %s=%r is not one of %s; the plugin stays off", MODE_ENV, mode[:40], "|".join(MODES)
+            )
         return
     try:
         from mhcdoctor.vllm_plugin.hooks import install

@@ -355,10 +355,7 @@ class Finder(importlib.abc.MetaPathFinder):
 def install(mode: str) -> None:
     """Hook every target: the imported ones now, the rest as they import."""
     global RECORDER
-    if mode not in MODES:
-        logging.getLogger(LOGGER).warning(
-            "mhcdoctor: MHCDOCTOR_VLLM=%r is not one of %s; the plugin stays off", mode[:40], "|".join(MODES)
-        )
+    if mode not in MODES:  # register() said so already
         return
     if RECORDER is not None:  # vLLM may load plugins more than once in a process
         return
