@@ -38,7 +38,7 @@ class Worker:
 
 ray.init(address=sys.argv[1], log_to_driver=False)
 try:
-    worker = Worker.options(
+    worker = Worker.options(  # type: ignore[attr-defined]
         runtime_env={"env_vars": env_vars},
         scheduling_strategy=NodeAffinitySchedulingStrategy(sys.argv[2], soft=False),
     ).remote()
