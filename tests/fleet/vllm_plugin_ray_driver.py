@@ -13,7 +13,6 @@ import sys
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
 from vllm.ray.ray_env import get_env_vars_to_copy
 
 names = get_env_vars_to_copy(destination="the mhcdoctor test's actor")

@@ -14,7 +14,6 @@ import sys
 from types import SimpleNamespace
 
 import torch
-
 import vllm.logger
 import vllm.plugins
 

@@ -28,7 +28,6 @@ report: dict[str, object] = {
 what = sys.argv[1]
 if what != "register-only":
     import torch
-
     import vllm.config
     import vllm.model_executor.kernels.mhc  # the package imports its tilelang module
     import vllm.model_executor.layers.mhc  # noqa: F401  (no CustomOps here: one warning)

@@ -39,7 +39,9 @@ def test_buckets_split_at_the_trigger_points(tokens, label):
 
 def test_a_record_reads_back_as_written_and_junk_does_not():
     record = observed.parse(FUSED_CAPTURE)
-    assert record == Record("mhc_fused_post_pre", "tilelang", "2-8", "mhc_fused_post_pre_tilelang", "deepgemm", "capture")
+    assert record == Record(
+        "mhc_fused_post_pre", "tilelang", "2-8", "mhc_fused_post_pre_tilelang", "deepgemm", "capture"
+    )
     assert record.line() == FUSED_CAPTURE
     assert observed.parse(f"(Worker pid=7) INFO 12-04 21:57:13 [hooks.py:128] {PRE_TORCH}") == observed.parse(PRE_TORCH)
     for bad in (

@@ -22,7 +22,7 @@ from mhcdoctor.vllm_plugin.startup import refusal
 HERE = Path(__file__).parent
 REPO = HERE.parents[1]
 
-TILELANG = '''
+TILELANG = """
 from vllm.utils.torch_utils import direct_register_custom_op
 
 
@@ -44,7 +44,7 @@ def mhc_post_tilelang(x, residual):
 
 direct_register_custom_op(op_name="mhc_pre_tilelang", op_func=mhc_pre_tilelang)
 direct_register_custom_op(op_name="mhc_post_tilelang", op_func=mhc_post_tilelang)
-'''
+"""
 
 
 def _fake_vllm(tmp_path: Path) -> Path:
@@ -82,8 +82,12 @@ def _child(tmp_path: Path, what: str, mode: str | None, *, broken: bool = False)
     script = str(HERE / "plugin_child.py")
     command = [sys.executable, script, what]
     if broken:  # the plugin's own module cannot import: register() must still return
-        command = [sys.executable, "-c", f"import sys; sys.modules['mhcdoctor.vllm_plugin.hooks'] = None; "
-                   f"sys.argv = ['x', {what!r}]; exec(open({script!r}).read())"]
+        command = [
+            sys.executable,
+            "-c",
+            f"import sys; sys.modules['mhcdoctor.vllm_plugin.hooks'] = None; "
+            f"sys.argv = ['x', {what!r}]; exec(open({script!r}).read())",
+        ]
     done = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
@@ -120,7 +124,9 @@ def test_a_plugin_that_cannot_load_never_stops_vllm(tmp_path):
     report, stderr = _child(tmp_path, "register-only", "observe", broken=True)
     assert not report["meta_path_changed"]
     # once per register() call
-    assert stderr.count("mhcdoctor plugin not installed: ModuleNotFoundError: import of mhcdoctor.vllm_plugin.hooks") == 2
+    assert (
+        stderr.count("mhcdoctor plugin not installed: ModuleNotFoundError: import of mhcdoctor.vllm_plugin.hooks") == 2
+    )
 
 
 @pytest.mark.slow
@@ -175,4 +181,6 @@ def test_strict_refuses_a_known_wrong_results_combination_and_nothing_less():
     unknown_fix = _decision(*mi300x, "--aiter", "0.1.16", "--aiter-fix", "unknown", "--vllm", "0.25.0")
     assert [f["id"] for f in unknown_fix["findings"]] == ["aiter-sqrsum-unknown"] and refusal(unknown_fix) is None
     assert refusal(_decision(*mi300x, "--aiter", "0.1.13", "--vllm", "0.99.0")) is None  # rules do not know it
-    assert refusal(_decision("--platform", "cuda", "--arch", "sm_90", "--tilelang", "0.1.12", "--vllm", "0.34.0")) is None
+    assert (
+        refusal(_decision("--platform", "cuda", "--arch", "sm_90", "--tilelang", "0.1.12", "--vllm", "0.34.0")) is None
+    )
