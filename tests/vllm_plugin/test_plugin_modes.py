@@ -60,7 +60,8 @@ def _fake_vllm(tmp_path: Path) -> Path:
         "vllm/utils/deep_gemm.py": "def tf32_hc_prenorm_gemm(*args):\n    return None\n",
         "vllm/model_executor/__init__.py": "",
         "vllm/model_executor/custom_op.py": (
-            "class CustomOp:\n    def __init__(self):\n        self.built = True\n\nCustomOp.original_init = CustomOp.__init__\n"
+            "class CustomOp:\n    def __init__(self):\n        self.built = True\n\n"
+            "CustomOp.original_init = CustomOp.__init__\n"
         ),
         "vllm/model_executor/kernels/__init__.py": "",
         "vllm/model_executor/kernels/mhc/__init__.py": "from .tilelang import mhc_post_tilelang, mhc_pre_tilelang\n",
