@@ -7,14 +7,17 @@ while a CUDA graph was being captured (the path that graph replays). It is a lin
     mhcdoctor-observed op=mhc_pre path=tilelang tokens=17-64 kernel=mhc_pre_tilelang prenorm=deepgemm graph=capture
 
 and, with MHCDOCTOR_VLLM_DIR, a member of the process's JSON file (`observed_document`). Only the standard library
-here: the plugin imports this module inside every vLLM process.
+and the documents' vocabulary here: the plugin imports this module inside every vLLM process. The JSON file's schema
+is published as mhcdoctor/schemas/observed.schema.json (python -m mhcdoctor.docschema).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Literal, TypedDict, cast
+
+from mhcdoctor.documents.vocabulary import Count, Op, PathName
 
 MARK = "mhcdoctor-observed"
 KEYWORD = MARK.encode()  # what the log scanner searches a block for
@@ -56,12 +59,14 @@ class Record:
 
 
 class RecordDocument(TypedDict):
-    op: str
-    path: str
-    tokens: str
-    kernel: str
-    prenorm: str | None
-    graph: str
+    """One record: an op ran one implementation, for calls in one token bucket, eagerly or while a graph was captured."""
+
+    op: Op
+    path: PathName  # never unavailable: a record is of something that ran
+    tokens: str  # the bucket: 1, 2-8, 9-16, 17-64, 65-256, 257-1024, 1025-4096, 4097-16384, 16385+
+    kernel: str  # the function vLLM ran (mhc_pre_tilelang, MHCPreOp.forward_native, ...)
+    prenorm: Literal["deepgemm", "tilelang"] | None  # whose prenorm GEMM a tilelang pre op ran; None: not such an op
+    graph: Literal["eager", "capture"]  # capture: the path that CUDA graph's replays run
 
 
 class ObservedDocument(TypedDict):
@@ -69,11 +74,11 @@ class ObservedDocument(TypedDict):
 
     schema: str
     pid: int
-    rank: str | None  # vLLM's worker rank where the process has one
-    vllm: str | None
+    rank: str | None  # vLLM's worker rank where the process has one (RANK or LOCAL_RANK)
+    vllm: str | None  # vllm.__version__ once the start-up line ran
     startup: str | None  # the start-up line this process logged
     records: list[RecordDocument]
-    dropped: int  # records past the bound, not kept
+    dropped: Count  # records past the bound, not kept
 
 
 def bucket(tokens: int) -> str:
@@ -102,14 +107,7 @@ def parse(text: str) -> Record | None:
 
 
 def record_document(record: Record) -> RecordDocument:
-    return RecordDocument(
-        op=record.op,
-        path=record.path,
-        tokens=record.tokens,
-        kernel=record.kernel,
-        prenorm=record.prenorm,
-        graph=record.graph,
-    )
+    return cast(RecordDocument, dict(vars(record)))  # parse() admits only the Literal values
 
 
 def observed_document(

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import doctor
+import jsonschema
 import pytest
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
@@ -82,6 +83,7 @@ def test_observe_records_the_torch_paths_the_real_custom_ops_ran(installed, rele
     assert report["startup"].startswith("mhcdoctor check --fast for this model (hidden 256, hc_mult 4; rules ")
     (written,) = folder.glob("mhcdoctor-observed-*.json")
     document = json.loads(written.read_text())
+    jsonschema.validate(document, json.loads((REPO / "mhcdoctor/schemas/observed.schema.json").read_text()))
     assert document["schema"] == "mhcdoctor.observed/1" and document["vllm"] == release
     assert len(document["records"]) == len(EXPECTED) and document["startup"] == report["startup"]
     # vLLM's logger wrote the lines; `mhcdoctor log` reads them back as observed

@@ -1,8 +1,9 @@
 """Run by test_plugin_modes.py in a child whose `vllm` is the stand-in package the test writes (vLLM's module
 names and the calls the hooks target, no vLLM): the plugin's hooks end to end, without a vLLM install.
 
-argv[1]: what to do after register(): `plain` (import the modules, call the ops, build CustomOps), `compile` (the
-same op under torch.compile), `fake-refusal` (check --fast replaced by a refusal, to see strict stop the build).
+argv[1]: what to do after register(): `plain` (import the modules, call the ops, build CustomOps), `early` (the
+same, with the kernels imported before register()), `compile` (the same op under torch.compile), `fake-refusal`
+(check --fast replaced by a refusal, to see strict stop the build).
 Prints one JSON document as its last stdout line.
 """
 
@@ -14,6 +15,8 @@ import sys
 from types import SimpleNamespace
 
 logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(name)s %(levelname)s %(message)s")
+if sys.argv[1] == "early":  # vLLM imported its mHC kernels before it loaded the plugins
+    import vllm.model_executor.kernels.mhc  # noqa: F401
 before_modules = set(sys.modules)
 before_path = list(sys.meta_path)
 

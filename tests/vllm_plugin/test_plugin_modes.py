@@ -15,12 +15,14 @@ from pathlib import Path
 
 import doctor
 import fakes
+import jsonschema
 import pytest
 
 from mhcdoctor.vllm_plugin.startup import refusal
 
 HERE = Path(__file__).parent
 REPO = HERE.parents[1]
+OBSERVED_SCHEMA = json.loads((REPO / "mhcdoctor/schemas/observed.schema.json").read_text())
 
 TILELANG = """
 from vllm.utils.torch_utils import direct_register_custom_op
@@ -149,6 +151,7 @@ def test_observe_records_each_op_path_bucket_and_prenorm_once(tmp_path):
     assert stderr.count("vllm.model_executor.layers.mhc has none of the mHC targets this plugin knows") == 1
     (written,) = (tmp_path / "observed").glob("mhcdoctor-observed-*.json")
     document = json.loads(written.read_text())
+    jsonschema.validate(document, OBSERVED_SCHEMA)
     assert [r["tokens"] for r in document["records"]] == ["17-64", "1", "17-64"]
     assert document["startup"] == report["startup"] and document["vllm"] == "0.34.0"
 
@@ -185,3 +188,14 @@ def test_strict_refuses_a_known_wrong_results_combination_and_nothing_less():
     assert (
         refusal(_decision("--platform", "cuda", "--arch", "sm_90", "--tilelang", "0.1.12", "--vllm", "0.34.0")) is None
     )
+
+
+@pytest.mark.slow
+def test_kernels_imported_before_the_plugin_are_still_seen_by_name_and_it_says_what_it_cannot_see(tmp_path):
+    report, stderr = _child(tmp_path, "early", "observe")
+    # the by-name calls are wrapped in place; the torch.ops registrations happened before the plugin and are not
+    assert report["records"] == [
+        "mhcdoctor-observed op=mhc_pre path=tilelang tokens=1 kernel=mhc_pre_tilelang prenorm=tilelang graph=eager",
+        "mhcdoctor-observed op=mhc_post path=tilelang tokens=17-64 kernel=mhc_post_tilelang graph=eager",
+    ]
+    assert stderr.count("imported before the plugin loaded: calls through torch.ops.vllm are not observed") == 1
