@@ -59,7 +59,7 @@ class Record:
 
 
 class RecordDocument(TypedDict):
-    """One record: an op ran one implementation, for calls in one token bucket, eagerly or while a graph was captured."""
+    """One record: an op ran one implementation, for calls of one token bucket, eager or while a graph was captured."""
 
     op: Op
     path: PathName  # never unavailable: a record is of something that ran
