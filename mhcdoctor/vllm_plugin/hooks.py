@@ -49,10 +49,12 @@ TORCH_UTILS = "vllm.utils.torch_utils"
 DEEP_GEMM = "vllm.utils.deep_gemm"
 CUSTOM_OP = "vllm.model_executor.custom_op"
 # kernels/mhc/*.py and their functions: mhc_pre_tilelang, mhc_pre_delayed_aiter, mhc_fused_post_pre_tilelang_reuse_
-# residual, hc_head_fused_kernel_tilelang, hc_head_triton, mhc_post_torch, mhc_pre_cpu (vLLM 0.22–0.34)
+# residual, hc_head_fused_kernel_tilelang, hc_head_triton, mhc_post_torch, mhc_pre_cpu (vLLM 0.22–0.34). The package
+# re-exports some of them in some releases only, so it is patched where it has them and never warned about.
 KERNEL_MODULES = tuple(f"{KERNELS}.{name}" for name in ("tilelang", "aiter", "triton", "torch", "cpu"))
 _KERNEL_NAME = re.compile(
-    r"^(?P<op>mhc_fused_post_pre|mhc_pre|mhc_post|hc_head)\w*?_(?P<path>tilelang|aiter|triton|torch|cpu)$"
+    r"^(?P<op>mhc_fused_post_pre|mhc_pre|mhc_post|hc_head)\w*?_(?P<path>tilelang|aiter|triton|torch|cpu)"
+    r"(?:_reuse_residual)?$"  # 0.34's NVIDIA model imports mhc_fused_post_pre_tilelang_reuse_residual by name
 )
 # layers/mhc.py of 0.20–0.21 registers tilelang's ops without a suffix (tilelang was the only path then).
 _UNSUFFIXED = {
@@ -311,7 +313,7 @@ def apply(name: str, module: ModuleType) -> None:
         found = 0
         if RECORDER is not None:
             RECORDER.warn_once(name, f"could not hook {name}: {type(error).__name__}: {error}")
-    if not found and RECORDER is not None and (name in REQUIRED or name == KERNELS):
+    if not found and RECORDER is not None and name in REQUIRED:
         RECORDER.warn_once(name, f"{name} has none of the mHC targets this plugin knows: its ops are not observed")
 
 
