@@ -134,12 +134,14 @@ class Recorder:
                 if key in self.seen:
                     return
                 self.seen.add(key)
-                if len(self.records) >= MAX_RECORDS:
-                    self.dropped += 1
-                    return
                 record = Record(op, path, key[3], kernel, prenorm, graph)
-                self.records.append(record)
-            self.log.info("%s", record.line())
+                full = len(self.records) >= MAX_RECORDS
+                if full:
+                    self.dropped += 1  # each key once (it is in seen now): the file's count stays exact
+                else:
+                    self.records.append(record)
+            if not full:
+                self.log.info("%s", record.line())
             self.write()
         except Exception as error:  # observing must never break the model
             self.warn_once("record", f"a record could not be written: {type(error).__name__}: {error}")
