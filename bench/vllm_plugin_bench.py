@@ -91,28 +91,23 @@ def on_per_call(runs: int) -> dict[str, Any]:
     }
 
 
-def _inputs(op: str, tokens: int, hidden: int, hc: int) -> tuple[Any, ...]:
-    import torch
+# vLLM's function name -> the op; the inputs are verify's (mhcdoctor/verify/cases.py: vLLM's argument order).
+OPS = {
+    "mhc_pre_tilelang": "mhc_pre",
+    "mhc_post_tilelang": "mhc_post",
+    "mhc_fused_post_pre_tilelang": "mhc_fused_post_pre",
+    "hc_head_fused_kernel_tilelang": "hc_head",
+}
 
-    g = torch.Generator(device="cuda").manual_seed(tokens)
-    dev = "cuda"
 
-    def r(*shape: int, dtype: Any = torch.float32, scale: float = 1.0) -> Any:
-        return (torch.randn(*shape, generator=g, device=dev) * scale).to(dtype)
+def _inputs(name: str, tokens: int) -> tuple[Any, ...]:
+    from mhcdoctor.models import BUILTIN_MODELS
+    from mhcdoctor.verify.cases import Params, make_inputs, scalar_args
 
-    mix = hc * (hc + 2)
-    residual = r(tokens, hc, hidden, dtype=torch.bfloat16)
-    fn, scale, base = r(mix, hc * hidden, scale=0.01), torch.ones(3, device=dev), r(mix, scale=0.1)
-    pre = (1e-6, 1e-6, 1e-6, 2.0, 20)
-    x = r(tokens, hidden, dtype=torch.bfloat16)
-    post_mix, comb = r(tokens, hc, 1).abs(), r(tokens, hc, hc).abs() / hc
-    if op == "mhc_pre_tilelang":
-        return (residual, fn, scale, base, *pre)
-    if op == "mhc_post_tilelang":
-        return (x, residual, post_mix, comb)
-    if op == "mhc_fused_post_pre_tilelang":
-        return (x, residual, post_mix, comb, fn, scale, base, *pre)
-    return (residual, r(hc, hc * hidden, scale=0.01), scale, r(hc, scale=0.1), 1e-6, 1e-6)  # hc_head
+    op = OPS[name]
+    params = Params.from_model(BUILTIN_MODELS["deepseek-v4-flash"])  # hidden 4096, hc_mult 4
+    tensors = make_inputs(op, tokens, params, seed=tokens, device="cuda")
+    return (*tensors.values(), *scalar_args(op, params).values())
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -134,21 +129,20 @@ def gpu(kernels: str, runs: int) -> dict[str, Any]:
     assert recorder is not None
     from vllm.model_executor.kernels.mhc import tilelang as tl  # imported after the hook: wrapped as it loads
 
-    names = ("mhc_pre_tilelang", "mhc_post_tilelang", "mhc_fused_post_pre_tilelang", "hc_head_fused_kernel_tilelang")
-    hidden, hc = 4096, 4
+    names = tuple(OPS)
     result: dict[str, Any] = {"device": torch.cuda.get_device_name(), "wrapped": {}, "eager": {}, "graph": {}}
     for name in names:
         result["wrapped"][name] = bool(getattr(getattr(tl, name), hooks.MARKER, False))
     for tokens in (1, 20, 1024):
         for name in names:
             fn = getattr(tl, name)
-            args = _inputs(name, tokens, hidden, hc)
+            args = _inputs(name, tokens)
             out, raw = fn(*args), fn.__wrapped__(*args)
             result["eager"][f"{name}@{tokens}"] = {"bit_identical": _same(out, raw)}
     sync = torch.cuda.synchronize
     for name in names:
         fn = getattr(tl, name)
-        args = _inputs(name, 20, hidden, hc)
+        args = _inputs(name, 20)
         on = [_per_call_ns(fn, args, 200, sync) for _ in range(runs)]
         raw = [_per_call_ns(fn.__wrapped__, args, 200, sync) for _ in range(runs)]
         result["eager"][f"{name}@20"].update(
@@ -166,7 +160,7 @@ def gpu(kernels: str, runs: int) -> dict[str, Any]:
     recorder.seen_call = counting  # type: ignore[method-assign]
     for name in names:
         fn = getattr(tl, name)
-        args = _inputs(name, 8, hidden, hc)
+        args = _inputs(name, 8)
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):  # JIT and warm-up before capture, as vLLM does
