@@ -1,11 +1,13 @@
 """mhcdoctor's vLLM plugin inside real vLLM releases (0.25.0, 0.30.0, 0.34.0), on the CPU.
 
-Each release is `pip install --no-deps vllm==X` into the test cache (conftest.install), beside the pure-Python
-packages its import of layers/mhc.py needs (IMPORT_NEEDS, each cached the same way) and this venv's CPU torch.
+Each release is `pip install --no-deps vllm==X` into the test cache (conftest.install), beside the packages its
+import of layers/mhc.py needs (IMPORT_NEEDS, each cached the same way: mostly pure Python; pydantic-core, tokenizers,
+xgrammar, llguidance and apache-tvm-ffi bring binaries) and this venv's CPU torch.
 A child (vllm_plugin_child.py) lets vLLM load its general plugins through `vllm.plugins.load_general_plugins()`,
-which finds the entry point of the installed mhcdoctor distribution, then calls the real CustomOps. Cost: about
-1.9 GB of cache (three vLLM wheels unpacked, ~550 MB each, and ~290 MB of import needs shared by all), a few
-minutes the first time; after that about 10 s per release, mostly vLLM's import.
+which finds the entry point of the installed mhcdoctor distribution, then calls the real CustomOps; once without
+the plugin on, once with it. What it adds to CI: 2.2 GB of cache (the three vLLM releases unpacked: 628, 801 and
+547 MB; IMPORT_NEEDS, shared by the three and tests/fleet/test_vllm_plugin_ray.py: 269 MB), several minutes the
+first time (46 pip installs), then about 80 s for the three tests (six vLLM imports) on two cores.
 """
 
 from __future__ import annotations
