@@ -114,8 +114,9 @@ class Recorder:
             import torch
 
             cuda = self.cuda = torch.cuda
-        if not getattr(cuda, "_initialized", True) and not cuda.is_initialized():  # the flag first: 1 us less
-            return False
+        started = getattr(cuda, "_initialized", None)  # torch's own flag: a µs less than is_initialized()
+        if not (cuda.is_initialized() if started is None else started):
+            return False  # never ask a CUDA that has not started: asking could start it
         return bool(cuda.is_current_stream_capturing())
 
     def seen_call(self, op: str, path: str, kernel: str, args: Sequence[Any], prenorm: str | None) -> None:

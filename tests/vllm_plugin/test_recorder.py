@@ -67,3 +67,16 @@ def test_a_folder_it_cannot_write_is_said_once_and_recording_goes_on(tmp_path, c
 @pytest.mark.parametrize(("shape", "tokens"), [((7, 4, 16), 7), ((2, 3, 4, 16), 6), ((9, 16), 9), ((5,), 5)])
 def test_tokens_come_from_the_first_tensors_shape(shape, tokens):
     assert hooks._tokens((1e-6, torch.zeros(*shape))) == tokens
+
+
+def test_a_cuda_that_never_started_is_not_asked_about_capture():
+    assert hooks.Recorder("observe", None).capturing() is False  # this CPU torch: CUDA never starts
+
+    class Unstarted(_Cuda):
+        def is_current_stream_capturing(self) -> bool:
+            raise AssertionError("asked a CUDA that has not started")
+
+    recorder = hooks.Recorder("observe", None)
+    recorder.cuda = Unstarted(capturing=True)
+    recorder.cuda._initialized = False
+    assert recorder.capturing() is False
