@@ -24,6 +24,7 @@ from pathlib import Path
 
 from mhcdoctor.documents import bench, bundle, check, diff, explain, fleet, log, models, verify
 from mhcdoctor.documents.vocabulary import JsonValue, Minimum, NullWhen, Pattern
+from mhcdoctor.vllmlog import observed
 
 PACKAGE = Path(__file__).resolve().parent / "schemas"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "schemas"
@@ -87,6 +88,13 @@ PUBLISHED: tuple[Published, ...] = (
     ),
     Published(
         "models.schema.json", models.ModelsDocument, models.SCHEMA, "mhcdoctor models --json (mhcdoctor.models/1)"
+    ),
+    Published(
+        "observed.schema.json",
+        observed.ObservedDocument,
+        observed.SCHEMA,
+        "the vLLM plugin's MHCDOCTOR_VLLM_DIR/mhcdoctor-observed-PID.json (mhcdoctor.observed/1)",
+        "Which implementation each mHC op ran in one vLLM process, recorded from inside it (docs/vllm-plugin.md).",
     ),
     Published(
         "redactions.schema.json",

@@ -195,7 +195,8 @@ def _ops(evidence: list[Evidence]) -> dict[str, OpEvidenceDocument]:
     result: dict[str, OpEvidenceDocument] = {}
     for op in OPS:
         mine = [e for e in evidence if op in e.ops]
-        certain = [e for e in mine if len(e.ops) == 1]
+        seen = [e for e in mine if e.kind == "observed"]  # the plugin's records outrank what lines imply
+        certain = seen or [e for e in mine if len(e.ops) == 1]
         chosen = certain or mine
         paths = sorted({e.path for e in chosen})
         lines = sorted({e.line for e in chosen})[:10]
@@ -206,7 +207,9 @@ def _ops(evidence: list[Evidence]) -> dict[str, OpEvidenceDocument]:
             continue
         path = paths[0] if len(paths) == 1 else "mixed"
         where = ", ".join(str(n) for n in lines[:5])
-        if certain:
+        if seen:
+            text = f"{' and '.join(paths)}: observed by mhcdoctor's vLLM plugin (line {where})"
+        elif certain:
             text = f"{' and '.join(paths)}: line {where}"
         else:
             others = sorted({o for e in chosen for o in e.ops if o != op}, key=OPS.index)
@@ -433,6 +436,7 @@ def compare(document: LogDocument, report: CheckDocument, report_name: str) -> L
     wanted = next((builtin for key, builtin in _MODEL_NAMES if key in served), None)
     chosen = [m for m in models if m["model"]["name"] == wanted] or models
     notes = _version_notes(document, report)
+    observed = {op for e in document["evidence"] if e["kind"] == "observed" for op in e["ops"]}
     predictions: list[PredictionDocument] = []
     for model in chosen:
         rows: list[PredictedOpDocument] = []
@@ -440,7 +444,7 @@ def compare(document: LogDocument, report: CheckDocument, report_name: str) -> L
             predicted: str = model["ops"][op]["path"] if op in model["ops"] else "unavailable"
             if op == "mhc_fused_post_pre" and not model["fused_post_pre"]:
                 predicted = "not used"
-            rows.append(_compare_op(op, predicted, document["ops"][op]))
+            rows.append(_compare_op(op, predicted, document["ops"][op], op in observed))
         rows += _shared_disagreements(document, model["ops"], model["fused_post_pre"])
         name = str(model["model"]["name"] or f"hidden {model['model']['hidden_size']}")
         predictions.append(PredictionDocument(report=visible(report_name), model=name, ops=rows, notes=notes))
@@ -450,7 +454,7 @@ def compare(document: LogDocument, report: CheckDocument, report_name: str) -> L
     return out
 
 
-def _compare_op(op: str, predicted: str, seen: OpEvidenceDocument) -> PredictedOpDocument:
+def _compare_op(op: str, predicted: str, seen: OpEvidenceDocument, observed: bool = False) -> PredictedOpDocument:
     label = OP_LABEL[op]
     if seen["path"] == "unknown":
         return PredictedOpDocument(
@@ -469,9 +473,8 @@ def _compare_op(op: str, predicted: str, seen: OpEvidenceDocument) -> PredictedO
         )
     agrees = seen["paths"] == [predicted]
     verb = "agrees" if agrees else "DISAGREES"
-    text = (
-        f"{label}: predicted {predicted}, the log shows {' and '.join(seen['paths'])} (line {seen['lines'][0]}): {verb}"
-    )
+    shows = "mhcdoctor's vLLM plugin observed" if observed else "the log shows"
+    text = f"{label}: predicted {predicted}, {shows} {' and '.join(seen['paths'])} (line {seen['lines'][0]}): {verb}"
     return PredictedOpDocument(
         op=op, predicted=predicted, seen=seen["path"], agrees=agrees, lines=seen["lines"], text=text
     )

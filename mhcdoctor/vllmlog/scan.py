@@ -15,6 +15,7 @@ from datetime import datetime
 
 from mhcdoctor.text import visible
 from mhcdoctor.vllmlog import formats as F
+from mhcdoctor.vllmlog import observed
 from mhcdoctor.vllmlog.numbers import seconds
 from mhcdoctor.vllmlog.signatures import FATAL_SIGNATURES
 
@@ -178,7 +179,7 @@ class Scanner:
         starts = set(_lines_from(block, 0, self._after))
         self._after, need_tail = 0, 0
         once = self._once + (F.STARTUP_KEYWORDS if self.scan.startup_line is None else ())
-        keywords = F.KEYWORDS + tuple((k, 0, 0) for k in once)
+        keywords = F.KEYWORDS + ((observed.KEYWORD, 0, 0),) + tuple((k, 0, 0) for k in once)
         for keyword, before, after in keywords:
             i = block.find(keyword)
             while i >= 0:
@@ -313,6 +314,8 @@ class Scanner:
     def _classify(self, text: str, number: int, process: str, repeat: int = 0) -> bool:
         scan = self.scan
         stripped = text.strip()
+        if observed.MARK in text and self._observed(text, number, process):
+            return True
         if "TileLang" in text and self._tilelang(text, number, process, repeat):
             return True
         if "module_mhc" in text and self._aiter(text, number, process):
@@ -401,6 +404,14 @@ class Scanner:
         self._open[key] = (event, stamp)
         if len(self._open) > MAX_OPEN:
             self._open.popitem(last=False)
+
+    def _observed(self, text: str, number: int, process: str) -> bool:
+        """A record of mhcdoctor's vLLM plugin: the path an op ran, seen from inside the engine."""
+        record = observed.parse(text)
+        if record is None:
+            return False
+        self._evidence(Evidence(number, process, record.path, "observed", (record.op,), keep(record.describe())))
+        return True
 
     def _aiter(self, text: str, number: int, process: str) -> bool:
         scan = self.scan
