@@ -1,0 +1,237 @@
+"""aiter's mHC fixes told by the installed code: one content signature per fix, read from ROCm/aiter's diffs.
+
+Each signature is a few lines of `csrc/kernels/mhc_kernels.cu`, normalised (all whitespace and line continuations
+removed), that only the code before a fix or only the code after it holds, taken from the diff at the fix commit.
+scripts/aiter-code-table checks every signature against every tag from v0.1.10 to the newest and against builds of
+main around each fix, and writes what each tag holds to mhcdoctor/aiter_code_table.json: that table is the version
+fallback here, used only where no source is installed.
+
+A state is about the bug, as `sqrsum_fix` always was: `present` means the code is free of it (the fix is there, or the
+code predates the bug), `absent` means the buggy code is there, `unknown` means the code could not be read or holds no
+known form (say so; never guess).
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+from packaging.version import InvalidVersion, Version
+
+from mhcdoctor.documents.vocabulary import FixState
+
+KERNELS = "csrc/kernels/mhc_kernels.cu"
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Form:
+    """One form of the code a fix is about: what holding it means, the normalised text, a line for the evidence."""
+
+    state: FixState
+    text: str
+    what: str
+
+
+@dataclass(frozen=True)
+class CodeFix:
+    id: str  # the key in AiterFacts.fixes and in --aiter-fix ID=STATE; "sqrsum" is AiterFacts.sqrsum_fix
+    pr: str
+    commit: str  # the fix commit on ROCm/aiter's main (the commit that introduced the code, for a report)
+    file: str  # under the aiter source root
+    forms: tuple[Form, ...]  # buggy forms first: a file holding one is buggy whatever else it holds
+    ancestors: tuple[str, ...]  # fixes whose commits are git ancestors of this one on main (scripts/aiter-code-table)
+
+
+# aiter #3033 (b639cb6): mhc_pre_gemm_sqrsum_kernel's lanes 16-63 stored row sums into other warps' rows; the race
+# came with #2533 (6f68709, v0.1.12); v0.1.11 guarded with `lane_id < mfma_m` alone.
+SQRSUM = CodeFix(
+    "sqrsum", "3033", "b639cb63bcac4672dce33a731fad042a65cb3649", KERNELS,
+    (
+        Form("absent", "if((warp_id*mfma_m+lane_id<m_oob)){",
+             "racy store guard `if ((warp_id * mfma_m + lane_id < m_oob))` (before aiter #3033)"),
+        Form("present", "if(lane_id<mfma_m&&(warp_id*mfma_m+lane_id<m_oob)){",
+             "fixed store guard `lane_id < mfma_m && (...)` (aiter #3033)"),
+        Form("present", "if(lane_id<mfma_m){",
+             "store guard `if (lane_id < mfma_m)` of v0.1.11, before the race existed"),
+    ),
+    ("post-race", "big-fuse-sync"),
+)  # fmt: skip
+# aiter #2978 (a858741): mhc_pre_big_fuse's barrier sat before the double-buffered residual loop, not in it.
+BIG_FUSE_SYNC = CodeFix(
+    "big-fuse-sync", "2978", "a85874151dc9a9e607598b8b73f83c6fab954a6b", KERNELS,
+    (
+        Form("absent", "opus::s_waitcnt_vmcnt(opus::number<lds_res_load_loop>{});__builtin_amdgcn_s_barrier();"
+             "static_assert(num_rows*hc_mult*residual_block%(pre_thread_num*8)==0",
+             "mhc_pre_big_fuse's barrier before the residual loop (before aiter #2978)"),
+        Form("present", "for(inti=0;i<out_loop;i++){__builtin_amdgcn_s_barrier();DTYPE_I*s_res_rd_ptr=s_res+",
+             "mhc_pre_big_fuse's barrier inside the residual loop (aiter #2978)"),
+        Form("present", "autoload_res_loop=[&](inti){res_vec_tv_res;",
+             "mhc_pre_big_fuse loads the residual into registers, no LDS tile to wait for (aiter #3237, after #2978)"),
+    ),
+    ("post-race",),
+)  # fmt: skip
+# aiter #2963 (9141aa9): mhc_post refilled an LDS tile other waves may still read, with no barrier between.
+POST_RACE = CodeFix(
+    "post-race", "2963", "9141aa9301b960daea99fa9303f39aa28b426284", KERNELS,
+    (
+        Form("absent", "residual_block*((i)+2));lds_load_residual_tile((i)+2);",
+             "mhc_post's prefetch `lds_load_residual_tile((i) + 2)` with no barrier before it (before aiter #2963)"),
+        Form("absent", "if(i<loop-2){lds_load_x_tile(i+2);",
+             "mhc_post's prefetch `lds_load_x_tile(i + 2)` with no barrier before it (before aiter #2963)"),
+        Form("present", "__builtin_amdgcn_s_barrier();lds_load_residual_tile((i)+2);",
+             "mhc_post's barrier before `lds_load_residual_tile((i) + 2)` (aiter #2963)"),
+    ),
+    (),
+)  # fmt: skip
+# aiter #3417 (1be6aee) zeroes the lanes #3396 (e394066) left outside the guard of mhc_pre's RMS reduction; the code
+# before #3396 reduced the RMS in a per-row loop.
+BIG_FUSE_RMS = CodeFix(
+    "big-fuse-rms", "3417", "1be6aee67b7cf9e0e90daccc700f763043a99f5d", KERNELS,
+    (
+        Form("absent", "if(warp_id<hc_mult3_reduce_warp_num&&lane_id<warp_num_pow2*num_rows){"
+             "floatsum=s_pre_rms_partial[lane_id];",
+             "mhc_pre's RMS reduction reads lanes outside its guard (aiter #3396, before #3417)"),
+        Form("present", "if(warp_id<hc_mult3_reduce_warp_num){floatsum=0.0f;"
+             "if(lane_id<warp_num_pow2*num_rows&&lane_id%warp_num_pow2<warp_num){sum=s_pre_rms_partial[lane_id];",
+             "mhc_pre's RMS reduction zeroes the lanes outside its guard (aiter #3417)"),
+        Form("present", "rms[i]=rsqrtf(rms[i]/(hidden_size*hc_mult)+rms_eps);",
+             "mhc_pre's per-row RMS loop of the code before aiter #3396, which brought the bug"),
+    ),
+    ("sqrsum", "post-race", "big-fuse-sync"),
+)  # fmt: skip
+# aiter #4633 (open, cause unknown) was reported on the code #4115 (773ef5e) left: a state here says only whether the
+# installed code is that code (`absent`: it is) or older (`present`), never whether the bug is in it.
+INVALID_CONFIG = CodeFix(
+    "invalid-config", "4115", "773ef5e8af", KERNELS,
+    (
+        Form("absent", "#ifdefined(__gfx950__)||defined(__gfx942__)||defined(__gfx9_4_generic__)#defineMHC_BF16_MFMA1",
+             "the bf16 MFMA path aiter #4115 added, the code aiter #4633 was reported on"),
+        Form("present", "template<typenameDTYPE_I,intnum_warps,inttile_m,inttile_n,inttile_k>",
+             "mhc_pre's GEMM template before aiter #4115 (older than the code aiter #4633 was reported on)"),
+        Form("present", "template<typenameDTYPE_I,intblock_size,inttile_m,inttile_n,inttile_k>",
+             "mhc_pre's GEMM template before aiter #3768 (older than the code aiter #4633 was reported on)"),
+    ),
+    ("sqrsum", "post-race", "big-fuse-sync", "big-fuse-rms"),
+)  # fmt: skip
+FIXES: tuple[CodeFix, ...] = (SQRSUM, BIG_FUSE_SYNC, POST_RACE, BIG_FUSE_RMS, INVALID_CONFIG)
+BY_ID = {fix.id: fix for fix in FIXES}
+
+
+@dataclass(frozen=True)
+class Told:
+    state: FixState
+    line: int  # 1-based line of the file where the form starts
+    last: int  # and where it ends
+    what: str
+
+
+class Normalised:
+    """A source file without whitespace, and the way back from an offset to the file's line."""
+
+    def __init__(self, text: str) -> None:
+        starts: list[int] = []
+        pieces: list[str] = []
+        offset = 0
+        for line in text.split("\n"):
+            piece = _SPACE.sub("", line)
+            piece = piece[:-1] if piece.endswith("\\") else piece  # a macro's line continuation
+            starts.append(offset)
+            pieces.append(piece)
+            offset += len(piece)
+        self.text = "".join(pieces)
+        self._starts = starts
+
+    def find(self, needle: str) -> tuple[int, int] | None:
+        """The 1-based first and last lines of the file that `needle` (normalised) spans, or None."""
+        at = self.text.find(needle)
+        if at < 0:
+            return None
+        return bisect.bisect_right(self._starts, at), bisect.bisect_right(self._starts, at + len(needle) - 1)
+
+
+def tell(fix: CodeFix, source: Normalised) -> Told | None:
+    """What the source says about `fix`: the first form it holds (buggy forms first), or None."""
+    for form in fix.forms:
+        lines = source.find(form.text)
+        if lines is not None:
+            return Told(form.state, lines[0], lines[1], form.what)
+    return None
+
+
+def fill_by_ancestry(states: dict[str, FixState]) -> dict[str, str]:
+    """Unknown fixes that a present fix descends from on aiter's main are present too; returns why, per fix filled.
+    Only where the present one was found as its fixed form on main's line: callers pass what they know."""
+    filled: dict[str, str] = {}
+    for fix in FIXES:
+        if states.get(fix.id) != "present":
+            continue
+        for earlier in fix.ancestors:
+            if states.get(earlier) == "unknown":
+                states[earlier] = "present"
+                filled[earlier] = f"aiter #{BY_ID[earlier].pr} is a git ancestor of #{fix.pr} on aiter's main"
+    return filled
+
+
+@dataclass(frozen=True)
+class TagRow:
+    """What one tag of ROCm/aiter holds (scripts/aiter-code-table, read from its code)."""
+
+    tag: str
+    version: Version
+    commit: str
+    on_main: bool  # the tag is a git ancestor of main: setuptools_scm's dev versions of main count from it
+    states: dict[str, FixState]
+
+
+@functools.cache
+def tags() -> tuple[TagRow, ...]:
+    data = json.loads(resources.files("mhcdoctor").joinpath("aiter_code_table.json").read_text())
+    rows = [
+        TagRow(r["tag"], Version(r["tag"].lstrip("v")), r["commit"], r["on_main"], dict(r["states"]))
+        for r in data["tags"]
+    ]
+    return tuple(sorted(rows, key=lambda r: r.version))
+
+
+def parse(version: str | None) -> Version | None:
+    if not version:
+        return None
+    try:
+        return Version(version.strip().lstrip("v"))
+    except InvalidVersion:
+        return None
+
+
+def state_from_version(version: str | None, fix_id: str) -> tuple[FixState, str]:
+    """(state, why) for `fix_id` by an aiter version label, from the code at ROCm/aiter's tags; for no source only.
+
+    A tag's own version gets its code's state; a release between tags the nearest tag below; a development build
+    (setuptools_scm: N commits past a tag of main) the state only where the tags of main around it agree."""
+    v = parse(version)
+    if v is None:
+        return "unknown", f"version {version!r} says nothing" if version else "no version found"
+    if v == Version("0.1.0"):
+        return "unknown", "version 0.1.0 is setuptools_scm's fallback for a build without git metadata"
+    exact = next((r for r in tags() if r.version == v), None)
+    if exact is not None:
+        return exact.states[fix_id], f"the code at aiter's tag {exact.tag}"
+    if v.is_devrelease or v.local:
+        public = Version(v.public)
+        below = [r for r in tags() if r.on_main and r.version < public]
+        above = [r for r in tags() if r.on_main and r.version >= public]
+        if not below:
+            return "unknown", f"{version} is older than every tag read"
+        low, high = below[-1], (above[0] if above else None)
+        if high is not None and low.states[fix_id] == high.states[fix_id]:
+            return low.states[fix_id], f"a build of main between {low.tag} and {high.tag}, which agree"
+        upto = f"and {high.tag}" if high else "and main's newest code"
+        return "unknown", f"{version} is a build of main between {low.tag} {upto}: it may or may not hold it"
+    below = [r for r in tags() if r.version < v]
+    if not below:
+        return "unknown", f"aiter {version} is older than every tag read"
+    return below[-1].states[fix_id], f"the code at aiter's tag {below[-1].tag}, the nearest below {version}"
