@@ -23,6 +23,7 @@ from importlib import resources
 from packaging.version import InvalidVersion, Version
 
 from mhcdoctor.documents.vocabulary import FixState
+from mhcdoctor.facts import AiterFacts
 
 KERNELS = "csrc/kernels/mhc_kernels.cu"
 _SPACE = re.compile(r"\s+")
@@ -35,6 +36,7 @@ class Form:
     state: FixState
     text: str
     what: str
+    at_commit: bool = False  # the code of CodeFix.commit itself: on main it comes with CodeFix.ancestors
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ SQRSUM = CodeFix(
         Form("absent", "if((warp_id*mfma_m+lane_id<m_oob)){",
              "racy store guard `if ((warp_id * mfma_m + lane_id < m_oob))` (before aiter #3033)"),
         Form("present", "if(lane_id<mfma_m&&(warp_id*mfma_m+lane_id<m_oob)){",
-             "fixed store guard `lane_id < mfma_m && (...)` (aiter #3033)"),
+             "fixed store guard `lane_id < mfma_m && (...)` (aiter #3033)", at_commit=True),
         Form("present", "if(lane_id<mfma_m){",
              "store guard `if (lane_id < mfma_m)` of v0.1.11, before the race existed"),
     ),
@@ -69,7 +71,7 @@ BIG_FUSE_SYNC = CodeFix(
              "static_assert(num_rows*hc_mult*residual_block%(pre_thread_num*8)==0",
              "mhc_pre_big_fuse's barrier before the residual loop (before aiter #2978)"),
         Form("present", "for(inti=0;i<out_loop;i++){__builtin_amdgcn_s_barrier();DTYPE_I*s_res_rd_ptr=s_res+",
-             "mhc_pre_big_fuse's barrier inside the residual loop (aiter #2978)"),
+             "mhc_pre_big_fuse's barrier inside the residual loop (aiter #2978)", at_commit=True),
         Form("present", "autoload_res_loop=[&](inti){res_vec_tv_res;",
              "mhc_pre_big_fuse loads the residual into registers, no LDS tile to wait for (aiter #3237, after #2978)"),
     ),
@@ -84,7 +86,7 @@ POST_RACE = CodeFix(
         Form("absent", "if(i<loop-2){lds_load_x_tile(i+2);",
              "mhc_post's prefetch `lds_load_x_tile(i + 2)` with no barrier before it (before aiter #2963)"),
         Form("present", "__builtin_amdgcn_s_barrier();lds_load_residual_tile((i)+2);",
-             "mhc_post's barrier before `lds_load_residual_tile((i) + 2)` (aiter #2963)"),
+             "mhc_post's barrier before `lds_load_residual_tile((i) + 2)` (aiter #2963)", at_commit=True),
     ),
     (),
 )  # fmt: skip
@@ -98,7 +100,7 @@ BIG_FUSE_RMS = CodeFix(
              "mhc_pre's RMS reduction reads lanes outside its guard (aiter #3396, before #3417)"),
         Form("present", "if(warp_id<hc_mult3_reduce_warp_num){floatsum=0.0f;"
              "if(lane_id<warp_num_pow2*num_rows&&lane_id%warp_num_pow2<warp_num){sum=s_pre_rms_partial[lane_id];",
-             "mhc_pre's RMS reduction zeroes the lanes outside its guard (aiter #3417)"),
+             "mhc_pre's RMS reduction zeroes the lanes outside its guard (aiter #3417)", at_commit=True),
         Form("present", "rms[i]=rsqrtf(rms[i]/(hidden_size*hc_mult)+rms_eps);",
              "mhc_pre's per-row RMS loop of the code before aiter #3396, which brought the bug"),
     ),
@@ -110,7 +112,7 @@ INVALID_CONFIG = CodeFix(
     "invalid-config", "4115", "773ef5e8af", KERNELS,
     (
         Form("absent", "#ifdefined(__gfx950__)||defined(__gfx942__)||defined(__gfx9_4_generic__)#defineMHC_BF16_MFMA1",
-             "the bf16 MFMA path aiter #4115 added, the code aiter #4633 was reported on"),
+             "the bf16 MFMA path aiter #4115 added, the code aiter #4633 was reported on", at_commit=True),
         Form("present", "template<typenameDTYPE_I,intnum_warps,inttile_m,inttile_n,inttile_k>",
              "mhc_pre's GEMM template before aiter #4115 (older than the code aiter #4633 was reported on)"),
         Form("present", "template<typenameDTYPE_I,intblock_size,inttile_m,inttile_n,inttile_k>",
@@ -128,6 +130,7 @@ class Told:
     line: int  # 1-based line of the file where the form starts
     last: int  # and where it ends
     what: str
+    at_commit: bool
 
 
 class Normalised:
@@ -159,16 +162,17 @@ def tell(fix: CodeFix, source: Normalised) -> Told | None:
     for form in fix.forms:
         lines = source.find(form.text)
         if lines is not None:
-            return Told(form.state, lines[0], lines[1], form.what)
+            return Told(form.state, lines[0], lines[1], form.what, form.at_commit)
     return None
 
 
-def fill_by_ancestry(states: dict[str, FixState]) -> dict[str, str]:
-    """Unknown fixes that a present fix descends from on aiter's main are present too; returns why, per fix filled.
-    Only where the present one was found as its fixed form on main's line: callers pass what they know."""
+def fill_by_ancestry(states: dict[str, FixState], found: set[str]) -> dict[str, str]:
+    """Fill in, as present, the unknown fixes that a fix in `found` (its commit's own code found, or stated) descends from
+    on aiter's main; returns why, per fix filled. A release branch could hold a fix without its ancestors, so this
+    serves only where a fix could not be told otherwise."""
     filled: dict[str, str] = {}
     for fix in FIXES:
-        if states.get(fix.id) != "present":
+        if fix.id not in found:
             continue
         for earlier in fix.ancestors:
             if states.get(earlier) == "unknown":
@@ -184,15 +188,25 @@ class TagRow:
     tag: str
     version: Version
     commit: str
-    on_main: bool  # the tag is a git ancestor of main: setuptools_scm's dev versions of main count from it
+    on_main: bool  # the tag is a git ancestor of main
     states: dict[str, FixState]
+    holds: frozenset[str]  # the fixes whose commit (or a cherry-pick of it) is in the tag's history
+    brings: frozenset[str]  # the fixes whose bug's commit is (for invalid-config: #4115, the reported code)
 
 
 @functools.cache
 def tags() -> tuple[TagRow, ...]:
     data = json.loads(resources.files("mhcdoctor").joinpath("aiter_code_table.json").read_text())
     rows = [
-        TagRow(r["tag"], Version(r["tag"].lstrip("v")), r["commit"], r["on_main"], dict(r["states"]))
+        TagRow(
+            r["tag"],
+            Version(r["tag"].lstrip("v")),
+            r["commit"],
+            r["on_main"],
+            r["states"],
+            frozenset(r["holds"]),
+            frozenset(r["brings"]),
+        )
         for r in data["tags"]
     ]
     return tuple(sorted(rows, key=lambda r: r.version))
@@ -210,28 +224,64 @@ def parse(version: str | None) -> Version | None:
 def state_from_version(version: str | None, fix_id: str) -> tuple[FixState, str]:
     """(state, why) for `fix_id` by an aiter version label, from the code at ROCm/aiter's tags; for no source only.
 
-    A tag's own version gets its code's state; a release between tags the nearest tag below; a development build
-    (setuptools_scm: N commits past a tag of main) the state only where the tags of main around it agree."""
+    A tag's own version gets its code's state; a release between tags the nearest tag's below. A development build
+    counts from the tag setuptools_scm described it by (v0.1.12.post1 + N commits is 0.1.12.post2.devN), so it
+    descends from that tag: it holds a fix that tag holds, and is free of a bug that the next tag of its line (main,
+    or its release branch) has not brought; otherwise it may or may not hold the fix: unknown."""
     v = parse(version)
     if v is None:
-        return "unknown", f"version {version!r} says nothing" if version else "no version found"
+        return "unknown", f"version {version!r} is not a PEP 440 version" if version else "no version found"
     if v == Version("0.1.0"):
         return "unknown", "version 0.1.0 is setuptools_scm's fallback for a build without git metadata"
     exact = next((r for r in tags() if r.version == v), None)
     if exact is not None:
         return exact.states[fix_id], f"the code at aiter's tag {exact.tag}"
-    if v.is_devrelease or v.local:
-        public = Version(v.public)
-        below = [r for r in tags() if r.on_main and r.version < public]
-        above = [r for r in tags() if r.on_main and r.version >= public]
+    public = _release_of(v)
+    if not v.is_devrelease:  # a release, or a tag's build with local changes (+local)
+        below = [r for r in tags() if r.version <= public]
         if not below:
-            return "unknown", f"{version} is older than every tag read"
-        low, high = below[-1], (above[0] if above else None)
-        if high is not None and low.states[fix_id] == high.states[fix_id]:
-            return low.states[fix_id], f"a build of main between {low.tag} and {high.tag}, which agree"
-        upto = f"and {high.tag}" if high else "and main's newest code"
-        return "unknown", f"{version} is a build of main between {low.tag} {upto}: it may or may not hold it"
-    below = [r for r in tags() if r.version < v]
-    if not below:
-        return "unknown", f"aiter {version} is older than every tag read"
-    return below[-1].states[fix_id], f"the code at aiter's tag {below[-1].tag}, the nearest below {version}"
+            return "unknown", f"aiter {version} is older than every tag read"
+        return below[-1].states[fix_id], f"the code at aiter's tag {below[-1].tag}, the nearest to {version}"
+    base = next((r for r in tags() if _next_version(r.version) == public), None)
+    if base is None:
+        return "unknown", f"{version} is a development build past no tag read"
+    pr = BY_ID[fix_id].pr
+    if fix_id in base.holds:
+        return base.states[fix_id], f"a build past aiter's tag {base.tag}, which holds aiter #{pr} (git ancestry)"
+    line = [r for r in tags() if r.version > base.version and _same_line(r, base)]
+    if line and fix_id not in line[0].brings:
+        return "present", f"a build between aiter's tags {base.tag} and {line[0].tag}, before the code of aiter #{pr}"
+    if line and fix_id in base.brings and fix_id not in line[0].holds:
+        return "absent", f"a build between aiter's tags {base.tag} and {line[0].tag}, neither holding aiter #{pr}"
+    upto = f" (the next is {line[0].tag})" if line else ""
+    return "unknown", f"{version} is a build past aiter's tag {base.tag}{upto}: it may or may not hold aiter #{pr}"
+
+
+def _same_line(row: TagRow, base: TagRow) -> bool:
+    """Whether `row` follows `base` on its line: main, or the release branch of `base`'s release."""
+    return row.on_main if base.on_main else row.version.release == base.version.release
+
+
+def _release_of(v: Version) -> Version:
+    """`v` without its .devN and +local parts: 0.1.12.post2.dev5+g1a2b3c is 0.1.12.post2."""
+    pre = f"{v.pre[0]}{v.pre[1]}" if v.pre is not None else ""
+    post = f".post{v.post}" if v.post is not None else ""
+    return Version(f"{v.base_version}{pre}{post}")
+
+
+def _next_version(tag: Version) -> Version:
+    """The version setuptools_scm gives a build past `tag` (guess-next-dev, without its .devN)."""
+    if tag.post is not None:
+        return Version(f"{tag.base_version}.post{tag.post + 1}")
+    if tag.pre is not None:
+        return Version(f"{tag.base_version}{tag.pre[0]}{tag.pre[1] + 1}")
+    return Version(".".join(str(n) for n in (*tag.release[:-1], tag.release[-1] + 1)))
+
+
+def fix_state(aiter: AiterFacts, fix_id: str) -> tuple[FixState, str]:
+    """(state, how it was told) of a fix but sqrsum for these aiter facts: what the probe, a report or a what-if
+    said; by the version label where they said nothing (a report written before `fixes`)."""
+    if fix_id in aiter.fixes:
+        return aiter.fixes[fix_id], aiter.fix_evidence.get(fix_id) or "stated"
+    state, rule = state_from_version(aiter.version, fix_id)
+    return state, f"by version: {rule}"

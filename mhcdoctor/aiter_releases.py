@@ -8,7 +8,7 @@ Read from ROCm/aiter's tags (`git show TAG:aiter/ops/mhc.py`, `TAG:csrc/kernels/
   what its tag's code carries, so 0.1.15rc0 has them although it sorts below 0.1.15.
 - `mhc_fused_post_pre` from v0.1.16 (no tag between v0.1.15.post3 and v0.1.16 has it).
 - The sqrsum race (#2533, 6f68709) is in v0.1.12 to v0.1.13.post1; #3033 (b639cb6) fixes it from v0.1.14-rc0;
-  v0.1.11 predates it.
+  v0.1.11 predates it. A version says so through mhcdoctor.aiter_code's table of what each tag's code holds.
 
 Each "since" below is the first tag whose code has the feature, pre-release tags included, so comparing a version
 with it answers by the code at every tag; a version between tags (a source build) gets its nearest tag's answer.
@@ -20,14 +20,12 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
+from mhcdoctor import aiter_code
 from mhcdoctor.documents.check import FixState
 
 MHC_OPS_SINCE = Version("0.1.11")  # aiter/ops/mhc.py (#2136)
 NORM_ARGS_SINCE = Version("0.1.15rc0")  # mhc_pre takes norm_weight/norm_eps (tag v0.1.15-rc0)
 FUSED_SINCE = Version("0.1.16")  # mhc_fused_post_pre
-FIRST_RACY = Version("0.1.12")
-LAST_RACY = Version("0.1.13.post1")
-FIRST_FIXED = Version("0.1.14rc0")
 # setuptools_scm writes this when a source build has no git metadata (aiter's pyproject: fallback_version).
 SCM_FALLBACK = Version("0.1.0")
 
@@ -64,15 +62,8 @@ def sqrsum_fix_from_version(version: str | None) -> tuple[FixState, str]:
         return "unknown", "version 0.1.0 is setuptools_scm's fallback for a build without git metadata"
     if v < MHC_OPS_SINCE:
         return "unknown", f"aiter {version} has no mHC ops (aiter/ops/mhc.py arrived in {MHC_OPS_SINCE})"
-    if v >= FIRST_FIXED:
-        return "present", f"version {version} >= 0.1.14rc0, the first release with aiter #3033"
-    if v.is_devrelease or v.local:
-        return "unknown", f"version {version} is a development build below 0.1.14: it may or may not contain #3033"
-    if v < FIRST_RACY:
-        return "present", f"version {version} < 0.1.12 predates the race (introduced by aiter #2533)"
-    if v <= LAST_RACY:
-        return "absent", f"version {version} is in 0.1.12 .. 0.1.13.post1, the releases with the race"
-    return "unknown", f"version {version} is not a known aiter release"
+    state, rule = aiter_code.state_from_version(version, "sqrsum")
+    return state, f"version {version}: {rule}"
 
 
 def release(version: str) -> AiterRelease | None:
@@ -117,17 +108,3 @@ BIG_FUSE_RMS = AiterBug("big-fuse-rms", "0.1.15rc0", "0.1.15.post3", ("mhc_pre",
 # v0.1.18 ships the same mhc_kernels.cu and aiter/ops/mhc.py as v0.1.19 (#4115 changed them last, in v0.1.18).
 INVALID_CONFIG = AiterBug("invalid-config", "0.1.18", None, ("mhc_pre",), ("gfx942",), None, None)
 BUGS: tuple[AiterBug, ...] = (BIG_FUSE_SYNC, POST_RACE, BIG_FUSE_RMS, INVALID_CONFIG)
-
-
-def has_bug(version: str | None, bug: AiterBug) -> bool | None:
-    """Whether AMD's aiter `version` carries `bug`: None for a version that says nothing (none, unreadable,
-    setuptools_scm's fallback, or a development build past the last tag that has it)."""
-    v = parse(version)
-    if v is None or v == SCM_FALLBACK:
-        return None
-    public = Version(v.public)
-    if public < Version(bug.first):
-        return False
-    if bug.last is None or public <= Version(bug.last):
-        return True
-    return None if v.is_devrelease else False  # a development build past the last buggy tag may predate the fix

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from mhcdoctor import aiter_releases
+from mhcdoctor import aiter_code, aiter_releases
 from mhcdoctor.documents.vocabulary import Severity
 from mhcdoctor.rules.dispatch import (
     AITER_ARCHS,
@@ -130,16 +130,28 @@ def _aiter_import_breaks_vllm(ctx: FindingContext) -> bool:
 AITER_ISSUES = AITER + "issues/"
 
 
-def _aiter_bug(ctx: FindingContext, bug: aiter_releases.AiterBug) -> list[str]:
-    """The ops on AMD's aiter that run a kernel with `bug` (by the installed aiter's version and the GPU arch)."""
+def _bug_ops(ctx: FindingContext, bug: aiter_releases.AiterBug) -> list[str]:
+    """The ops on AMD's aiter that run a kernel `bug` is in, on the archs where it shows."""
     if ctx.facts.aiter.genuine is False or ctx.facts.aiter.has_mhc_ops is False:
-        return []
-    if aiter_releases.has_bug(ctx.facts.aiter.version, bug) is not True:
         return []
     if bug.archs and arch_has(ctx.facts, *bug.archs) is not True:
         return []
     kernels = set(bug.ops) | ({"mhc_fused_post_pre"} if "mhc_pre" in bug.ops else set())
     return [op for op in ctx.ops_on("aiter") if op in kernels]
+
+
+def _aiter_bug(ctx: FindingContext, bug: aiter_releases.AiterBug) -> tuple[list[str], str]:
+    """The ops on AMD's aiter that run a kernel with `bug` (by the installed code, else its version), and how that
+    was told."""
+    state, told = aiter_code.fix_state(ctx.facts.aiter, bug.id)
+    return (_bug_ops(ctx, bug) if state == "absent" else []), told
+
+
+def _told(told: str) -> str:
+    """How a fix's state was told, for a finding's detail: the version only where no source was read."""
+    if told.startswith("by version"):
+        return f" Judged by the version label ({told.removeprefix('by version: ')}): no mhc_kernels.cu was read."
+    return f" Told by the installed code: {told}."
 
 
 def _aiter_bug_spec(
@@ -153,8 +165,10 @@ def _aiter_bug_spec(
     refs: tuple[str, ...],
 ) -> FindingSpec:
     def decide(c: FindingContext) -> Found | None:
-        ops = _aiter_bug(c, bug)
-        return Found(f"aiter {c.facts.aiter.version} runs {', '.join(ops)} here: {effect}", ops) if ops else None
+        ops, told = _aiter_bug(c, bug)
+        if not ops:
+            return None
+        return Found(f"aiter {c.facts.aiter.version} runs {', '.join(ops)} here: {effect}{_told(told)}", ops)
 
     return FindingSpec(id=id, severity=severity, title=title, summary=summary, decide=decide, fix=fix, refs=refs)
 
@@ -233,6 +247,28 @@ def _decide_sqrsum_unknown(c: FindingContext) -> Found | None:
         "`mhcdoctor verify --stress` runs > 16 rows and shows the race if it is there."
     )
     return Found(detail, c.sqrsum_ops_on_aiter())
+
+
+def _decide_fixes_unknown(c: FindingContext) -> Found | None:
+    """Fixes (besides sqrsum's) whose state neither the installed code nor the version tells, on ops aiter runs."""
+    unknown: list[str] = []
+    tolds: list[str] = []
+    ops: list[str] = []
+    for bug in aiter_releases.BUGS:
+        state, told = aiter_code.fix_state(c.facts.aiter, bug.id)
+        bug_ops = _bug_ops(c, bug) if bug.fixed_by is not None and state == "unknown" else []
+        if bug_ops:
+            unknown.append(f"#{bug.fixed_by} ({', '.join(bug_ops)})")
+            tolds += [told] if told not in tolds else []
+            ops += [op for op in bug_ops if op not in ops]
+    if not unknown:
+        return None
+    detail = (
+        f"aiter {c.facts.aiter.version or '(version unknown)'} serves {', '.join(ops)}, and neither its code nor its "
+        f"version tells whether it holds aiter {', '.join(unknown)}: {'; '.join(tolds)}. "
+        "`mhcdoctor verify --stress` runs those ops."
+    )
+    return Found(detail, ops)
 
 
 def _decide_hidden_unsupported(c: FindingContext) -> Found | None:
@@ -434,5 +470,15 @@ BUGS: tuple[FindingSpec, ...] = (
         "between (aiter #2963: 'Fix mhc_post accuracy'); its outputs are wrong. Fixed in 0.1.14-rc0 (9141aa9).",
         fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
         refs=(AITER + "pull/2963", AITER + "commit/9141aa9301b960daea99fa9303f39aa28b426284"),
+    ),
+    FindingSpec(
+        id="aiter-fix-unknown",
+        severity="warn",
+        title="Can't tell whether aiter has the fixes of its mHC kernels",
+        summary="The aiter path runs an op whose kernel had a bug (aiter #2978, #2963, #3417), and neither the "
+        "installed mhc_kernels.cu (none, or code of no known form) nor the version tells whether the fix is there.",
+        decide=_decide_fixes_unknown,
+        fix="mhcdoctor verify --stress  # or state it: mhcdoctor explain --aiter-fix big-fuse-sync=present",
+        refs=(AITER + "pull/2978", AITER + "pull/2963", AITER + "pull/3417"),
     ),
 )
