@@ -167,9 +167,9 @@ def tell(fix: CodeFix, source: Normalised) -> Told | None:
 
 
 def fill_by_ancestry(states: dict[str, FixState], found: set[str]) -> dict[str, str]:
-    """Fill in, as present, the unknown fixes that a fix in `found` (its commit's own code found, or stated) descends from
-    on aiter's main; returns why, per fix filled. A release branch could hold a fix without its ancestors, so this
-    serves only where a fix could not be told otherwise."""
+    """Fill in, as present, the unknown fixes that a fix in `found` (its commit's own code found, or stated)
+    descends from on aiter's main; returns why, per fix filled. A release branch could hold a fix without its
+    ancestors, so this serves only where a fix could not be told otherwise."""
     filled: dict[str, str] = {}
     for fix in FIXES:
         if fix.id not in found:
