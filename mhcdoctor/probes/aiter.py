@@ -13,9 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mhcdoctor import aiter_code
-from mhcdoctor.aiter_releases import sqrsum_fix_from_version
 from mhcdoctor.documents.check import FixState
+from mhcdoctor.knowledge import aiter_code
+from mhcdoctor.knowledge.aiter_releases import sqrsum_fix_from_version
 from mhcdoctor.probes.base import ProbeResult, read_text
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.libraries import version_from_files
@@ -27,9 +27,9 @@ IMPORT_NAME = "aiter.import"
 SOURCE = "files: aiter package, metadata, kernel source"
 AMD_DIST = "amd-aiter"  # AMD's distribution; PyPI's `aiter` (async iterators, 0.13.20191203) is unrelated
 
-# Which releases carry what: mhcdoctor.aiter_releases. Here, the installed source decides: each fix of
-# mhcdoctor.aiter_code by its content signature in mhc_kernels.cu (the headers it includes hold none: the fix commits
-# change mhc_kernels.cu alone), the version only where no source is installed.
+# Which releases carry what: mhcdoctor.knowledge. Here, the installed source decides: each fix of aiter_code by its
+# content signature in mhc_kernels.cu (the headers it includes hold none: each fix commit changed mhc_kernels.cu
+# alone), the version only where no source is installed.
 KERNEL_READ_LIMIT = 16 << 20  # a real mhc_kernels.cu is about 120 kB (v0.1.20); a bigger file is read up to this
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mhcdoctor.knowledge.vllm_builds import build_from_version
 from mhcdoctor.probes.base import ProbeResult
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.libraries import VLLM, probe_metadata
-from mhcdoctor.vllm_builds import build_from_version
 
 NAME = "vllm"
 

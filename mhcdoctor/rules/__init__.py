@@ -14,17 +14,16 @@ import functools
 import re
 from dataclasses import dataclass
 
-from packaging.version import InvalidVersion
-
 from mhcdoctor.decision import Decision, Finding, Gate, OpDecision, VllmView
 from mhcdoctor.documents.explain import SCHEMA as EXPLAIN_SCHEMA
 from mhcdoctor.documents.vocabulary import OPS, Verdict
 from mhcdoctor.facts import Facts
+from mhcdoctor.knowledge import versions
+from mhcdoctor.knowledge.vllm_builds import build_from_version
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.dispatch import Dispatch, dispatch, preferred_path
 from mhcdoctor.rules.findings import CATALOGUE, FindingContext, evaluate
 from mhcdoctor.rules.releases import NEWEST, RULE_SETS, RuleSet, is_newer_than_known, rules_for_vllm
-from mhcdoctor.vllm_builds import build_from_version
 
 SCHEMA = EXPLAIN_SCHEMA
 
@@ -108,7 +107,7 @@ def _pick_rules(version: str | None, installed: bool | None) -> tuple[RuleSet | 
         return NEWEST, "no-vllm", f"no vLLM installed: using the newest known rules ({NEWEST.id})"
     try:
         rule_set = rules_for_vllm(version)
-    except InvalidVersion:
+    except versions.InvalidVersion:
         return NEWEST, "unknown", f"vLLM version {version!r} is not a version: using the newest rules ({NEWEST.id})"
     if rule_set is None:
         return None, "too-old", f"vLLM {version} predates DeepSeek-V4 support (0.20.0)"

@@ -1,4 +1,4 @@
-// ROCm/aiter main at #3033 (b639cb63bcac4672dce33a731fad042a65cb3649) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.aiter_code reads
+// ROCm/aiter main at #3033 (b639cb63bcac4672dce33a731fad042a65cb3649) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
 // lines 28-32
     }
 

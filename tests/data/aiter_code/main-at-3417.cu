@@ -1,4 +1,4 @@
-// ROCm/aiter main at #3417 (1be6aee67b7cf9e0e90daccc700f763043a99f5d) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.aiter_code reads
+// ROCm/aiter main at #3417 (1be6aee67b7cf9e0e90daccc700f763043a99f5d) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
 // lines 35-39
     }
 

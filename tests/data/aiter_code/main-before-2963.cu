@@ -1,4 +1,4 @@
-// ROCm/aiter main before #2963 (a68229ff46dbc4cd6078686996b686ac37746f58) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.aiter_code reads
+// ROCm/aiter main before #2963 (a68229ff46dbc4cd6078686996b686ac37746f58) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
 // lines 28-32
     }
 

@@ -1,4 +1,4 @@
-// ROCm/aiter main before #2978 (31a133dcd1ded8d6b1a6a2989a75b02c64d13626) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.aiter_code reads
+// ROCm/aiter main before #2978 (31a133dcd1ded8d6b1a6a2989a75b02c64d13626) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
 // lines 28-32
     }
 

@@ -1,4 +1,4 @@
-// ROCm/aiter v0.1.11 (c4a3ff2a044ef0f433d235986afd7979b7b7d147) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.aiter_code reads
+// ROCm/aiter v0.1.11 (c4a3ff2a044ef0f433d235986afd7979b7b7d147) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
 // lines 28-32
     }
 

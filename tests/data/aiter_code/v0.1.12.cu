@@ -1,4 +1,4 @@
-// ROCm/aiter v0.1.12 (05f2869299caf111126821caf757270d02072cca) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.aiter_code reads
+// ROCm/aiter v0.1.12 (05f2869299caf111126821caf757270d02072cca) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
 // lines 28-32
     }
 

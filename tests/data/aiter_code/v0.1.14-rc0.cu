@@ -1,4 +1,4 @@
-// ROCm/aiter v0.1.14-rc0 (759589676b7a70e173363a57b948c20d3184a573) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.aiter_code reads
+// ROCm/aiter v0.1.14-rc0 (759589676b7a70e173363a57b948c20d3184a573) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
 // lines 28-32
     }
 

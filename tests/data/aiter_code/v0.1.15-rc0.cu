@@ -1,4 +1,4 @@
-// ROCm/aiter v0.1.15-rc0 (8ddfc7510536d61f4e1863e9cf91c495be1f8c2c) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.aiter_code reads
+// ROCm/aiter v0.1.15-rc0 (8ddfc7510536d61f4e1863e9cf91c495be1f8c2c) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
 // lines 35-39
     }
 

@@ -1,4 +1,4 @@
-// ROCm/aiter v0.1.16 (0730b33fcfa51aebaf934a56684cc88c934f311b) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.aiter_code reads
+// ROCm/aiter v0.1.16 (0730b33fcfa51aebaf934a56684cc88c934f311b) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
 // lines 35-39
     }
 

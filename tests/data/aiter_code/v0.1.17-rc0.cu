@@ -1,4 +1,4 @@
-// ROCm/aiter v0.1.17-rc0 (ac247859ac755e4128e48a8a7e37ecb92941204c) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.aiter_code reads
+// ROCm/aiter v0.1.17-rc0 (ac247859ac755e4128e48a8a7e37ecb92941204c) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
 // lines 97-101
 #endif
 

@@ -1,4 +1,4 @@
-// ROCm/aiter v0.1.18 (d6de77692f62e411375cf2ea0ec17792141d0540) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.aiter_code reads
+// ROCm/aiter v0.1.18 (d6de77692f62e411375cf2ea0ec17792141d0540) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
 // lines 26-31
     // - no HW here). Gated per-arch below so each arch's builtin only reaches its own
     // device pass; other arches (host) fall back to fp32.

@@ -1,4 +1,4 @@
-// ROCm/aiter v0.1.19.post1 (8a9b4145f83f301a837934731bff36978fe1aaef) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.aiter_code reads
+// ROCm/aiter v0.1.19.post1 (8a9b4145f83f301a837934731bff36978fe1aaef) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
 // lines 26-31
     // - no HW here). Gated per-arch below so each arch's builtin only reaches its own
     // device pass; other arches (host) fall back to fp32.

@@ -1,4 +1,4 @@
-// ROCm/aiter v0.1.20 (fc2e5d57fb5b8ad8e7e23f7103071dde798ea618) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.aiter_code reads
+// ROCm/aiter v0.1.20 (fc2e5d57fb5b8ad8e7e23f7103071dde798ea618) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
 // lines 28-33
     // - no HW here). Gated per-arch below so each arch's builtin only reaches its own
     // device pass; other arches (host) fall back to fp32.

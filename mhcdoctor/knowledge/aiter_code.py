@@ -3,8 +3,8 @@
 Each signature is a few lines of `csrc/kernels/mhc_kernels.cu`, normalised (all whitespace and line continuations
 removed), that only the code before a fix or only the code after it holds, taken from the diff at the fix commit.
 scripts/aiter-code-table checks every signature against every tag from v0.1.10 to the newest and against builds of
-main around each fix, and writes what each tag holds to mhcdoctor/aiter_code_table.json: that table is the version
-fallback here, used only where no source is installed.
+main around each fix, and writes what each tag holds to mhcdoctor/knowledge/aiter_code_table.json: that table is
+the version fallback here, used only where no source is installed.
 
 A state is about the bug, as `sqrsum_fix` always was: `present` means the code is free of it (the fix is there, or the
 code predates the bug), `absent` means the buggy code is there, `unknown` means the code could not be read or holds no
@@ -20,10 +20,9 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
-from packaging.version import InvalidVersion, Version
-
 from mhcdoctor.documents.vocabulary import FixState
 from mhcdoctor.facts import AiterFacts
+from mhcdoctor.knowledge.versions import Version, parse
 
 KERNELS = "csrc/kernels/mhc_kernels.cu"
 _SPACE = re.compile(r"\s+")
@@ -196,7 +195,7 @@ class TagRow:
 
 @functools.cache
 def tags() -> tuple[TagRow, ...]:
-    data = json.loads(resources.files("mhcdoctor").joinpath("aiter_code_table.json").read_text())
+    data = json.loads(resources.files("mhcdoctor.knowledge").joinpath("aiter_code_table.json").read_text())
     rows = [
         TagRow(
             r["tag"],
@@ -210,15 +209,6 @@ def tags() -> tuple[TagRow, ...]:
         for r in data["tags"]
     ]
     return tuple(sorted(rows, key=lambda r: r.version))
-
-
-def parse(version: str | None) -> Version | None:
-    if not version:
-        return None
-    try:
-        return Version(version.strip().lstrip("v"))
-    except InvalidVersion:
-        return None
 
 
 def state_from_version(version: str | None, fix_id: str) -> tuple[FixState, str]:
