@@ -26,7 +26,9 @@ def honest_label(row: dict) -> str:
     """The version setuptools_scm gives this code: the tag's, or N commits past a tag (`git describe`)."""
     if "tag" in row:
         return row["tag"].lstrip("v")
-    tag, commits, sha = re.fullmatch(r"v(.+)-(\d+)-g([0-9a-f]+)", row["describe"]).groups()
+    described = re.fullmatch(r"v(.+)-(\d+)-g([0-9a-f]+)", row["describe"])
+    assert described is not None, row["describe"]
+    tag, commits, sha = described.groups()
     bumped = re.sub(r"(\d+)$", lambda m: str(int(m.group(1)) + 1), tag.replace("-rc", "rc"))
     return f"{bumped}.dev{commits}+g{sha}"
 
