@@ -258,7 +258,7 @@ def _set_aiter(facts: Facts, value: str) -> None:
 
 # --aiter-fix ID=STATE: a fix of aiter_code.FIXES, or one of these API features of aiter/ops/mhc.py (their facts).
 API_FEATURES = {"norm-args": "mhc_pre_norm_args", "fused-op": "has_fused_post_pre"}
-_FIX_IDS = (*aiter_code.BY_ID, *API_FEATURES)
+FIX_IDS = (*aiter_code.BY_ID, *API_FEATURES)
 
 
 def aiter_fixes(value: str) -> dict[str, FixState]:
@@ -268,10 +268,10 @@ def aiter_fixes(value: str) -> dict[str, FixState]:
     stated: dict[str, FixState] = {}
     for part in value.split(","):
         fix_id, _, state = part.strip().partition("=")
-        if fix_id not in _FIX_IDS or state not in FIX_STATES:
+        if fix_id not in FIX_IDS or state not in FIX_STATES:
             raise InputError(
                 f"--aiter-fix takes {'|'.join(FIX_STATES)} (the sqrsum race fix) or ID=STATE[,ID=STATE...] with ID one "
-                f"of {', '.join(_FIX_IDS)}; not {visible(part[:80])!r}"
+                f"of {', '.join(FIX_IDS)}; not {visible(part[:80])!r}"
             )
         stated[fix_id] = typing.cast(FixState, state)
     return stated

@@ -19,6 +19,7 @@ import json
 import re
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 from mhcdoctor.documents.vocabulary import FixState
 from mhcdoctor.facts import AiterFacts
@@ -194,8 +195,17 @@ class TagRow:
 
 
 @functools.cache
+def table() -> dict[str, Any]:
+    """aiter_code_table.json: per tag and per build of main, what its code holds (scripts/aiter-code-table)."""
+    data: dict[str, Any] = json.loads(
+        resources.files("mhcdoctor.knowledge").joinpath("aiter_code_table.json").read_text()
+    )
+    return data
+
+
+@functools.cache
 def tags() -> tuple[TagRow, ...]:
-    data = json.loads(resources.files("mhcdoctor.knowledge").joinpath("aiter_code_table.json").read_text())
+    data = table()
     rows = [
         TagRow(
             r["tag"],
@@ -275,3 +285,24 @@ def fix_state(aiter: AiterFacts, fix_id: str) -> tuple[FixState, str]:
         return aiter.fixes[fix_id], aiter.fix_evidence.get(fix_id) or "stated"
     state, rule = state_from_version(aiter.version, fix_id)
     return state, f"by version: {rule}"
+
+
+# What aiter's mHC code does per GPU arch, tag by tag (read with `git show TAG:PATH` on ROCm/aiter; the archs each tag's
+# files name are in the table, archs_ops_py/archs_kernels). Not run on any AMD GPU: no AMD GPU was available.
+ARCH_AUDIT: tuple[tuple[str, str, str], ...] = (
+    ("v0.1.11–v0.1.16", "wave64 only: mhc_pre_gemm_sqrsum's launcher sizes its grid with `const int warp_size = 64` "
+     "(csrc/kernels/mhc_kernels.cu:257 at v0.1.11, :349 at v0.1.16); aiter #3768 (v0.1.17) adds wave32 (gfx11, "
+     "gfx12, gfx1250)", "code"),
+    ("v0.1.12–", "gfx942 takes its own branches: mhc_post's residual async loads are 4 bytes wide there "
+     "(`#if defined(__gfx942__)`, mhc_kernels.cu:604 at v0.1.12), mhc_post's block choice by `get_gpu_arch()` "
+     "(:862 at v0.1.12), and from v0.1.14 mhc_pre_big_fuse's smaller residual block for m > 12 × CUs (:555 at "
+     "v0.1.14)", "code"),
+    ("v0.1.16–", "mhc_fused_post_pre (aiter/ops/mhc.py) has tuned configs for (gfx950, 256 CUs) and (gfx942, 80 CUs), "
+     "a default for every other chip, and a gfx950-only split-K for m ≥ 8192 (mhc.py:213, :350 at v0.1.16)", "code"),
+    ("v0.1.17–", "mhc_pre's split-K search offers tile_k 128 only on gfx9 (`arch.startswith(\"gfx9\")`, mhc.py:75 at "
+     "v0.1.17); a tuned fused config for (gfx1250, 256 CUs) (mhc.py:259); gfx1250 gets its own kernel branches "
+     "(`__gfx1250__`, TDM residual loads)", "code"),
+    ("v0.1.18–v0.1.20.post1", "a bf16 MFMA path on gfx942, gfx950 and gfx9_4_generic (aiter #4115, mhc_kernels.cu:28 "
+     "at v0.1.18) and a wave32 WMMA bf16 path on gfx1250 that aiter's own source calls \"UNVERIFIED - no gfx1250 HW to "
+     "validate\" (mhc_kernels.cu:442 at v0.1.18); aiter #4633 (MI300X) was reported on this code", "code"),
+)  # fmt: skip

@@ -36,8 +36,8 @@ def machine_with(tmp_path, target: int, code: str, label: str, vllm: str = "0.25
         (MI300X, "v0.1.16", "0.1.12.post2.dev5", "0.25.0", set()),
         # the racy v0.1.12 code under a fixed release's label
         (MI355X, "v0.1.12", "0.1.16", "0.25.0", {"aiter-sqrsum-race", "aiter-big-fuse-sync", "aiter-mhc-post-race"}),
-        # main just before #3033: #2963 and #2978 are in, the sqrsum race is not
-        (MI355X, "main-before-3033", "0.1.12.post2.dev183", "0.25.0", {"aiter-sqrsum-race"}),
+        # main at #2978 (and up to #3033, the same mHC code): #2963 and #2978 are in, the sqrsum race is not
+        (MI355X, "main-at-2978", "0.1.12.post2.dev164", "0.25.0", {"aiter-sqrsum-race"}),
         # the code aiter #4633 was reported on, under an old label: the report's warning, on MI300X only
         (MI300X, "v0.1.18", "0.1.12.post2.dev5", "0.25.0", {"aiter-mhc-pre-invalid-config"}),
         (MI355X, "v0.1.18", "0.1.12.post2.dev5", "0.25.0", set()),

@@ -1,4 +1,4 @@
-// ROCm/aiter main before #3033 (3805812c1b1f834b3a810ba4ce2ce1f9405e7584) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
+// ROCm/aiter main at #2978 (a85874151dc9a9e607598b8b73f83c6fab954a6b) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
 // lines 28-32
     }
 

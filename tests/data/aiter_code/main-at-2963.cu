@@ -1,4 +1,4 @@
-// ROCm/aiter main before #2978 (31a133dcd1ded8d6b1a6a2989a75b02c64d13626) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
+// ROCm/aiter main at #2963 (9141aa9301b960daea99fa9303f39aa28b426284) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
 // lines 28-32
     }
 
