@@ -237,7 +237,7 @@ def _set_aiter(facts: Facts, value: str) -> None:
             genuine=True,
             distribution="amd-aiter",
             sqrsum_fix=known.sqrsum_fix,
-            sqrsum_fix_evidence=f"from --aiter {version}: {known.sqrsum_why}",
+            sqrsum_fix_evidence=f"by version: --aiter {version}: {known.sqrsum_why}",
             has_mhc_ops=known.has_mhc_ops,
             mhc_pre_norm_args=known.mhc_pre_norm_args,
             has_fused_post_pre=known.has_fused_post_pre,
@@ -298,7 +298,7 @@ def _state_aiter_fixes(facts: Facts, stated: dict[str, FixState]) -> None:
     present = {fix_id for fix_id, state in stated.items() if state == "present"}
     filled = aiter_code.fill_by_ancestry(states, present)
     for fix_id, why in filled.items():
-        fixes[fix_id], evidence[fix_id] = "present", f"by git ancestry: {why} (stated present)"
+        fixes[fix_id], evidence[fix_id] = "present", f"by git ancestry from what --aiter-fix stated: {why}"
     if filled or set(stated) - {"sqrsum", *API_FEATURES}:
         facts.sources["aiter.fixes"] = source
 

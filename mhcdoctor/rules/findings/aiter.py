@@ -150,10 +150,14 @@ def _aiter_bug(ctx: FindingContext, bug: KnownBug) -> tuple[list[str], str]:
     return (_bug_ops(ctx, bug) if state == "absent" else []), told
 
 
-def _told(told: str) -> str:
+def _told(told: str | None) -> str:
     """How a fix's state was told, for a finding's detail: the version only where no source was read."""
+    if not told:
+        return ""
     if told.startswith("by version"):
         return f" Judged by the version label ({told.removeprefix('by version: ')}): no mhc_kernels.cu was read."
+    if told.startswith(("stated", "by git ancestry")):
+        return f" As stated: {told}."
     return f" Told by the installed code: {told}."
 
 
@@ -228,6 +232,7 @@ def _decide_sqrsum_race(c: FindingContext) -> Found | None:
         f"{_named('aiter', c.facts.aiter.version)} stores row sums from lanes 16–63 into other warps' "
         f"rows, so the RMS factor is wrong once more than 16 tokens run ({', '.join(ops)} on aiter). "
         "Fixed by aiter #3033 (commit b639cb6), in v0.1.14-rc0 and later; vLLM never checks the version."
+        + _told(c.facts.aiter.sqrsum_fix_evidence)
     )
     return Found(detail, ops)
 
