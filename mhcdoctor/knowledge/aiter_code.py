@@ -192,6 +192,7 @@ class TagRow:
     states: dict[str, FixState]
     holds: frozenset[str]  # the fixes whose commit (or a cherry-pick of it) is in the tag's history
     brings: frozenset[str]  # the fixes whose bug's commit is (for invalid-config: #4115, the reported code)
+    features: dict[str, bool | None]  # aiter/ops/mhc.py's API: mhc_pre_norm_args, has_fused_post_pre
 
 
 @functools.cache
@@ -215,6 +216,7 @@ def tags() -> tuple[TagRow, ...]:
             r["states"],
             frozenset(r["holds"]),
             frozenset(r["brings"]),
+            {key: r[key] for key in FEATURES},
         )
         for r in data["tags"]
     ]
@@ -255,6 +257,30 @@ def state_from_version(version: str | None, fix_id: str) -> tuple[FixState, str]
         return "absent", f"a build between aiter's tags {base.tag} and {line[0].tag}, neither holding aiter #{pr}"
     upto = f" (the next is {line[0].tag})" if line else ""
     return "unknown", f"{version} is a build past aiter's tag {base.tag}{upto}: it may or may not hold aiter #{pr}"
+
+
+# aiter/ops/mhc.py's API that vLLM 0.29+ calls: mhc_pre's norm_weight/norm_eps, mhc_fused_post_pre (AiterFacts names).
+FEATURES = ("mhc_pre_norm_args", "has_fused_post_pre")
+
+
+def feature_from_version(version: str, key: str) -> bool | None:
+    """Whether aiter `version`'s aiter/ops/mhc.py has API `key` (one of FEATURES), by the code at the tags as
+    state_from_version reads them; a development build has what its tag has (the API only grows) and lacks what the
+    next tag of its line still lacks; None where the version cannot say."""
+    v = parse(version)
+    if v is None or v == Version("0.1.0"):
+        return None
+    public = _release_of(v)
+    if not v.is_devrelease:
+        below = [r for r in tags() if r.version <= public]
+        return below[-1].features[key] if below else None
+    base = next((r for r in tags() if _next_version(r.version) == public), None)
+    if base is None:
+        return None
+    if base.features[key]:
+        return True
+    line = [r for r in tags() if r.version > base.version and _same_line(r, base)]
+    return False if line and line[0].features[key] is False else None
 
 
 def _same_line(row: TagRow, base: TagRow) -> bool:

@@ -8,10 +8,11 @@ Read from ROCm/aiter's tags (`git show TAG:aiter/ops/mhc.py`, `TAG:csrc/kernels/
   what its tag's code carries, so 0.1.15rc0 has them although it sorts below 0.1.15.
 - `mhc_fused_post_pre` from v0.1.16 (no tag between v0.1.15.post3 and v0.1.16 has it).
 - The sqrsum race (#2533, 6f68709) is in v0.1.12 to v0.1.13.post1; #3033 (b639cb6) fixes it from v0.1.14-rc0;
-  v0.1.11 predates it. A version says so through aiter_code's table of what each tag's code holds.
+  v0.1.11 predates it.
 
-Each "since" below is the first tag whose code has the feature, pre-release tags included, so comparing a version
-with it answers by the code at every tag; a version between tags (a source build) gets its nearest tag's answer.
+A version answers through aiter_code's table of what each tag's code holds (the API and every fix): a tag's version
+its tag's code, a development build what git ancestry lets its tag and the next tag of its line say. The "since"
+constants below name the first tag with each API, for the findings' text.
 """
 
 from __future__ import annotations
@@ -63,8 +64,11 @@ def release(version: str) -> AiterRelease | None:
 
 
 def release_of(v: Version) -> AiterRelease:
-    """What AMD's aiter at version `v` carries, by the first tag that carries each feature."""
+    """What AMD's aiter at version `v` carries, by the code at aiter's tags (aiter_code's table)."""
     fix, why = sqrsum_fix_from_version(str(v))
     if v == SCM_FALLBACK:  # says nothing about the code
         return AiterRelease(str(v), None, None, None, fix, why)
-    return AiterRelease(str(v), v >= MHC_OPS_SINCE, v >= NORM_ARGS_SINCE, v >= FUSED_SINCE, fix, why)
+    if v < MHC_OPS_SINCE:
+        return AiterRelease(str(v), False, False, False, fix, why)
+    norm, fused = (aiter_code.feature_from_version(str(v), key) for key in aiter_code.FEATURES)
+    return AiterRelease(str(v), True, norm, fused, fix, why)
