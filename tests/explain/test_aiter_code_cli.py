@@ -118,3 +118,21 @@ def test_a_bad_aiter_fix_is_one_line_and_exit_2(run_cli, value):
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "--aiter-fix takes" in proc.stderr
     assert "\x1b" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("aiter", "norm_args", "too_old"),
+    [
+        ("0.1.14.post1", False, True),  # the tag's aiter/ops/mhc.py: no norm arguments
+        ("0.1.14rc1.dev3", None, False),  # a build of main between v0.1.14-rc0 and v0.1.16: #3396 may be in it
+        ("0.1.17.dev4", True, False),  # past v0.1.16, which has them: every later build of main has them
+    ],
+)
+def test_the_api_by_version_follows_the_code_at_the_tags_and_git_ancestry(run_cli, aiter, norm_args, too_old):
+    proc = run_cli(
+        "explain", "--json", "--platform", "rocm", "--arch", "gfx942", "--aiter", aiter, "--aiter-fix", "present",
+        "--tilelang", "none", "--model", "deepseek-v4-pro", "--vllm", "0.29.0",
+    )  # fmt: skip
+    doc = proc.json()
+    assert doc["facts"]["aiter"]["mhc_pre_norm_args"] is norm_args
+    assert ("aiter-api-too-old" in {f["id"] for f in doc["findings"]}) is too_old
