@@ -48,13 +48,42 @@ class RulesPick:
     version: str | None  # the vLLM version decided for (None: not known)
     reason: str  # installed | no-vllm | unknown | newer | too-old
     note: str | None
+    release: str | None = (
+        None  # the release whose mHC code is installed, whose knowledge then applies (None: the version's)
+    )
 
 
 def pick_rules(facts: Facts, vllm_version: str | None = None) -> RulesPick:
     """The rule set for the installed vLLM (the facts') or for `vllm_version`, where given."""
     version = vllm_version if vllm_version is not None else facts.vllm.version
+    code = facts.vllm.code if vllm_version is None else None  # a what-if release says nothing of these files
+    if code is not None and code != "new" and versions.parse(code) is not None:
+        return _pick_by_code(version, code, facts.vllm.code_evidence)
     rule_set, reason, note = _pick_rules(version, facts.vllm.present if vllm_version is None else True)
+    if code == "new" and version is not None and rule_set is not None:
+        new = f"vLLM {version}: {facts.vllm.code_evidence or 'new mHC code'}; rules {rule_set.id} by its version"
+        note = f"{note}; {new}" if note else new
     return RulesPick(rule_set, version, reason, note)
+
+
+def _pick_by_code(version: str | None, code: str, evidence: str | None) -> RulesPick:
+    """The rules and knowledge of the release whose mHC files are installed, whatever the version label says."""
+    rule_set = rules_for_vllm(code)
+    key = _release_of(version)
+    note = None
+    if key != code:
+        files = evidence or f"its mHC files are vLLM {code}'s"
+        rules = rule_set.id if rule_set else "none"
+        note = f"vLLM {version or '(version unknown)'}: {files}: the rules ({rules}) and known bugs of {code} apply"
+    return RulesPick(rule_set, version, "installed", note, code)
+
+
+def _release_of(version: str | None) -> str | None:
+    """`0.26.1.dev3+gabc` → "0.26.1"; None when it is not a version."""
+    try:
+        return str(versions.release_key(version)) if version else None
+    except versions.InvalidVersion:
+        return None
 
 
 def decide(
@@ -64,8 +93,8 @@ def decide(
     `rules`, a pick already made for these facts, is used as it is)."""
     pick = rules if rules is not None else pick_rules(facts, vllm_version)
     rule_set, reason, note, version = pick.rule_set, pick.reason, pick.note, pick.version
-    result = dispatch(rule_set, facts, model, version) if rule_set is not None else None
-    ctx = FindingContext(facts, model, rule_set, result, version, reason)
+    result = dispatch(rule_set, facts, model, version, pick.release) if rule_set is not None else None
+    ctx = FindingContext(facts, model, rule_set, result, version, reason, pick.release)
     findings = evaluate(ctx)
     ops = result.ops if result is not None else _no_support_ops(version)
     ops = {op: ops[op] for op in OPS}

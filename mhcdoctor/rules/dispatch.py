@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from mhcdoctor.decision import Gate, OpDecision
 from mhcdoctor.documents.vocabulary import OPS, PathName
 from mhcdoctor.facts import Facts
-from mhcdoctor.knowledge import aiter_releases, known, versions
+from mhcdoctor.knowledge import aiter_releases, versions, vllm_releases
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.releases import RuleSet
 
@@ -290,8 +290,11 @@ def aiter_api_gate(f: Facts, feature: str) -> Gate:
 # --- the decision ------------------------------------------------------------------------------------------------
 
 
-def dispatch(rs: RuleSet, f: Facts, model: ModelConfig, vllm_version: str | None = None) -> Dispatch:
-    """The path per op. `vllm_version` is the release asked about (default: the installed one's version)."""
+def dispatch(
+    rs: RuleSet, f: Facts, model: ModelConfig, vllm_version: str | None = None, release: str | None = None
+) -> Dispatch:
+    """The path per op. `vllm_version` is the release asked about (default: the installed one's version); `release`,
+    where given, the release whose mHC code is installed, whose knowledge applies."""
     platform, platform_gate = vllm_platform(f, vllm_version if vllm_version is not None else f.vllm.version)
     if platform == "cpu":
         result = _cpu(rs, platform_gate)
@@ -306,7 +309,7 @@ def dispatch(rs: RuleSet, f: Facts, model: ModelConfig, vllm_version: str | None
     else:
         result = _rocm_module(rs, f)
     if platform in ("cuda", "rocm"):
-        version = vllm_version if vllm_version is not None else f.vllm.version
+        version = release or (vllm_version if vllm_version is not None else f.vllm.version)
         add_prenorm_gates(result, rs, f, model, platform, version)
     result.platform = platform
     if platform not in ("cuda", "rocm"):  # layers/mhc.py still computes its flags: False off CUDA and ROCm
@@ -692,11 +695,11 @@ def deepgemm_supported(rs: RuleSet, f: Facts, version: str | None) -> tuple[bool
         return False, f"{f.arch} is not a DeepGEMM arch (sm_90, sm_10x{', sm_12x' if rs.deepgemm_sm120 else ''})"
     if f.deepgemm.present is False:
         return False, "no deep_gemm (standalone or vendored by vLLM)"
-    if versions.within(version or rs.last, known.VLLM_NVCC_GATE_RELEASES):
+    if versions.within(version or rs.last, vllm_releases.VLLM_NVCC_GATE_RELEASES):
         nvcc = versions.public(f.nvcc.version)
         if f.nvcc.found is False:
             return False, "no nvcc found (0.34 checks)"
-        if nvcc is not None and nvcc.release[:2] < known.VLLM_NVCC_GATE:
+        if nvcc is not None and nvcc.release[:2] < vllm_releases.VLLM_NVCC_GATE:
             return False, f"nvcc {f.nvcc.version} < 12.9 (0.34 checks)"
     if arch is None:
         return None, "the GPU arch is unknown"

@@ -36,6 +36,12 @@ class FindingContext:
     dispatch: Dispatch | None
     vllm_version: str | None
     rules_reason: str  # installed | no-vllm | unknown | newer | too-old
+    code_release: str | None = None  # the release whose mHC files are installed, where they are one release's
+
+    @property
+    def release(self) -> str | None:
+        """The release whose knowledge applies: the one whose mHC code is installed, else the version."""
+        return self.code_release or self.vllm_version
 
     def used_ops(self) -> list[str]:
         """The ops the model calls: the fused op only where the model runs it between sublayers."""
@@ -133,7 +139,7 @@ def deepgemm_used(ctx: FindingContext) -> bool | None:
     """Whether vLLM computes the prenorm GEMM with DeepGEMM here (is_deep_gemm_supported(); None: unknown)."""
     if ctx.facts.platform != "cuda" or ctx.rules is None:
         return False
-    return deepgemm_supported(ctx.rules, ctx.facts, ctx.vllm_version)[0]
+    return deepgemm_supported(ctx.rules, ctx.facts, ctx.release)[0]
 
 
 # vLLM's build per platform, as the fixes name it (https://docs.vllm.ai/en/latest/getting_started/installation/):
@@ -153,7 +159,7 @@ def _library_version(ctx: FindingContext, library: str) -> str | None:
         "amd-aiter": f.aiter.version,
         "tilelang": f.tilelang.version,
         "apache-tvm-ffi": f.tvm_ffi.version,
-        "vllm": ctx.vllm_version,
+        "vllm": ctx.release,
         "deep_gemm": f.deepgemm.version,
     }.get(library)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mhcdoctor.knowledge import bugs, known, versions
+from mhcdoctor.knowledge import bugs, known, versions, vllm_releases
 from mhcdoctor.rules.findings.base import (
     FindingContext,
     FindingSpec,
@@ -18,7 +18,7 @@ def _cold_cache(ctx: FindingContext) -> bool:
 
 def _warmup_skipped(ctx: FindingContext) -> bool:
     return ctx.facts.platform == "cuda" and bool(
-        versions.within(ctx.vllm_version, known.NVIDIA_WARMUP_SKIPPED_RELEASES)
+        versions.within(ctx.release, vllm_releases.NVIDIA_WARMUP_SKIPPED_RELEASES)
     )
 
 

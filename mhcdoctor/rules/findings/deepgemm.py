@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mhcdoctor.knowledge import bugs, known, versions
+from mhcdoctor.knowledge import bugs, known, versions, vllm_releases
 from mhcdoctor.rules.dispatch import (
     deepgemm_arch,
     deepgemm_supported,
@@ -23,13 +23,13 @@ def deepgemm_problem(ctx: FindingContext) -> str | None:
     if rs is None or f.platform != "cuda" or "mhc_pre" not in ctx.ops_on("tilelang"):
         return None
     forced = rs.cuda_first_pre_deepgemm
-    if not forced and deepgemm_supported(rs, f, ctx.vllm_version)[0] is not True:
+    if not forced and deepgemm_supported(rs, f, ctx.release)[0] is not True:
         return None  # tilelang's own GEMM computes the prenorm mixes
     if deepgemm_arch(f, rs) is False:
         return f"DeepGEMM has no kernel for {f.arch} (it supports sm_90, sm_10x and, in vLLM 0.24+, sm_12x)"
     if (f.arch or "").startswith("sm_12") and dg.present is not False:
         vendored_ok = dg.vendored is not False and versions.within(
-            ctx.vllm_version, known.VENDORED_DEEPGEMM_SM120_RELEASES
+            ctx.release, vllm_releases.VENDORED_DEEPGEMM_SM120_RELEASES
         )
         if not vendored_ok:
             which = (
@@ -98,7 +98,7 @@ def _decide_prenorm_broken(c: FindingContext) -> Found | None:
 def _decide_b300_launch(c: FindingContext) -> Found | None:
     if c.facts.platform != "cuda" or not (c.facts.arch or "").startswith("sm_103"):
         return None
-    if not versions.within(c.vllm_version, ">=0.23.0") or "mhc_pre" not in c.ops_on("tilelang"):
+    if not versions.within(c.release, ">=0.23.0") or "mhc_pre" not in c.ops_on("tilelang"):
         return None
     if not (c.rules and c.rules.cuda_first_pre_deepgemm) and deepgemm_used(c) is False:
         return None
