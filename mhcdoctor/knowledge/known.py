@@ -230,6 +230,10 @@ AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
     ("v0.1.17 → v0.1.18", "#4115 gfx12xx tuning", "feature; same code as v0.1.19 (aiter-mhc-pre-invalid-config)"),
     ("v0.1.18 → v0.1.19.post2", "mhc.py: ruff only (#4403)", "none"),
     ("v0.1.19.post2 → v0.1.20.post1", "#4246 gfx1250 split-k, #4594 rocprim/hipcub clean-up", "refactor"),
+    # git diff v0.1.20.post1 e4048607a5 (main, 2026-08-22): none of these files or headers changed
+    ("v0.1.20.post1 → main (e4048607a5, 2026-08-22)", "mhc_kernels.cu, aiter/ops/mhc.py, mhc.h and every header "
+     "mhc_kernels.cu includes unchanged; #4832 refactors fused_ar_mhc_post (#3791's all-reduce + mhc_post, its own "
+     "module)", "none (mHC kernels)"),
 )  # fmt: skip
 
 
