@@ -129,7 +129,8 @@ BIG_FUSE_SYNC = KnownBug(
     id="aiter-big-fuse-sync",
     severity="fail",
     title="aiter before 0.1.14: mhc_pre_big_fuse reads an LDS tile before every wave finished writing it",
-    summary="aiter 0.1.11–0.1.13.post1 runs mhc_pre (aiter #2978, fixed in 0.1.14-rc0).",
+    summary="aiter runs mhc_pre and its installed mhc_kernels.cu has the barrier before the loop (the code of "
+    "0.1.11–0.1.13.post1; aiter #2978, fixed in 0.1.14-rc0); the version decides only where no source is installed.",
     fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
     refs=(AITER + "pull/2978", AITER + "commit/a85874151dc9a9e607598b8b73f83c6fab954a6b"),
     effect="wrong results",
@@ -164,7 +165,8 @@ POST_RACE = KnownBug(
     id="aiter-mhc-post-race",
     severity="fail",
     title="aiter before 0.1.14: mhc_post prefetches into LDS without a barrier (wrong results)",
-    summary="aiter 0.1.12–0.1.13.post1 runs mhc_post (aiter #2963, fixed in 0.1.14-rc0).",
+    summary="aiter runs mhc_post and its installed mhc_kernels.cu prefetches without the barrier (the code of "
+    "0.1.12–0.1.13.post1; aiter #2963, fixed in 0.1.14-rc0); the version decides only where no source is installed.",
     fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
     refs=(AITER + "pull/2963", AITER + "commit/9141aa9301b960daea99fa9303f39aa28b426284"),
     effect="wrong results",
@@ -198,7 +200,8 @@ BIG_FUSE_RMS = KnownBug(
     id="aiter-rocm-compiler",  # the contract's id; issue 23: wrong results are fail, on any ROCm
     severity="fail",
     title="aiter 0.1.15.x: mhc_pre's RMS reduction reads unset lanes (wrong results; aiter #3417)",
-    summary="aiter 0.1.15rc0–0.1.15.post3 runs mhc_pre (aiter #3396 without the fix #3417, first in 0.1.16).",
+    summary="aiter runs mhc_pre and its installed mhc_kernels.cu has #3396's RMS reduction without the fix #3417 (the "
+    "code of 0.1.15rc0–0.1.15.post3; fixed in 0.1.16); the version decides only where no source is installed.",
     fix="Build aiter 0.1.16 or later: " + AITER_BUILD,
     refs=(AITER + "pull/3417", AITER + "commit/1be6aee67b7cf9e0e90daccc700f763043a99f5d", AITER + "pull/3396"),
     effect="wrong results",
@@ -234,8 +237,9 @@ INVALID_CONFIG = KnownBug(
     id="aiter-mhc-pre-invalid-config",
     severity="warn",
     title="aiter's mhc_pre fails with 'invalid configuration argument' on MI300X",
-    summary="aiter 0.1.18+ (the mhc code of v0.1.19, where it was reported, and later) runs mhc_pre on gfx942: "
-    "the profile run dies with 'CUDA error: invalid configuration argument' (aiter #4633, open).",
+    summary="aiter runs mhc_pre on gfx942 with the mHC code aiter #4633 was reported on (#4115's, in 0.1.18 and "
+    "later; told by the installed mhc_kernels.cu, else the version): the profile run dies with 'CUDA error: invalid "
+    "configuration argument' (aiter #4633, open; its cause is not known).",
     fix="Workaround from aiter #4633: set HAS_AITER_MHC = False in vllm/model_executor/layers/mhc.py (vLLM then "
     "runs mhc_pre on torch on gfx942); or try aiter v0.1.17, the last mHC code before #4115 (not confirmed to "
     "avoid it): pip uninstall -y aiter amd-aiter && git clone --recursive -b v0.1.17 "
