@@ -136,3 +136,16 @@ def test_the_api_by_version_follows_the_code_at_the_tags_and_git_ancestry(run_cl
     doc = proc.json()
     assert doc["facts"]["aiter"]["mhc_pre_norm_args"] is norm_args
     assert ("aiter-api-too-old" in {f["id"] for f in doc["findings"]}) is too_old
+
+
+def test_diff_shows_two_nodes_with_one_aiter_label_holding_different_code(tmp_path):
+    reports = []
+    for code in ("v0.1.15-rc0", "v0.1.16"):
+        (tmp_path / code).mkdir()
+        doc, _ = machine_with(tmp_path / code, MI300X, code, "0.1.15").check_json("--fast")
+        reports.append(tmp_path / f"{code}.json")
+        reports[-1].write_text(json.dumps(doc))
+    proc = doctor.run("diff", *map(str, reports), cwd=tmp_path)
+    facts = proc.stdout.split("[facts]")[1].splitlines()
+    assert facts[1].strip() == "aiter.fixes", "the first fact that differs: same version, other code"
+    assert "'big-fuse-rms': 'absent'" in facts[2] and "'big-fuse-rms': 'present'" in facts[3]
