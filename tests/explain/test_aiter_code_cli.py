@@ -149,3 +149,16 @@ def test_diff_shows_two_nodes_with_one_aiter_label_holding_different_code(tmp_pa
     facts = proc.stdout.split("[facts]")[1].splitlines()
     assert facts[1].strip() == "aiter.fixes", "the first fact that differs: same version, other code"
     assert "'big-fuse-rms': 'absent'" in facts[2] and "'big-fuse-rms': 'present'" in facts[3]
+
+
+def test_a_built_module_mhc_so_is_named_as_what_the_code_cannot_tell(tmp_path):
+    machine = Machine(tmp_path)
+    fakes.kfd(machine.root, [0, MI300X])
+    fakes.aiter(machine.site, version="0.1.0", code="v0.1.15-rc0", module_mhc_so=tmp_path / "home" / ".aiter" / "jit")
+    fakes.library(machine.site, "vllm", "0.25.0")
+    env = {**machine.env(), "HOME": str(tmp_path / "home")}
+    proc = doctor.run("check", "--python", str(machine.python), "--fast", "--json", env=env, cwd=tmp_path)
+    detail = next(f for f in json.loads(proc.stdout)["findings"] if f["id"] == "aiter-rocm-compiler")["detail"]
+    assert detail.endswith(
+        f"aiter loads the built {tmp_path}/home/.aiter/jit/module_mhc.so, whose source cannot be read back from it."
+    )

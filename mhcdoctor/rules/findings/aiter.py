@@ -150,7 +150,7 @@ def _aiter_bug(ctx: FindingContext, bug: KnownBug) -> tuple[list[str], str]:
     return (_bug_ops(ctx, bug) if state == "absent" else []), told
 
 
-def _told(told: str | None) -> str:
+def _told(c: FindingContext, told: str | None) -> str:
     """How a fix's state was told, for a finding's detail: the version only where no source was read."""
     if not told:
         return ""
@@ -158,7 +158,10 @@ def _told(told: str | None) -> str:
         return f" Judged by the version label ({told.removeprefix('by version: ')}): no mhc_kernels.cu was read."
     if told.startswith(("stated", "by git ancestry")):
         return f" As stated: {told}."
-    return f" Told by the installed code: {told}."
+    built = c.facts.aiter.module_mhc_so
+    # aiter loads a built module by name only: what it was compiled from is not in it to read
+    unread = f" aiter loads the built {built}, whose source cannot be read back from it." if built else ""
+    return f" Told by the installed code: {told}.{unread}"
 
 
 def _aiter_bug_spec(bug: KnownBug) -> FindingSpec:
@@ -166,7 +169,8 @@ def _aiter_bug_spec(bug: KnownBug) -> FindingSpec:
         ops, told = _aiter_bug(c, bug)
         if not ops:
             return None
-        return Found(f"aiter {c.facts.aiter.version} runs {', '.join(ops)} here: {bug.explanation}{_told(told)}", ops)
+        detail = f"aiter {c.facts.aiter.version} runs {', '.join(ops)} here: {bug.explanation}{_told(c, told)}"
+        return Found(detail, ops)
 
     return bug_spec(bug, decide)
 
@@ -232,7 +236,7 @@ def _decide_sqrsum_race(c: FindingContext) -> Found | None:
         f"{_named('aiter', c.facts.aiter.version)} stores row sums from lanes 16–63 into other warps' "
         f"rows, so the RMS factor is wrong once more than 16 tokens run ({', '.join(ops)} on aiter). "
         "Fixed by aiter #3033 (commit b639cb6), in v0.1.14-rc0 and later; vLLM never checks the version."
-        + _told(c.facts.aiter.sqrsum_fix_evidence)
+        + _told(c, c.facts.aiter.sqrsum_fix_evidence)
     )
     return Found(detail, ops)
 
