@@ -13,7 +13,6 @@ known form (say so; never guess).
 
 from __future__ import annotations
 
-import bisect
 import functools
 import json
 import re
@@ -26,7 +25,9 @@ from mhcdoctor.facts import AiterFacts
 from mhcdoctor.knowledge.versions import Version, parse
 
 KERNELS = "csrc/kernels/mhc_kernels.cu"
-_SPACE = re.compile(r"\s+")
+_CONTINUATION = re.compile(r"\\[ \t\r]*\n")  # a macro's line continuation
+_WHITESPACE = str.maketrans("", "", " \t\n\r\f\v")  # str.translate: fast and flat on a file of short lines
+_BETWEEN = r"(?:[ \t\n\r\f\v]|\\(?=[ \t\r]*\n))*"  # what normalising drops, between two characters of a needle
 
 
 @dataclass(frozen=True)
@@ -134,27 +135,22 @@ class Told:
 
 
 class Normalised:
-    """A source file without whitespace, and the way back from an offset to the file's line."""
+    """A source file without whitespace and macro line continuations, and the way back to the file's lines: no
+    per-line table, so a hostile file of short lines costs no more memory than its text."""
 
     def __init__(self, text: str) -> None:
-        starts: list[int] = []
-        pieces: list[str] = []
-        offset = 0
-        for line in text.split("\n"):
-            piece = _SPACE.sub("", line)
-            piece = piece[:-1] if piece.endswith("\\") else piece  # a macro's line continuation
-            starts.append(offset)
-            pieces.append(piece)
-            offset += len(piece)
-        self.text = "".join(pieces)
-        self._starts = starts
+        self._source = text
+        self.text = (_CONTINUATION.sub("", text) if "\\" in text else text).translate(_WHITESPACE)
 
     def find(self, needle: str) -> tuple[int, int] | None:
         """The 1-based first and last lines of the file that `needle` (normalised) spans, or None."""
-        at = self.text.find(needle)
-        if at < 0:
+        if needle not in self.text:
             return None
-        return bisect.bisect_right(self._starts, at), bisect.bisect_right(self._starts, at + len(needle) - 1)
+        match = re.search(_BETWEEN.join(map(re.escape, needle)), self._source)
+        if match is None:  # cannot be: the needle is in the text this file normalises to
+            return None
+        first = self._source.count("\n", 0, match.start()) + 1
+        return first, first + self._source.count("\n", match.start(), match.end())
 
 
 def tell(fix: CodeFix, source: Normalised) -> Told | None:

@@ -30,7 +30,7 @@ AMD_DIST = "amd-aiter"  # AMD's distribution; PyPI's `aiter` (async iterators, 0
 # Which releases carry what: mhcdoctor.knowledge. Here, the installed source decides: each fix of aiter_code by its
 # content signature in mhc_kernels.cu (the headers it includes hold none: each fix commit changed mhc_kernels.cu
 # alone), the version only where no source is installed.
-KERNEL_READ_LIMIT = 16 << 20  # a real mhc_kernels.cu is about 120 kB (v0.1.20); a bigger file is read up to this
+KERNEL_READ_LIMIT = 4 << 20  # a real mhc_kernels.cu is about 120 kB (v0.1.20); a bigger file is read up to this
 
 
 def kernel_source_candidates(package: Path, env: dict[str, str]) -> list[Path]:

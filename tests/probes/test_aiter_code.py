@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import time
+import tracemalloc
 from importlib import resources
 
 import fakes
@@ -96,3 +98,19 @@ def test_a_huge_kernel_source_is_read_up_to_the_bound(tmp_path):
     source.write_text(" " * (aiter_probe.KERNEL_READ_LIMIT + 10) + fixed_guard)  # past the bound: never read
     facts = facts_from_probes([aiter_probe.probe(fakes.context(tmp_path, site, fast=True))])
     assert facts.aiter.sqrsum_fix == "unknown"
+
+
+@pytest.mark.parametrize("line", ["\n", "x\n", "x\\\n", "if(lane_id<mfma_m \n"])
+def test_a_hostile_kernel_source_is_read_in_bounded_time_and_memory(tmp_path, line):
+    site = fakes.site(tmp_path)
+    fakes.aiter(site, version="0.1.16", kernel=None)
+    source = site / "aiter_meta" / "csrc" / "kernels" / "mhc_kernels.cu"
+    source.parent.mkdir(parents=True)
+    source.write_text(line * (2 * aiter_probe.KERNEL_READ_LIMIT // len(line)))  # twice the bound, short lines
+    tracemalloc.start()
+    started = time.perf_counter()
+    facts = facts_from_probes([aiter_probe.probe(fakes.context(tmp_path, site, fast=True))])
+    seconds, (_, peak) = time.perf_counter() - started, tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert facts.aiter.sqrsum_fix == "unknown" and set(facts.aiter.fixes.values()) == {"unknown"}
+    assert seconds < 5 and peak < 8 * aiter_probe.KERNEL_READ_LIMIT, (seconds, peak)
