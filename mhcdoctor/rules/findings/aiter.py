@@ -142,11 +142,10 @@ def _bug_ops(ctx: FindingContext, bug: KnownBug) -> list[str]:
     return [op for op in ctx.ops_on("aiter") if op in kernels]
 
 
-def _aiter_bug(ctx: FindingContext, bug: KnownBug) -> tuple[list[str], str]:
-    """The ops on AMD's aiter that run a kernel with `bug` (told by the installed code, else by its version), and
-    how that was told."""
-    assert bug.content is not None, bug.id  # the aiter kernel bugs each have their content signature
-    state, told = aiter_code.fix_state(ctx.facts.aiter, bug.content.id)
+def _aiter_bug(ctx: FindingContext, bug: KnownBug, fix: aiter_code.CodeFix) -> tuple[list[str], str]:
+    """The ops on AMD's aiter that run a kernel with `bug` (`fix` told by the installed code, else by its version),
+    and how that was told."""
+    state, told = aiter_code.fix_state(ctx.facts.aiter, fix.id)
     return (_bug_ops(ctx, bug) if state == "absent" else []), told
 
 
@@ -165,8 +164,12 @@ def _told(c: FindingContext, told: str | None) -> str:
 
 
 def _aiter_bug_spec(bug: KnownBug) -> FindingSpec:
+    fix = bug.content
+    if fix is None:  # a programming error: found when the catalogue is built
+        raise ValueError(f"{bug.id}: an aiter kernel bug is told by its content signature (knowledge/aiter_code.py)")
+
     def decide(c: FindingContext) -> Found | None:
-        ops, told = _aiter_bug(c, bug)
+        ops, told = _aiter_bug(c, bug, fix)
         if not ops:
             return None
         detail = f"aiter {c.facts.aiter.version} runs {', '.join(ops)} here: {bug.explanation}{_told(c, told)}"
