@@ -5,9 +5,9 @@ one fact, recorded in `Facts.sources` as "user:--option". Without --from, facts 
 machine; with --from, facts the report lacks stay unknown (never this machine's). When a what-if changes the
 platform, the facts that belong to the old platform (devices, arch, compilers, runtime versions) become unknown
 rather than describing the wrong machine. `--aiter VERSION` stands for AMD's aiter at that version: present,
-genuine, importable, with the mHC ops, the sqrsum fix and the API that version's tag carries
-(mhcdoctor.aiter_releases: no mHC ops before 0.1.11, norm_weight/norm_eps on mhc_pre from 0.1.15rc0,
-mhc_fused_post_pre from 0.1.16) unless `--aiter-fix` says otherwise.
+genuine, importable, with the mHC ops, the fixes and the API the code at aiter's tags gives that version
+(mhcdoctor.knowledge.aiter_code: a tag's own code; a development build what git ancestry lets its tag say)
+unless `--aiter-fix` says otherwise.
 """
 
 from __future__ import annotations
@@ -242,7 +242,7 @@ def _set_aiter(facts: Facts, value: str) -> None:
             mhc_pre_norm_args=known.mhc_pre_norm_args,
             has_fused_post_pre=known.has_fused_post_pre,
         )
-        for fix in aiter_code.FIXES[1:]:  # the sqrsum fix is sqrsum_fix above
+        for fix in aiter_code.OTHER_FIXES:
             state, rule = aiter_code.state_from_version(str(version), fix.id)
             facts.aiter.fixes[fix.id] = state
             facts.aiter.fix_evidence[fix.id] = f"by version: --aiter {version}: {rule}"
@@ -293,7 +293,7 @@ def _state_aiter_fixes(facts: Facts, stated: dict[str, FixState]) -> None:
         else:
             fixes[fix_id], evidence[fix_id] = state, told
     aiter.fixes, aiter.fix_evidence = fixes, evidence
-    states = {fix.id: aiter_code.fix_state(aiter, fix.id)[0] for fix in aiter_code.FIXES[1:]}
+    states = {fix.id: aiter_code.fix_state(aiter, fix.id)[0] for fix in aiter_code.OTHER_FIXES}
     states["sqrsum"] = aiter.sqrsum_fix
     present = {fix_id for fix_id, state in stated.items() if state == "present"}
     filled = aiter_code.fill_by_ancestry(states, present)

@@ -123,6 +123,7 @@ INVALID_CONFIG = CodeFix(
 )  # fmt: skip
 FIXES: tuple[CodeFix, ...] = (SQRSUM, BIG_FUSE_SYNC, POST_RACE, BIG_FUSE_RMS, INVALID_CONFIG)
 BY_ID = {fix.id: fix for fix in FIXES}
+OTHER_FIXES = tuple(fix for fix in FIXES if fix is not SQRSUM)  # AiterFacts.fixes' (sqrsum's is sqrsum_fix)
 
 
 @dataclass(frozen=True)
