@@ -162,3 +162,12 @@ def test_a_built_module_mhc_so_is_named_as_what_the_code_cannot_tell(tmp_path):
     assert detail.endswith(
         f"aiter loads the built {tmp_path}/home/.aiter/jit/module_mhc.so, whose source cannot be read back from it."
     )
+
+
+def test_aiter_fix_states_an_api_feature_too(run_cli):
+    args = ("explain", "--json", "--platform", "rocm", "--arch", "gfx942", "--aiter", "0.1.16", "--tilelang", "none")
+    args += ("--model", "deepseek-v4-pro", "--vllm", "0.29.0")
+    assert "aiter-api-too-old" not in {f["id"] for f in run_cli(*args).json()["findings"]}
+    proc = run_cli(*args, "--aiter-fix", "fused-op=absent")
+    assert proc.json()["facts"]["aiter"]["has_fused_post_pre"] is False
+    assert "aiter-api-too-old" in {f["id"] for f in proc.json()["findings"]} and proc.returncode == 3
