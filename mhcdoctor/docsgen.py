@@ -328,7 +328,12 @@ def _aiter_code_section() -> list[str]:
         cells = [row["states"][f] for f in fixes] + [_yes(row["mhc_pre_norm_args"]), _yes(row["has_fused_post_pre"])]
         archs = [", ".join(row["archs_ops_py"]) or "none", ", ".join(row["archs_kernels"]) or "none"]
         out.append(f"| {span} | {row['commit'][:10]} | {' | '.join(cells + archs)} |")
-    out += ["", "Builds of aiter's main around each fix (what a source build between tags holds):", ""]
+    out += [
+        "",
+        "Builds of aiter's main: every commit that changed mhc_kernels.cu or aiter/ops/mhc.py, and the parent of "
+        "each fix (what a source build between tags holds):",
+        "",
+    ]
     out += [f"| build | commit | {' | '.join(fixes)} |", "| --- | --- |" + " --- |" * len(fixes)]
     out += [
         f"| {row['build']} | {row['commit'][:10]} | {' | '.join(row['states'][f] for f in fixes)} |"

@@ -107,8 +107,8 @@ _KERNEL_GUARDS = {
 }
 
 
-# Real regions of ROCm/aiter's mhc_kernels.cu and the signatures of aiter/ops/mhc.py, per tag and per build of main
-# around each fix, as scripts/aiter-code-table cut them (each file names its tag and commit).
+# Real regions of ROCm/aiter's mhc_kernels.cu and the signatures of aiter/ops/mhc.py, per tag and per commit of main
+# that changed them, as scripts/aiter-code-table cut them (each file names its tag and commit).
 AITER_CODE = Path(__file__).resolve().parent / "data" / "aiter_code"
 AITER_TAGS = sorted(p.stem for p in AITER_CODE.glob("*.cu"))
 # The tag whose other fixes go with each guard state: the racy guard's v0.1.12 (every other bug too), the fixed one's

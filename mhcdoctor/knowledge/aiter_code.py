@@ -2,9 +2,10 @@
 
 Each signature is a few lines of `csrc/kernels/mhc_kernels.cu`, normalised (all whitespace and line continuations
 removed), that only the code before a fix or only the code after it holds, taken from the diff at the fix commit.
-scripts/aiter-code-table checks every signature against every tag from v0.1.10 to the newest and against builds of
-main around each fix, and writes what each tag holds to mhcdoctor/knowledge/aiter_code_table.json: that table is
-the version fallback here, used only where no source is installed.
+scripts/aiter-code-table checks every signature against every tag from v0.1.10 to the newest and against every
+commit of main that changed the mHC files (and each fix's parent), and writes what each holds to
+mhcdoctor/knowledge/aiter_code_table.json: that table is the version fallback here, used only where no source is
+installed.
 
 A state is about the bug, as `sqrsum_fix` always was: `present` means the code is free of it (the fix is there, or the
 code predates the bug), `absent` means the buggy code is there, `unknown` means the code could not be read or holds no
@@ -51,7 +52,7 @@ class CodeFix:
 
 
 # aiter #3033 (b639cb6): mhc_pre_gemm_sqrsum_kernel's lanes 16-63 stored row sums into other warps' rows; the race
-# came with #2533 (6f68709, v0.1.12); v0.1.11 guarded with `lane_id < mfma_m` alone.
+# came with #2479 (7ea98c6, v0.1.12), which turned the store guard `lane_id < mfma_m` (v0.1.11's) into a bounds check.
 SQRSUM = CodeFix(
     "sqrsum", "3033", "b639cb63bcac4672dce33a731fad042a65cb3649", KERNELS,
     (
@@ -73,7 +74,7 @@ BIG_FUSE_SYNC = CodeFix(
              "mhc_pre_big_fuse's barrier before the residual loop (before aiter #2978)"),
         Form("present", "for(inti=0;i<out_loop;i++){__builtin_amdgcn_s_barrier();DTYPE_I*s_res_rd_ptr=s_res+",
              "mhc_pre_big_fuse's barrier inside the residual loop (aiter #2978)", at_commit=True),
-        Form("present", "autoload_res_loop=[&](inti){res_vec_tv_res;",
+        Form("present", "autoload_res_loop=[&](inti){",
              "mhc_pre_big_fuse loads the residual into registers, no LDS tile to wait for (aiter #3237, after #2978)"),
     ),
     ("post-race",),

@@ -7,8 +7,8 @@ Read from ROCm/aiter's tags (`git show TAG:aiter/ops/mhc.py`, `TAG:csrc/kernels/
 - `mhc_pre(..., norm_weight, norm_eps)` from the tag v0.1.15-rc0 (v0.1.14.post1 has none): a pre-release carries
   what its tag's code carries, so 0.1.15rc0 has them although it sorts below 0.1.15.
 - `mhc_fused_post_pre` from v0.1.16 (no tag between v0.1.15.post3 and v0.1.16 has it).
-- The sqrsum race (#2533, 6f68709) is in v0.1.12 to v0.1.13.post1; #3033 (b639cb6) fixes it from v0.1.14-rc0;
-  v0.1.11 predates it.
+- The sqrsum race (#2479, 7ea98c6: its store guard) is in v0.1.12 to v0.1.13.post1; #3033 (b639cb6) fixes it
+  from v0.1.14-rc0; v0.1.11 predates it.
 
 A version answers through aiter_code's table of what each tag's code holds (the API and every fix): a tag's version
 its tag's code, a development build what git ancestry lets its tag and the next tag of its line say. The "since"

@@ -1,6 +1,7 @@
-"""The aiter probe tells each fix from the real code of ROCm/aiter's tags and of builds of main around each fix, under
-honest and misleading version labels, and agrees with git ancestry (the table scripts/aiter-code-table wrote from a
-clone: `ancestry` is what `git merge-base --is-ancestor` says, independent of the content signatures)."""
+"""The aiter probe tells each fix from the real code of ROCm/aiter's tags and of builds of main (each commit that
+changed the mHC files), under honest and misleading version labels, and agrees with git ancestry (the table
+scripts/aiter-code-table wrote from a clone: `ancestry` is what `git merge-base --is-ancestor` says, independent of
+the content signatures)."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ def honest_label(row: dict) -> str:
     """The version setuptools_scm gives this code: the tag's, or N commits past a tag (`git describe`)."""
     if "tag" in row:
         return row["tag"].lstrip("v")
+    if not row["describe"]:  # no tag behind it: setuptools_scm counts from nothing
+        return "0.1.dev1"
     described = re.fullmatch(r"v(.+)-(\d+)-g([0-9a-f]+)", row["describe"])
     assert described is not None, row["describe"]
     tag, commits, sha = described.groups()

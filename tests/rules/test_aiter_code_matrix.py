@@ -1,6 +1,6 @@
 """Every aiter kernel-bug finding follows the installed code: the real code of each ROCm/aiter tag and build of main
-around each fix (tests/data/aiter_code), under its honest label and four misleading ones, on MI300X, MI355X and
-gfx1250, with vLLM 0.25.0 (aiter serves mhc_pre and mhc_post on MI3xx) at hidden 7168. The expectation is git
+that changed the mHC files (tests/data/aiter_code), under its honest label and four misleading ones, on MI300X,
+MI355X and gfx1250, with vLLM 0.25.0 (aiter serves mhc_pre and mhc_post on MI3xx) at hidden 7168. The expectation is git
 ancestry's (the table's `ancestry`, from `git merge-base --is-ancestor` on a clone), not the content signatures."""
 
 from __future__ import annotations

@@ -21,13 +21,12 @@
                 sum = s_pre_rms_partial[lane_id];
             }
             sum = multithread_reduce(sum, sum_f, warp_num_pow2);
-// lines 958-963
+// lines 958-962
             const int res_hc_id = res_rowhc_id % hc_mult;
             const int K_swizzled = row_hc_iter * res_vec_size;
             auto load_res_loop = [&](int i) {
                 res_vec_t v_res;
                 if (i < out_loop) {
-                    v_res = load_vector_nbytes<DTYPE_I, res_vec_size, res_load_bytes, cache_policy, false>(
 // lines 1225-1230
         if constexpr(prefetch) { \
             v_x[BUF] = load_vector_nbytes<DTYPE_I, x_vec_size, x_load_bytes, 0, true, warp_size>(g_x, lane_id * ds_read_vec + residual_block * ((i) + 2)); \
