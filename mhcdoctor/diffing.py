@@ -38,6 +38,7 @@ FACT_ORDER: tuple[str, ...] = (
     "aiter.genuine",
     "aiter.version",
     "aiter.sqrsum_fix",
+    "aiter.fixes",
     "aiter.imports",
     "aiter.has_mhc_ops",
     "aiter.mhc_pre_norm_args",

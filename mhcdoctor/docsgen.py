@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from mhcdoctor.documents.vocabulary import OPS
 from mhcdoctor.facts import AiterFacts, Facts, PackageFacts, TorchFacts
-from mhcdoctor.knowledge import aiter_releases, bugs, known, versions, vllm_releases
+from mhcdoctor.knowledge import aiter_code, aiter_releases, bugs, known, versions, vllm_releases
 from mhcdoctor.knowledge.evidence import Code, Evidence, Measured
 from mhcdoctor.models import BUILTIN_MODELS
 from mhcdoctor.redact import SECRET_FORMS
@@ -274,6 +275,7 @@ def known_bugs_page() -> str:
         "| --- | --- | --- |",
     ]
     out += [f"| {tags} | {_cell(what)} | {kind} |" for tags, what, kind in known.AITER_AUDIT]
+    out += _aiter_code_section()
     out += [
         "",
         "## Measured",
@@ -296,6 +298,75 @@ def known_bugs_page() -> str:
     out += ["", "## Awaiting measurement", "", "| finding | what to run on the GPU machine |", "| --- | --- |"]
     out += [f"| `{name}` | {_cell(what)} |" for name, what in known.AWAITING_MEASUREMENT]
     return "\n".join(out) + "\n"
+
+
+def _aiter_code_section() -> list[str]:
+    """What each tag of ROCm/aiter holds, told by its code (aiter_code's table), per arch, and the signatures."""
+    fixes = [fix.id for fix in aiter_code.FIXES]
+    out = [
+        "",
+        "## Audit: ROCm/aiter's mHC code at each tag, told by its content",
+        "",
+        "Each fix told from the tag's `csrc/kernels/mhc_kernels.cu` by its content signature (below), as the aiter "
+        "probe tells an installed aiter: `present` free of the bug (fixed, or older than it), `absent` the buggy "
+        "code, `unknown` no known form. Every state told agrees with git ancestry (`scripts/aiter-code-table` on a "
+        "clone of ROCm/aiter: mhcdoctor/knowledge/aiter_code_table.json); v0.1.11's post-race is unknown, as it has "
+        "no mhc_post to read; `invalid-config` says only whether the code is "
+        "the code aiter #4633 was reported on (`absent`). Tags whose code tells the same are joined.",
+        "",
+        f"| tags | commit | {' | '.join(fixes)} | norm args | fused op | archs in ops/mhc.py | archs in kernels |",
+        "| --- | --- |" + " --- |" * (len(fixes) + 4),
+    ]
+    told = ("states", "mhc_pre_norm_args", "has_fused_post_pre", "archs_ops_py", "archs_kernels")
+    groups: list[tuple[list[str], dict[str, Any]]] = []
+    for row in aiter_code.table()["tags"]:
+        if groups and all(row[k] == groups[-1][1][k] for k in told):
+            groups[-1][0].append(row["tag"])
+        else:
+            groups.append(([row["tag"]], row))
+    for names, row in groups:
+        span = names[0] if len(names) == 1 else f"{names[0]} … {names[-1]} ({len(names)} tags)"
+        cells = [row["states"][f] for f in fixes] + [_yes(row["mhc_pre_norm_args"]), _yes(row["has_fused_post_pre"])]
+        archs = [", ".join(row["archs_ops_py"]) or "none", ", ".join(row["archs_kernels"]) or "none"]
+        out.append(f"| {span} | {row['commit'][:10]} | {' | '.join(cells + archs)} |")
+    out += [
+        "",
+        "Builds of aiter's main: every commit that changed mhc_kernels.cu or aiter/ops/mhc.py, and the parent of "
+        "each fix (what a source build between tags holds):",
+        "",
+    ]
+    out += [f"| build | commit | {' | '.join(fixes)} |", "| --- | --- |" + " --- |" * len(fixes)]
+    out += [
+        f"| {row['build']} | {row['commit'][:10]} | {' | '.join(row['states'][f] for f in fixes)} |"
+        for row in aiter_code.table()["main"]
+    ]
+    out += ["", "Per arch (read at the tags, not run: no AMD GPU was available):", ""]
+    out += ["| tags | what the code does per arch | proof |", "| --- | --- | --- |"]
+    out += [f"| {tags} | {_cell(what)} | {proof} |" for tags, what, proof in aiter_code.ARCH_AUDIT]
+    out += [
+        "",
+        "The content signatures (whitespace removed; the first form a file holds decides, buggy forms first):",
+        "",
+    ]
+    out += ["| fix | PR, commit | form | means |", "| --- | --- | --- | --- |"]
+    out += [
+        f"| `{fix.id}` | #{fix.pr} {fix.commit[:10]} | `{_cell(form.text)}` | {form.state}: {_cell(form.what)} |"
+        for fix in aiter_code.FIXES
+        for form in fix.forms
+    ]
+    out += [
+        "",
+        "What content cannot tell, and the doctor does not guess: the cause of aiter #4633 (open); whether a "
+        "`module_mhc.so` was compiled from the installed source (aiter keys it by name only: `aiter-jit-stale` "
+        "compares its age and targets); the compiler's effect on the code (#3417's bug was measured with ROCm "
+        "7.2.3's compiler, and is wrong code under any). The headers `mhc_kernels.cu` includes hold no signature: "
+        "each fix commit changed `mhc_kernels.cu` alone.",
+    ]
+    return out
+
+
+def _yes(value: bool | None) -> str:
+    return "?" if value is None else "yes" if value else "no"
 
 
 def _proof(evidence: tuple[Evidence, ...]) -> str:

@@ -106,6 +106,10 @@ class AiterFacts(PackageFacts):
     # aiter.ops.mhc.mhc_fused_post_pre exists (aiter 0.1.16+)
     has_fused_post_pre: bool | None = field(default=None, metadata=RULES_READ)
     module_mhc_so: str | None = None  # a JIT-built module_mhc.so, where found
+    # Per fix of aiter_code.FIXES but the sqrsum one (sqrsum_fix): what the installed code (or the version) tells;
+    # a fix not here (a report from before this member) is judged by the version
+    fixes: dict[str, FixState] = field(default_factory=dict, metadata=RULES_READ)
+    fix_evidence: dict[str, str] = field(default_factory=dict)  # per fix: file:line and the form, or the rule
 
 
 @dataclass

@@ -5,22 +5,23 @@ one fact, recorded in `Facts.sources` as "user:--option". Without --from, facts 
 machine; with --from, facts the report lacks stay unknown (never this machine's). When a what-if changes the
 platform, the facts that belong to the old platform (devices, arch, compilers, runtime versions) become unknown
 rather than describing the wrong machine. `--aiter VERSION` stands for AMD's aiter at that version: present,
-genuine, importable, with the mHC ops, the sqrsum fix and the API that version's tag carries
-(mhcdoctor.aiter_releases: no mHC ops before 0.1.11, norm_weight/norm_eps on mhc_pre from 0.1.15rc0,
-mhc_fused_post_pre from 0.1.16) unless `--aiter-fix` says otherwise.
+genuine, importable, with the mHC ops, the fixes and the API the code at aiter's tags gives that version
+(mhcdoctor.knowledge.aiter_code: a tag's own code; a development build what git ancestry lets its tag say)
+unless `--aiter-fix` says otherwise.
 """
 
 from __future__ import annotations
 
 import re
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from mhcdoctor.documents.check import FIX_STATES, PLATFORMS
+from mhcdoctor.documents.check import FIX_STATES, PLATFORMS, FixState
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import AiterFacts, CompilerFacts, DeepGemmFacts, Facts, PackageFacts, ReportFacts, VllmFacts
-from mhcdoctor.knowledge import aiter_releases, known, versions, vllm_releases
+from mhcdoctor.knowledge import aiter_code, aiter_releases, known, versions, vllm_releases
 from mhcdoctor.knowledge.vllm_builds import build_from_version
 from mhcdoctor.text import visible
 
@@ -94,7 +95,7 @@ def build_facts(whatif: WhatIf, base: Callable[[], Facts]) -> Facts:
     if whatif.aiter is not None:
         _set_aiter(facts, whatif.aiter)
     if whatif.aiter_fix is not None:
-        facts.set("aiter.sqrsum_fix", whatif.aiter_fix, "user:--aiter-fix")
+        _state_aiter_fixes(facts, aiter_fixes(whatif.aiter_fix))
     if whatif.tilelang is not None:
         _set_package(facts, "tilelang", whatif.tilelang)
     if whatif.vllm is not None:
@@ -162,8 +163,8 @@ def _keys(recorded: Mapping[str, Any], absent: frozenset[str]) -> list[str]:
 def _validate(w: WhatIf) -> None:
     if w.platform is not None and w.platform not in PLATFORMS:
         raise InputError(f"--platform must be one of {', '.join(PLATFORMS)}, not {w.platform!r}")
-    if w.aiter_fix is not None and w.aiter_fix not in FIX_STATES:
-        raise InputError(f"--aiter-fix must be one of {', '.join(FIX_STATES)}, not {w.aiter_fix!r}")
+    if w.aiter_fix is not None:
+        aiter_fixes(w.aiter_fix)
     if w.arch is not None:
         if not _ARCH.match(normal_arch(w.arch)):
             raise InputError(f"--arch {w.arch!r} is not a GPU arch such as gfx942, gfx950, gfx90a or sm_90")
@@ -236,19 +237,70 @@ def _set_aiter(facts: Facts, value: str) -> None:
             genuine=True,
             distribution="amd-aiter",
             sqrsum_fix=known.sqrsum_fix,
-            sqrsum_fix_evidence=f"from --aiter {version}: {known.sqrsum_why}",
+            sqrsum_fix_evidence=f"by version: --aiter {version}: {known.sqrsum_why}",
             has_mhc_ops=known.has_mhc_ops,
             mhc_pre_norm_args=known.mhc_pre_norm_args,
             has_fused_post_pre=known.has_fused_post_pre,
         )
+        for fix in aiter_code.OTHER_FIXES:
+            state, rule = aiter_code.state_from_version(str(version), fix.id)
+            facts.aiter.fixes[fix.id] = state
+            facts.aiter.fix_evidence[fix.id] = f"by version: --aiter {version}: {rule}"
     for key in list(facts.sources):
         if key.startswith("aiter."):
             del facts.sources[key]
     for key in (
         "present", "version", "genuine", "imports", "sqrsum_fix", "has_mhc_ops", "mhc_pre_norm_args",
-        "has_fused_post_pre",
+        "has_fused_post_pre", "fixes",
     ):  # fmt: skip
         facts.sources[f"aiter.{key}"] = source
+
+
+# --aiter-fix ID=STATE: a fix of aiter_code.FIXES, or one of these API features of aiter/ops/mhc.py (their facts).
+API_FEATURES = {"norm-args": "mhc_pre_norm_args", "fused-op": "has_fused_post_pre"}
+FIX_IDS = (*aiter_code.BY_ID, *API_FEATURES)
+
+
+def aiter_fixes(value: str) -> dict[str, FixState]:
+    """What `--aiter-fix` states: `STATE` alone is the sqrsum fix (CONTRACT.md), else `ID=STATE[,ID=STATE...]`."""
+    if value in FIX_STATES:
+        return {"sqrsum": typing.cast(FixState, value)}
+    stated: dict[str, FixState] = {}
+    for part in value.split(","):
+        fix_id, _, state = part.strip().partition("=")
+        if fix_id not in FIX_IDS or state not in FIX_STATES:
+            raise InputError(
+                f"--aiter-fix takes {'|'.join(FIX_STATES)} (the sqrsum race fix) or ID=STATE[,ID=STATE...] with ID one "
+                f"of {', '.join(FIX_IDS)}; not {visible(part[:80])!r}"
+            )
+        stated[fix_id] = typing.cast(FixState, state)
+    return stated
+
+
+def _state_aiter_fixes(facts: Facts, stated: dict[str, FixState]) -> None:
+    """Apply what --aiter-fix states; a fix stated present brings those it descends from on aiter's main where they
+    are unknown (a build of main holding #3033 holds #2963 and #2978)."""
+    source = "user:--aiter-fix"
+    aiter = facts.aiter
+    fixes, evidence = dict(aiter.fixes), dict(aiter.fix_evidence)
+    for fix_id, state in stated.items():
+        told = f"stated: --aiter-fix {fix_id}={state}"
+        if fix_id == "sqrsum":
+            facts.set("aiter.sqrsum_fix", state, source)
+            aiter.sqrsum_fix_evidence = told
+        elif fix_id in API_FEATURES:
+            facts.set(f"aiter.{API_FEATURES[fix_id]}", {"present": True, "absent": False}.get(state), source)
+        else:
+            fixes[fix_id], evidence[fix_id] = state, told
+    aiter.fixes, aiter.fix_evidence = fixes, evidence
+    states = {fix.id: aiter_code.fix_state(aiter, fix.id)[0] for fix in aiter_code.OTHER_FIXES}
+    states["sqrsum"] = aiter.sqrsum_fix
+    present = {fix_id for fix_id, state in stated.items() if state == "present"}
+    filled = aiter_code.fill_by_ancestry(states, present)
+    for fix_id, why in filled.items():
+        fixes[fix_id], evidence[fix_id] = "present", f"by git ancestry from what --aiter-fix stated: {why}"
+    if filled or set(stated) - {"sqrsum", *API_FEATURES}:
+        facts.sources["aiter.fixes"] = source
 
 
 def _set_package(facts: Facts, name: str, value: str) -> None:

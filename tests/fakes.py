@@ -107,9 +107,19 @@ _KERNEL_GUARDS = {
 }
 
 
+# Real regions of ROCm/aiter's mhc_kernels.cu and the signatures of aiter/ops/mhc.py, per tag and per commit of main
+# that changed them, as scripts/aiter-code-table cut them (each file names its tag and commit).
+AITER_CODE = Path(__file__).resolve().parent / "data" / "aiter_code"
+AITER_TAGS = sorted(p.stem for p in AITER_CODE.glob("*.cu"))
+# The tag whose other fixes go with each guard state: the racy guard's v0.1.12 (every other bug too), the fixed one's
+# v0.1.16 (every fix, before the code aiter #4633 was reported on).
+_GUARD_TAG = {"racy": "v0.1.12", "fixed": "v0.1.16", "v0.1.11": "v0.1.11", "fixed-reflowed": "v0.1.16"}
+
+
 def mhc_kernels_cu(state: str) -> str:
-    """A small mhc_kernels.cu whose sqrsum store guard is in `state`: racy, fixed, v0.1.11, fixed-reflowed,
-    unrecognised (no known guard at all)."""
+    """A small mhc_kernels.cu whose sqrsum store guard (line 4) is in `state`: racy, fixed, v0.1.11, fixed-reflowed,
+    unrecognised (no known guard at all, nor any other known code); then the real regions of the tag that goes with
+    it, so that the other fixes are told alike."""
     return (
         "// fake aiter mHC kernels for tests\n"
         "__global__ void mhc_pre_gemm_sqrsum_kernel(float* sqrsum, int m_oob) {\n"
@@ -118,7 +128,17 @@ def mhc_kernels_cu(state: str) -> str:
         "        sqrsum[k_split_idx * m + idx + warp_id * mfma_m + lane_id] = sqrsum_;\n"
         "    }\n"
         "}\n"
-    )
+    ) + (real_kernels(_GUARD_TAG[state]) if state in _GUARD_TAG else "")
+
+
+def real_kernels(tag: str) -> str:
+    """The regions of mhc_kernels.cu that mhcdoctor reads, at `tag` (one of AITER_TAGS)."""
+    return (AITER_CODE / f"{tag}.cu").read_text()
+
+
+def real_mhc_ops(tag: str) -> str:
+    """aiter/ops/mhc.py at `tag`, cut to its function signatures (plain defaults, so it imports)."""
+    return (AITER_CODE / f"{tag}.mhc_py").read_text()
 
 
 def mhc_ops_py(norm_args: bool, fused: bool) -> str:
@@ -145,6 +165,7 @@ def aiter(
     version_file: str | None = None,
     module_mhc_so: Path | None = None,
     init: str = "",
+    code: str | None = None,
 ) -> Path:
     """AMD's aiter: package `aiter` with jit/core.py, jit/optCompilerConfig.json (module_mhc), ops/mhc.py.
 
@@ -156,21 +177,24 @@ def aiter(
     - `version_file`: writes aiter/_version.py with this __version__ (setuptools_scm's file).
     - `module_mhc_so`: a folder in which to place a built module_mhc.so.
     - `init`: body of aiter/__init__.py (e.g. HANG or SEGFAULT).
+    - `code`: one of AITER_TAGS: the real mhc_kernels.cu regions and aiter/ops/mhc.py signatures of that tag (or
+      build of main) instead of `kernel`, `norm_args` and `fused`.
     """
     files = {
         "jit/__init__.py": "",
         "jit/core.py": "# aiter's JIT driver\n",
         "jit/optCompilerConfig.json": json.dumps({"module_aiter_enum": {}, "module_mhc": {"srcs": []}}),
         "ops/__init__.py": "",
-        "ops/mhc.py": mhc_ops_py(norm_args, fused),
+        "ops/mhc.py": real_mhc_ops(code) if code else mhc_ops_py(norm_args, fused),
         "install_mode": "develop" if checkout else "install",
     }
     if version_file is not None:
         files["_version.py"] = f"__version__ = version = {version_file!r}\n"
     folder = package(checkout or site_dir, "aiter", files, init=init)
-    if kernel is not None:
+    if kernel is not None or code is not None:
         meta = checkout if checkout else site_dir / "aiter_meta"
-        write(meta / "csrc" / "kernels" / "mhc_kernels.cu", mhc_kernels_cu(kernel))
+        source = real_kernels(code) if code else mhc_kernels_cu(kernel or "")
+        write(meta / "csrc" / "kernels" / "mhc_kernels.cu", source)
     if version is not None:
         # An editable install records only its .pth/finder files: ownership comes from direct_url.json.
         recorded = ["__editable__.amd_aiter.pth"] if checkout else ["aiter/__init__.py", "aiter_meta/__init__.py"]

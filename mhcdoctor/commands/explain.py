@@ -32,7 +32,7 @@ from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.term import Style
 from mhcdoctor.reportfile import read_saved_report
 from mhcdoctor.rules import decide, pick_rules, tilelang_trial_import
-from mhcdoctor.whatif import WhatIf, build_facts, report_facts
+from mhcdoctor.whatif import FIX_IDS, WhatIf, build_facts, report_facts
 
 
 def _import_tilelang_here(facts: Facts, timeout: float, python: str | None) -> None:
@@ -76,8 +76,9 @@ Rules per vLLM release: docs/rules.md; findings and their fixes: docs/findings.m
 @click.option(
     "--aiter-fix",
     default=None,
-    metavar="present|absent|unknown",
-    help="What if aiter had (or lacked) the sqrsum race fix.",
+    metavar="STATE|ID=STATE,...",
+    help="What if aiter had (present) or lacked (absent) a fix: STATE alone is the sqrsum race fix; ID is one of "
+    f"{', '.join(FIX_IDS)}.",
 )
 @click.option("--tilelang", default=None, metavar="VERSION|none", help="What if this tilelang were installed.")
 @click.option(

@@ -66,6 +66,8 @@ class AiterDocument(PackageDocument):
     mhc_pre_norm_args: bool | None
     has_fused_post_pre: bool | None
     module_mhc_so: str | None
+    fixes: dict[str, FixState]
+    fix_evidence: dict[str, str]
 
 
 class DeepGemmDocument(PackageDocument):

@@ -94,6 +94,7 @@ class AiterView(TypedDict):
     has_fused_post_pre: bool | None
     has_mhc_ops: bool | None
     distribution: str | None
+    fixes: dict[str, FixState]
 
 
 class DeepGemmView(PackageView):

@@ -7,11 +7,12 @@ Read from ROCm/aiter's tags (`git show TAG:aiter/ops/mhc.py`, `TAG:csrc/kernels/
 - `mhc_pre(..., norm_weight, norm_eps)` from the tag v0.1.15-rc0 (v0.1.14.post1 has none): a pre-release carries
   what its tag's code carries, so 0.1.15rc0 has them although it sorts below 0.1.15.
 - `mhc_fused_post_pre` from v0.1.16 (no tag between v0.1.15.post3 and v0.1.16 has it).
-- The sqrsum race (#2533, 6f68709) is in v0.1.12 to v0.1.13.post1; #3033 (b639cb6) fixes it from v0.1.14-rc0;
-  v0.1.11 predates it.
+- The sqrsum race (#2479, 7ea98c6: its store guard) is in v0.1.12 to v0.1.13.post1; #3033 (b639cb6) fixes it
+  from v0.1.14-rc0; v0.1.11 predates it.
 
-Each "since" below is the first tag whose code has the feature, pre-release tags included, so comparing a version
-with it answers by the code at every tag; a version between tags (a source build) gets its nearest tag's answer.
+A version answers through aiter_code's table of what each tag's code holds (the API and every fix): a tag's version
+its tag's code, a development build what git ancestry lets its tag and the next tag of its line say. The "since"
+constants below name the first tag with each API, for the findings' text.
 """
 
 from __future__ import annotations
@@ -19,15 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mhcdoctor.documents.check import FixState
-from mhcdoctor.knowledge.bugs import SQRSUM_RACE, KnownBug
+from mhcdoctor.knowledge import aiter_code
 from mhcdoctor.knowledge.versions import Version, parse
 
 MHC_OPS_SINCE = Version("0.1.11")  # aiter/ops/mhc.py (#2136)
 NORM_ARGS_SINCE = Version("0.1.15rc0")  # mhc_pre takes norm_weight/norm_eps (tag v0.1.15-rc0)
 FUSED_SINCE = Version("0.1.16")  # mhc_fused_post_pre
-FIRST_RACY = Version(SQRSUM_RACE.first_bad or "")  # aiter #2533, in v0.1.12
-LAST_RACY = Version(SQRSUM_RACE.last_bad or "")
-FIRST_FIXED = Version(SQRSUM_RACE.first_good or "")  # aiter #3033, first in v0.1.14-rc0
 # setuptools_scm writes this when a source build has no git metadata (aiter's pyproject: fallback_version).
 SCM_FALLBACK = Version("0.1.0")
 
@@ -55,15 +53,8 @@ def sqrsum_fix_from_version(version: str | None) -> tuple[FixState, str]:
         return "unknown", "version 0.1.0 is setuptools_scm's fallback for a build without git metadata"
     if v < MHC_OPS_SINCE:
         return "unknown", f"aiter {version} has no mHC ops (aiter/ops/mhc.py arrived in {MHC_OPS_SINCE})"
-    if v >= FIRST_FIXED:
-        return "present", f"version {version} >= 0.1.14rc0, the first release with aiter #3033"
-    if v.is_devrelease or v.local:
-        return "unknown", f"version {version} is a development build below 0.1.14: it may or may not contain #3033"
-    if v < FIRST_RACY:
-        return "present", f"version {version} < 0.1.12 predates the race (introduced by aiter #2533)"
-    if v <= LAST_RACY:
-        return "absent", f"version {version} is in 0.1.12 .. 0.1.13.post1, the releases with the race"
-    return "unknown", f"version {version} is not a known aiter release"
+    state, rule = aiter_code.state_from_version(version, "sqrsum")
+    return state, f"version {version}: {rule}"
 
 
 def release(version: str) -> AiterRelease | None:
@@ -73,22 +64,11 @@ def release(version: str) -> AiterRelease | None:
 
 
 def release_of(v: Version) -> AiterRelease:
-    """What AMD's aiter at version `v` carries, by the first tag that carries each feature."""
+    """What AMD's aiter at version `v` carries, by the code at aiter's tags (aiter_code's table)."""
     fix, why = sqrsum_fix_from_version(str(v))
     if v == SCM_FALLBACK:  # says nothing about the code
         return AiterRelease(str(v), None, None, None, fix, why)
-    return AiterRelease(str(v), v >= MHC_OPS_SINCE, v >= NORM_ARGS_SINCE, v >= FUSED_SINCE, fix, why)
-
-
-def has_bug(version: str | None, bug: KnownBug) -> bool | None:
-    """Whether AMD's aiter `version` carries `bug`: None for a version that says nothing (none, unreadable,
-    setuptools_scm's fallback, or a development build past the last tag that has it)."""
-    v = parse(version)
-    if v is None or v == SCM_FALLBACK:
-        return None
-    public = Version(v.public)
-    if bug.first_bad is None or public < Version(bug.first_bad):
-        return False
-    if bug.last_bad is None or public <= Version(bug.last_bad):
-        return True
-    return None if v.is_devrelease else False  # a development build past the last buggy tag may predate the fix
+    if v < MHC_OPS_SINCE:
+        return AiterRelease(str(v), False, False, False, fix, why)
+    norm, fused = (aiter_code.feature_from_version(str(v), key) for key in aiter_code.FEATURES)
+    return AiterRelease(str(v), True, norm, fused, fix, why)

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mhcdoctor.documents.vocabulary import Severity
-from mhcdoctor.knowledge import known
+from mhcdoctor.knowledge import aiter_code, known
+from mhcdoctor.knowledge.aiter_code import CodeFix
 from mhcdoctor.knowledge.evidence import H200, Code, Evidence, Measured, Report
 
 Effect = Literal["wrong results", "crash", "slow", "slow start-up"]
@@ -51,16 +52,6 @@ class LogSignature:
 
 
 @dataclass(frozen=True)
-class ContentSignature:
-    """A fix told by the installed source: `fixed` is text the file holds once the fix is in, `buggy` text it holds
-    while the bug is (None: absence of `fixed` alone says buggy). `file` is relative to the package folder."""
-
-    file: str
-    fixed: str
-    buggy: str | None = None
-
-
-@dataclass(frozen=True)
 class KnownBug:
     """A known bug inside an mHC path, with the finding it raises."""
 
@@ -87,7 +78,7 @@ class KnownBug:
     first_good: str | None = None  # first release or tag with the fix
     fixed_by: str | None = None  # the PR that fixes it
     commit: str | None = None  # the fix's commit
-    content: tuple[ContentSignature, ...] = ()  # how the installed source tells it (aitersig fills the aiter ones)
+    content: CodeFix | None = None  # how the installed source tells it: the fix's content signature (aiter_code)
     log: tuple[LogSignature, ...] = ()  # the fatal lines the log reader maps to it, tried in this order
     log_severity: Severity | None = None  # its severity in a log (a failure the log shows happened); None: no log
     worst: Severity = "fail"  # the most severe it gives (with severity None)
@@ -133,27 +124,22 @@ SQRSUM_RACE = KnownBug(
     first_good="0.1.14rc0",
     fixed_by="3033",
     commit="b639cb63bc",
-    content=(
-        ContentSignature(
-            "csrc/kernels/mhc_kernels.cu",
-            fixed="lane_id < mfma_m && (warp_id * mfma_m + lane_id < m_oob)",
-            buggy="if ((warp_id * mfma_m + lane_id < m_oob))",
-        ),
-    ),
+    content=aiter_code.SQRSUM,
 )
 
 BIG_FUSE_SYNC = KnownBug(
     id="aiter-big-fuse-sync",
     severity="fail",
     title="aiter before 0.1.14: mhc_pre_big_fuse reads an LDS tile before every wave finished writing it",
-    summary="aiter 0.1.11–0.1.13.post1 runs mhc_pre (aiter #2978, fixed in 0.1.14-rc0).",
+    summary="aiter runs mhc_pre and its installed mhc_kernels.cu has the barrier before the loop (the code of "
+    "0.1.11–0.1.13.post1; aiter #2978, fixed in 0.1.14-rc0); the version decides only where no source is installed.",
     fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
     refs=(AITER + "pull/2978", AITER + "commit/a85874151dc9a9e607598b8b73f83c6fab954a6b"),
     effect="wrong results",
     library="amd-aiter",
     path="aiter",
     ops=("mhc_pre",),
-    told_by="version",
+    told_by="content",
     evidence=(
         Code(
             "ROCm/aiter",
@@ -174,20 +160,22 @@ BIG_FUSE_SYNC = KnownBug(
     explanation="mhc_pre_big_fuse's double-buffered residual loop has its barrier before the loop instead of in it, "
     "so a wave can read a tile another wave is still loading: wrong layer inputs where the loop runs more than "
     "once (hidden sizes above one residual block). Fixed by aiter #2978 (a858741) in 0.1.14-rc0.",
+    content=aiter_code.BIG_FUSE_SYNC,
 )
 
 POST_RACE = KnownBug(
     id="aiter-mhc-post-race",
     severity="fail",
     title="aiter before 0.1.14: mhc_post prefetches into LDS without a barrier (wrong results)",
-    summary="aiter 0.1.12–0.1.13.post1 runs mhc_post (aiter #2963, fixed in 0.1.14-rc0).",
+    summary="aiter runs mhc_post and its installed mhc_kernels.cu prefetches without the barrier (the code of "
+    "0.1.12–0.1.13.post1; aiter #2963, fixed in 0.1.14-rc0); the version decides only where no source is installed.",
     fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
     refs=(AITER + "pull/2963", AITER + "commit/9141aa9301b960daea99fa9303f39aa28b426284"),
     effect="wrong results",
     library="amd-aiter",
     path="aiter",
     ops=("mhc_post",),
-    told_by="version",
+    told_by="content",
     evidence=(
         Code(
             "ROCm/aiter",
@@ -207,20 +195,22 @@ POST_RACE = KnownBug(
     commit="9141aa9301",
     explanation="mhc_post loads the next residual tile into the LDS buffer other waves may still read, with no "
     "barrier between (aiter #2963: 'Fix mhc_post accuracy'); its outputs are wrong. Fixed in 0.1.14-rc0 (9141aa9).",
+    content=aiter_code.POST_RACE,
 )
 
 BIG_FUSE_RMS = KnownBug(
     id="aiter-rocm-compiler",  # the contract's id; issue 23: wrong results are fail, on any ROCm
     severity="fail",
     title="aiter 0.1.15.x: mhc_pre's RMS reduction reads unset lanes (wrong results; aiter #3417)",
-    summary="aiter 0.1.15rc0–0.1.15.post3 runs mhc_pre (aiter #3396 without the fix #3417, first in 0.1.16).",
+    summary="aiter runs mhc_pre and its installed mhc_kernels.cu has #3396's RMS reduction without the fix #3417 (the "
+    "code of 0.1.15rc0–0.1.15.post3; fixed in 0.1.16); the version decides only where no source is installed.",
     fix="Build aiter 0.1.16 or later: " + AITER_BUILD,
     refs=(AITER + "pull/3417", AITER + "commit/1be6aee67b7cf9e0e90daccc700f763043a99f5d", AITER + "pull/3396"),
     effect="wrong results",
     library="amd-aiter",
     path="aiter",
     ops=("mhc_pre",),
-    told_by="version",
+    told_by="content",
     evidence=(
         Code(
             "ROCm/aiter",
@@ -242,14 +232,16 @@ BIG_FUSE_RMS = KnownBug(
     explanation="mhc_pre_big_fuse (and its fused-RMSNorm twin) reduce the RMS partial sums across lanes that the "
     "guard added by aiter #3396 left unset, so the RMS factor is wrong at every token count (GSM8K 1.29% measured "
     "with ROCm 7.2.3's compiler; the code is wrong under any compiler). Fixed by #3417 (1be6aee) in 0.1.16.",
+    content=aiter_code.BIG_FUSE_RMS,
 )
 
 INVALID_CONFIG = KnownBug(
     id="aiter-mhc-pre-invalid-config",
     severity="warn",
     title="aiter's mhc_pre fails with 'invalid configuration argument' on MI300X",
-    summary="aiter 0.1.18+ (the mhc code of v0.1.19, where it was reported, and later) runs mhc_pre on gfx942: "
-    "the profile run dies with 'CUDA error: invalid configuration argument' (aiter #4633, open).",
+    summary="aiter runs mhc_pre on gfx942 with the mHC code aiter #4633 was reported on (#4115's, in 0.1.18 and "
+    "later; told by the installed mhc_kernels.cu, else the version): the profile run dies with 'CUDA error: invalid "
+    "configuration argument' (aiter #4633, open; its cause is not known).",
     fix="Workaround from aiter #4633: set HAS_AITER_MHC = False in vllm/model_executor/layers/mhc.py (vLLM then "
     "runs mhc_pre on torch on gfx942); or try aiter v0.1.17, the last mHC code before #4115 (not confirmed to "
     "avoid it): pip uninstall -y aiter amd-aiter && git clone --recursive -b v0.1.17 "
@@ -259,7 +251,7 @@ INVALID_CONFIG = KnownBug(
     library="amd-aiter",
     path="aiter",
     ops=("mhc_pre",),
-    told_by="version",
+    told_by="content",
     evidence=(
         Report(
             AITER + "issues/4633",
@@ -282,6 +274,7 @@ INVALID_CONFIG = KnownBug(
     explanation="on MI300X (gfx942) every tensor-parallel worker crashed in the profile run at start-up with 'CUDA "
     "error: invalid configuration argument' in aiter/ops/mhc.py mhc_pre (aiter #4633, reported on v0.1.19 and "
     "main, ROCm 7.1.1; v0.1.18 ships the same mHC code). Not fixed in any release yet.",
+    content=aiter_code.INVALID_CONFIG,
 )
 
 API_TOO_OLD = KnownBug(

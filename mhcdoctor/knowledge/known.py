@@ -213,7 +213,8 @@ FUSED_POST_PRE_SLOW_TILELANG = "0.1.15"
 AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
     ("v0.1.11", "mhc_pre (gemm_sqrsum, big_fuse) arrives (#2136)", "feature; big_fuse barrier outside its loop "
      "(aiter-big-fuse-sync)"),
-    ("v0.1.11 → v0.1.12", "mhc_post (#2479); opus API (#2533)", "feature; sqrsum race (aiter-sqrsum-race), mhc_post "
+    ("v0.1.11 → v0.1.12", "mhc_post (#2479, which also turned the sqrsum store's lane guard into a bounds check); "
+     "opus API (#2533)", "feature; sqrsum race (aiter-sqrsum-race), mhc_post "
      "LDS race (aiter-mhc-post-race)"),
     ("v0.1.12 → v0.1.13.post1", "no change (same mhc_kernels.cu and mhc.py)", "none"),
     ("v0.1.13.post1 → v0.1.14-rc0", "#3033 sqrsum race, #2978 big_fuse sync, #2963 mhc_post accuracy; #2915, #3044, "
@@ -230,6 +231,10 @@ AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
     ("v0.1.17 → v0.1.18", "#4115 gfx12xx tuning", "feature; same code as v0.1.19 (aiter-mhc-pre-invalid-config)"),
     ("v0.1.18 → v0.1.19.post2", "mhc.py: ruff only (#4403)", "none"),
     ("v0.1.19.post2 → v0.1.20.post1", "#4246 gfx1250 split-k, #4594 rocprim/hipcub clean-up", "refactor"),
+    # git diff v0.1.20.post1 e4048607a5 (main, 2026-08-22): none of these files or headers changed
+    ("v0.1.20.post1 → main (e4048607a5, 2026-08-22)", "mhc_kernels.cu, aiter/ops/mhc.py, mhc.h and every header "
+     "mhc_kernels.cu includes unchanged; #4832 refactors fused_ar_mhc_post (#3791's all-reduce + mhc_post, its own "
+     "module)", "none (mHC kernels)"),
 )  # fmt: skip
 
 

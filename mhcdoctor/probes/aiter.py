@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from mhcdoctor.documents.check import FixState
+from mhcdoctor.knowledge import aiter_code
 from mhcdoctor.knowledge.aiter_releases import sqrsum_fix_from_version
 from mhcdoctor.probes.base import ProbeResult, read_text
 from mhcdoctor.probes.context import ProbeContext
@@ -27,27 +27,10 @@ IMPORT_NAME = "aiter.import"
 SOURCE = "files: aiter package, metadata, kernel source"
 AMD_DIST = "amd-aiter"  # AMD's distribution; PyPI's `aiter` (async iterators, 0.13.20191203) is unrelated
 
-# Which releases carry what: mhcdoctor.aiter_releases. Here, the installed source decides.
-# aiter #3033 (commit b639cb6, 2026-05-06) fixed a race in mhc_pre_gemm_sqrsum_kernel: lanes 16-63 of a 64-lane
-# warp stored row sums into other warps' rows. It adds `lane_id < mfma_m &&` to the store guard. #2533 (6f68709)
-# introduced the race with the bare bounds check. Guards checked in csrc/kernels/mhc_kernels.cu at ROCm/aiter's
-# tags v0.1.11 (plain `if (lane_id < mfma_m)`), v0.1.12 to v0.1.13.post1 (racy), v0.1.14-rc0 to v0.1.19 (fixed).
-_RACY_GUARD = re.compile(r"if\s*\(\s*\(\s*warp_id\s*\*\s*mfma_m\s*\+\s*lane_id\s*<\s*m_oob\s*\)\s*\)")
-_FIXED_GUARD = re.compile(r"lane_id\s*<\s*mfma_m\s*&&\s*\(\s*warp_id\s*\*\s*mfma_m\s*\+\s*lane_id\s*<\s*m_oob\s*\)")
-_PRE_RACE_GUARD = re.compile(r"if\s*\(\s*lane_id\s*<\s*mfma_m\s*\)")
-
-
-def sqrsum_fix_from_source(text: str) -> tuple[FixState, int, str] | None:
-    """(state, line, what) from mhc_kernels.cu's sqrsum store guard, or None when no known guard is there."""
-    for pattern, state, what in (
-        (_RACY_GUARD, "absent", "racy store guard `if ((warp_id * mfma_m + lane_id < m_oob))` (before aiter #3033)"),
-        (_FIXED_GUARD, "present", "fixed store guard `lane_id < mfma_m && (...)` (aiter #3033)"),
-        (_PRE_RACE_GUARD, "present", "store guard `if (lane_id < mfma_m)` of v0.1.11, before the race existed"),
-    ):
-        match = pattern.search(text)
-        if match:
-            return state, text.count("\n", 0, match.start()) + 1, what  # type: ignore[return-value]
-    return None
+# Which releases carry what: mhcdoctor.knowledge. Here, the installed source decides: each fix of aiter_code by its
+# content signature in mhc_kernels.cu (the headers it includes hold none: each fix commit changed mhc_kernels.cu
+# alone), the version only where no source is installed.
+KERNEL_READ_LIMIT = 4 << 20  # a real mhc_kernels.cu is about 120 kB (v0.1.20); a bigger file is read up to this
 
 
 def kernel_source_candidates(package: Path, env: dict[str, str]) -> list[Path]:
@@ -132,7 +115,9 @@ def probe(ctx: ProbeContext) -> ProbeResult:
         data["sqrsum_fix_evidence"] = f"no mHC ops: {folder / 'ops' / 'mhc.py'} does not exist"
         return ProbeResult(NAME, "ok", data, evidence, SOURCE)
     data.update(mhc_api(read_text(folder / "ops" / "mhc.py") or ""))
-    data["sqrsum_fix"], data["sqrsum_fix_evidence"] = _sqrsum_fix(package, version, ctx.env, evidence)
+    states, told = code_states(package, version, ctx.env, evidence)
+    data["sqrsum_fix"], data["sqrsum_fix_evidence"] = states.pop("sqrsum"), told.pop("sqrsum")
+    data["fixes"], data["fix_evidence"] = states, told
     data["module_mhc_so"] = next((str(p) for p in module_mhc_candidates(package, ctx.env) if p.is_file()), None)
     evidence.append(f"module_mhc.so: {data['module_mhc_so'] or 'not built'}")
     return ProbeResult(NAME, "ok", data, evidence, SOURCE)
@@ -148,22 +133,46 @@ def _has_module_mhc(text: str | None) -> bool:
     return isinstance(config, dict) and "module_mhc" in config
 
 
-def _sqrsum_fix(package: Path, version: str | None, env: dict[str, str], evidence: list[str]) -> tuple[FixState, str]:
-    """The installed kernel source decides first; the version only when no source says either way."""
+def code_states(
+    package: Path, version: str | None, env: dict[str, str], evidence: list[str]
+) -> tuple[dict[str, FixState], dict[str, str]]:
+    """Per fix of aiter_code.FIXES: (state, how it was told), from the first mhc_kernels.cu aiter would compile;
+    by the version label only when none is installed."""
     for source in kernel_source_candidates(package, env):
-        text = read_text(source, limit=16 << 20)
-        if text is None:
+        text = read_text(source, limit=KERNEL_READ_LIMIT)
+        if text is not None:
+            return _from_source(source, aiter_code.Normalised(text), evidence)
+    evidence.append("mhc_kernels.cu not found in aiter_meta/csrc/kernels or csrc/kernels; judging by version")
+    states: dict[str, FixState] = {}
+    told: dict[str, str] = {}
+    for fix in aiter_code.FIXES:
+        if fix is aiter_code.SQRSUM:
+            states[fix.id], rule = sqrsum_fix_from_version(version)
+        else:
+            states[fix.id], rule = aiter_code.state_from_version(version, fix.id)
+        told[fix.id] = f"by version: {rule}"
+    return states, told
+
+
+def _from_source(
+    source: Path, code: aiter_code.Normalised, evidence: list[str]
+) -> tuple[dict[str, FixState], dict[str, str]]:
+    states: dict[str, FixState] = {}
+    told: dict[str, str] = {}
+    found_commit: set[str] = set()
+    for fix in aiter_code.FIXES:
+        found = aiter_code.tell(fix, code)
+        if found is None:
+            states[fix.id] = "unknown"
+            told[fix.id] = f"{source}: no known form of the code aiter #{fix.pr} is about (new or changed code)"
+            evidence.append(told[fix.id])
             continue
-        found = sqrsum_fix_from_source(text)
-        if found is not None:
-            state, line, what = found
-            return state, f"{source}:{line}: {what}"
-        evidence.append(f"{source}: no known mhc_pre_gemm_sqrsum store guard; falling back to the version")
-        break
-    else:
-        evidence.append("mhc_kernels.cu not found in aiter_meta/csrc/kernels or csrc/kernels; judging by version")
-    state, rule = sqrsum_fix_from_version(version)
-    return state, f"by version: {rule}"
+        states[fix.id], told[fix.id] = found.state, f"{source}:{found.line}: {found.what}"
+        if found.at_commit:
+            found_commit.add(fix.id)
+    for fix_id, why in aiter_code.fill_by_ancestry(states, found_commit).items():
+        told[fix_id] = f"{source}: by git ancestry: {why}"
+    return states, told
 
 
 AITER_IMPORT_CODE = """

@@ -59,12 +59,13 @@ def test_without_kernel_source_the_release_list_decides(tmp_path, version, expec
     assert facts.aiter.sqrsum_fix_evidence.startswith("by version: ")
 
 
-def test_kernel_source_without_a_known_guard_falls_back_to_the_version(tmp_path):
+def test_kernel_source_of_no_known_form_is_unknown_whatever_the_version_says(tmp_path):
     site = fakes.site(tmp_path)
     fakes.aiter(site, version="0.1.13", kernel="unrecognised")
     result = aiter_probe.probe(fakes.context(tmp_path, site, fast=True))
-    assert result.data["sqrsum_fix"] == "absent"
-    assert any("no known mhc_pre_gemm_sqrsum store guard" in line for line in result.evidence)
+    assert result.data["sqrsum_fix"] == "unknown"
+    assert "no known form of the code aiter #3033 is about" in result.data["sqrsum_fix_evidence"]
+    assert set(result.data["fixes"].values()) == {"unknown"}
 
 
 def test_pypi_aiter_is_an_impostor_even_though_its_version_compares_higher(tmp_path):

@@ -82,7 +82,7 @@ def test_vllm_030_falls_back_where_it_probes_and_still_crashes_in_mhc_post(machi
     assert paths["mhc_pre"] == "torch" and paths["mhc_fused_post_pre"] == "torch"  # probed: fall back
     assert paths["mhc_post"] == "aiter"  # not probed: ModuleNotFoundError at the first forward
     assert finding(doc, "aiter-no-mhc")["ops"] == ["mhc_post"]
-    assert not {"aiter-api-fallback", "aiter-sqrsum-unknown"} & ids(doc)
+    assert not {"aiter-api-fallback", "aiter-sqrsum-unknown", "aiter-fix-unknown"} & ids(doc)
 
 
 def test_full_check_imports_it_in_a_child_and_reports_why_it_fails(machine, installed):
@@ -91,6 +91,27 @@ def test_full_check_imports_it_in_a_child_and_reports_why_it_fails(machine, inst
     doc = machine.run("check", "--json").json()
     assert doc["facts"]["aiter"]["imports"] is False
     assert "torch" in doc["facts"]["aiter"]["import_error"]  # --no-deps: its torch is not there
+
+
+def test_the_real_wheel_with_the_mhc_code_of_v0_1_15_added_is_judged_by_that_code_not_its_label(machine, installed):
+    """A source build as aiter's setup.py lays it out (the real wheel's aiter/ and aiter_meta/, install_mode
+    `install`) holding v0.1.15's mHC code: its label 0.1.7.post2.dev18 says nothing, its code the RMS guard bug."""
+    mi300x(machine)
+    site = machine.tmp / "site"  # hard links: the cached install is never written to
+    shutil.copytree(installed(AMD_AITER), site, copy_function=os.link, ignore=shutil.ignore_patterns(".complete"))
+    fakes.write(site / "aiter_meta" / "csrc" / "kernels" / "mhc_kernels.cu", fakes.real_kernels("v0.1.15-rc0"))
+    fakes.write(site / "aiter" / "ops" / "mhc.py", fakes.real_mhc_ops("v0.1.15-rc0"))
+    machine.environment(site)
+    doc = machine.run("explain", "--json", "--model", "deepseek-v4-pro", "--vllm", "0.25.0").json()
+    aiter = doc["facts"]["aiter"]
+    assert (aiter["version"], aiter["sqrsum_fix"], aiter["fixes"]["big-fuse-rms"]) == (
+        "0.1.7.post2.dev18",
+        "present",
+        "absent",
+    )
+    detail = finding(doc, "aiter-rocm-compiler")["detail"]
+    assert "Told by the installed code: " in detail and "aiter_meta/csrc/kernels/mhc_kernels.cu:" in detail
+    assert not {"aiter-sqrsum-race", "aiter-big-fuse-sync", "aiter-mhc-post-race", "aiter-fix-unknown"} & ids(doc)
 
 
 # --- PyPI's `aiter`: not AMD's -----------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from mhcdoctor.documents.vocabulary import Severity
-from mhcdoctor.knowledge import aiter_releases, bugs
+from mhcdoctor.knowledge import aiter_code, aiter_releases, bugs
 from mhcdoctor.knowledge.bugs import KnownBug
 from mhcdoctor.rules.dispatch import (
     AITER_ARCHS,
@@ -132,11 +132,9 @@ def _aiter_import_breaks_vllm(ctx: FindingContext) -> bool:
 AITER_ISSUES = AITER + "issues/"
 
 
-def _aiter_bug(ctx: FindingContext, bug: KnownBug) -> list[str]:
-    """The ops on AMD's aiter that run a kernel with `bug` (by the installed aiter's version and the GPU arch)."""
+def _bug_ops(ctx: FindingContext, bug: KnownBug) -> list[str]:
+    """The ops on AMD's aiter that run a kernel `bug` is in, on the archs where it shows."""
     if ctx.facts.aiter.genuine is False or ctx.facts.aiter.has_mhc_ops is False:
-        return []
-    if aiter_releases.has_bug(ctx.facts.aiter.version, bug) is not True:
         return []
     if bug.archs and arch_has(ctx.facts, *bug.archs) is not True:
         return []
@@ -144,12 +142,38 @@ def _aiter_bug(ctx: FindingContext, bug: KnownBug) -> list[str]:
     return [op for op in ctx.ops_on("aiter") if op in kernels]
 
 
+def _aiter_bug(ctx: FindingContext, bug: KnownBug, fix: aiter_code.CodeFix) -> tuple[list[str], str]:
+    """The ops on AMD's aiter that run a kernel with `bug` (`fix` told by the installed code, else by its version),
+    and how that was told."""
+    state, told = aiter_code.fix_state(ctx.facts.aiter, fix.id)
+    return (_bug_ops(ctx, bug) if state == "absent" else []), told
+
+
+def _told(c: FindingContext, told: str | None) -> str:
+    """How a fix's state was told, for a finding's detail: the version only where no source was read."""
+    if not told:
+        return ""
+    if told.startswith("by version"):
+        return f" Judged by the version label ({told.removeprefix('by version: ')}): no mhc_kernels.cu was read."
+    if told.startswith(("stated", "by git ancestry")):
+        return f" As stated: {told}."
+    built = c.facts.aiter.module_mhc_so
+    # aiter loads a built module by name only: what it was compiled from is not in it to read
+    unread = f" aiter loads the built {built}, whose source cannot be read back from it." if built else ""
+    return f" Told by the installed code: {told}.{unread}"
+
+
 def _aiter_bug_spec(bug: KnownBug) -> FindingSpec:
+    fix = bug.content
+    if fix is None:  # a programming error: found when the catalogue is built
+        raise ValueError(f"{bug.id}: an aiter kernel bug is told by its content signature (knowledge/aiter_code.py)")
+
     def decide(c: FindingContext) -> Found | None:
-        ops = _aiter_bug(c, bug)
+        ops, told = _aiter_bug(c, bug, fix)
         if not ops:
             return None
-        return Found(f"aiter {c.facts.aiter.version} runs {', '.join(ops)} here: {bug.explanation}", ops)
+        detail = f"aiter {c.facts.aiter.version} runs {', '.join(ops)} here: {bug.explanation}{_told(c, told)}"
+        return Found(detail, ops)
 
     return bug_spec(bug, decide)
 
@@ -215,6 +239,7 @@ def _decide_sqrsum_race(c: FindingContext) -> Found | None:
         f"{_named('aiter', c.facts.aiter.version)} stores row sums from lanes 16–63 into other warps' "
         f"rows, so the RMS factor is wrong once more than 16 tokens run ({', '.join(ops)} on aiter). "
         "Fixed by aiter #3033 (commit b639cb6), in v0.1.14-rc0 and later; vLLM never checks the version."
+        + _told(c, c.facts.aiter.sqrsum_fix_evidence)
     )
     return Found(detail, ops)
 
@@ -228,6 +253,30 @@ def _decide_sqrsum_unknown(c: FindingContext) -> Found | None:
         "`mhcdoctor verify --stress` runs > 16 rows and shows the race if it is there."
     )
     return Found(detail, c.sqrsum_ops_on_aiter())
+
+
+def _decide_fixes_unknown(c: FindingContext) -> Found | None:
+    """Fixes (besides sqrsum's) whose state neither the installed code nor the version tells, on ops aiter runs."""
+    unknown: list[str] = []
+    tolds: list[str] = []
+    ops: list[str] = []
+    for bug in bugs.BUGS:
+        if bug.content is None or bug.content is aiter_code.SQRSUM or bug.fixed_by is None:
+            continue  # not an aiter kernel fix (sqrsum's has its own finding; #4633 has no fix)
+        state, told = aiter_code.fix_state(c.facts.aiter, bug.content.id)
+        bug_ops = _bug_ops(c, bug) if state == "unknown" else []
+        if bug_ops:
+            unknown.append(f"#{bug.fixed_by} ({', '.join(bug_ops)})")
+            tolds += [told] if told not in tolds else []
+            ops += [op for op in bug_ops if op not in ops]
+    if not unknown:
+        return None
+    detail = (
+        f"aiter {c.facts.aiter.version or '(version unknown)'} serves {', '.join(ops)}, and neither its code nor its "
+        f"version tells whether it holds aiter {', '.join(unknown)}: {'; '.join(tolds)}. "
+        "`mhcdoctor verify --stress` runs those ops."
+    )
+    return Found(detail, ops)
 
 
 def _decide_hidden_unsupported(c: FindingContext) -> Found | None:
@@ -365,4 +414,14 @@ BUGS: tuple[FindingSpec, ...] = (
     _aiter_bug_spec(bugs.BIG_FUSE_RMS),
     _aiter_bug_spec(bugs.BIG_FUSE_SYNC),
     _aiter_bug_spec(bugs.POST_RACE),
+    FindingSpec(
+        id="aiter-fix-unknown",
+        severity="warn",
+        title="Can't tell whether aiter has the fixes of its mHC kernels",
+        summary="The aiter path runs an op whose kernel had a bug (aiter #2978, #2963, #3417), and neither the "
+        "installed mhc_kernels.cu (none, or code of no known form) nor the version tells whether the fix is there.",
+        decide=_decide_fixes_unknown,
+        fix="mhcdoctor verify --stress  # or state it: mhcdoctor explain --aiter-fix big-fuse-sync=present",
+        refs=(AITER + "pull/2978", AITER + "pull/2963", AITER + "pull/3417"),
+    ),
 )

@@ -1,0 +1,36 @@
+// ROCm/aiter main at #4594 (f2e9fe5961d0f2afba30246181a78865bf2e817b) csrc/kernels/mhc_kernels.cu: the regions mhcdoctor.knowledge.aiter_code reads
+// lines 28-33
+    // - no HW here). Gated per-arch below so each arch's builtin only reaches its own
+    // device pass; other arches (host) fall back to fp32.
+#if defined(__gfx950__) || defined(__gfx942__) || defined(__gfx9_4_generic__)
+#define MHC_BF16_MFMA 1
+#else
+#define MHC_BF16_MFMA 0
+// lines 635-639
+        if (n_idx == 0) {
+            float sqrsum_ = cross_row_sum_4(sqrsum_part, lane_id);
+            if (lane_id < mfma_m && (warp_id * mfma_m + lane_id < m_oob)) {
+                sqrsum[k_split_idx * m + idx + warp_id * mfma_m + lane_id] = sqrsum_;
+            }
+// lines 893-900
+        float rms[num_rows];
+        constexpr int hc_mult3_reduce_warp_num = (num_rows * hc_mult3 + warp_size - 1) / warp_size;
+        if(warp_id < hc_mult3_reduce_warp_num) {
+            float sum = 0.0f;
+            if(lane_id < warp_num_pow2 * num_rows && lane_id % warp_num_pow2 < warp_num) {
+                sum = s_pre_rms_partial[lane_id];
+            }
+            sum = multithread_reduce(sum, sum_f, warp_num_pow2);
+// lines 958-962
+            const int res_hc_id = res_rowhc_id % hc_mult;
+            const int K_swizzled = row_hc_iter * res_vec_size;
+            auto load_res_loop = [&](int i) {
+                res_vec_t v_res;
+                if (i < out_loop) {
+// lines 1225-1230
+        if constexpr(prefetch) { \
+            v_x[BUF] = load_vector_nbytes<DTYPE_I, x_vec_size, x_load_bytes, 0, true, warp_size>(g_x, lane_id * ds_read_vec + residual_block * ((i) + 2)); \
+            __builtin_amdgcn_s_barrier(); \
+            lds_load_residual_tile((i) + 2); \
+        } \
+    } while(false);
