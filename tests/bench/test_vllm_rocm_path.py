@@ -19,7 +19,7 @@ import fakes
 import needs
 import pytest
 import vllm_fixture
-from test_vllm_kernels_path import make_wheel
+from synthetic_vllm import make_wheel
 
 HERE = Path(__file__).parent
 

@@ -16,9 +16,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import doctor
 import fakes
 import pytest
-from test_stopping import escapee, running
+from procs import escapee, running
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,7 +53,7 @@ def test_a_stopped_fleet_stops_every_nodes_check_and_its_helpers_and_exits_as_th
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")}
     env["PYTHONPATH"] = str(REPO)
     fleet = subprocess.Popen(
-        [sys.executable, "-m", "mhcdoctor", "fleet", "--address", address, "--json", "--timeout", "120"],
+        doctor.argv("fleet", "--address", address, "--json", "--timeout", "120"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

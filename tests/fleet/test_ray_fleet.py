@@ -11,13 +11,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import doctor
 import procnet
 import pytest
 from localfleet import PWNED, ROLE, LocalFleet, fleet_validator
@@ -98,7 +98,7 @@ def fleet_run(local_fleet: LocalFleet, tmp_path_factory: pytest.TempPathFactory)
     env = {k: v for k, v in os.environ.items() if k not in (ROLE, "MHCDOCTOR_SYSROOT", "RAY_ADDRESS")}
     env[PWNED] = str(pwned)
     env.pop("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", None)  # the fleet command must stay on loopback by itself
-    cmd = [sys.executable, "-m", "mhcdoctor", "fleet", "--address", local_fleet.address, "--fast", "--json"]
+    cmd = doctor.argv("fleet", "--address", local_fleet.address, "--fast", "--json")
     cmd += ["--timeout", str(TIMEOUT), "--bundle", str(bundle)]
     watch, done = Watch(started=time.monotonic()), threading.Event()
     watcher = threading.Thread(target=_watch, args=(local_fleet, done, watch), daemon=True)
@@ -198,7 +198,7 @@ def test_the_bundle_holds_the_summary_and_every_nodes_bundle(fleet_run: Run, tmp
 
 def test_verify_runs_one_task_per_gpu_and_gpu_nodes_only_leaves_out_the_rest(local_fleet: LocalFleet) -> None:
     env = {k: v for k, v in os.environ.items() if k not in (ROLE, "MHCDOCTOR_SYSROOT", "RAY_ADDRESS")}
-    cmd = [sys.executable, "-m", "mhcdoctor", "fleet", "--address", local_fleet.address, "--fast", "--verify"]
+    cmd = doctor.argv("fleet", "--address", local_fleet.address, "--fast", "--verify")
     cmd += ["--gpu-nodes-only", "--json", "--timeout", "40", "--hidden", "256"]
     done = threading.Event()
     watcher = threading.Thread(target=_remember, args=(local_fleet, done), daemon=True)

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import doctor
 import jsonschema
-from logs import Server, tilelang, vllm
-from test_log_excerpts import SCHEMA
+from logs import SCHEMA, Server, tilelang, vllm
 
 REPO = Path(__file__).parents[2]
 PDL = "RuntimeError: Worker failed with error 'Check failed: is false: PDL is not supported'"
@@ -60,13 +59,7 @@ def test_a_truncated_gzip_is_read_up_to_its_end_and_says_so(tmp_path):
 
 
 def test_stdin_dash_in_a_real_process():
-    done = subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", "log", "-", "--json"],
-        input=gzip.compress(_server_log()),
-        capture_output=True,
-        timeout=120,
-        cwd=REPO,
-    )
+    done = doctor.spawn("log", "-", "--json", input=gzip.compress(_server_log()), timeout=120, cwd=REPO)
     doc = json.loads(done.stdout)
     assert doc["source"]["name"] == "stdin" and doc["ops"]["mhc_post"]["path"] == "tilelang"
     assert done.returncode == 1  # mhc-jit-while-serving

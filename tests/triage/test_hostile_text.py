@@ -87,7 +87,7 @@ def test_folder_names_that_are_not_utf8_in_path_and_cwd(tmp_path: Path) -> None:
     bundle = tmp_path / "b.tar.gz"
     for args in (["--bundle", str(bundle)], ["--json"]):
         done = subprocess.run(
-            [sys.executable, "-m", "mhcdoctor", "report", "--fast", *args],
+            doctor.argv("report", "--fast", *args),
             env=env_bytes,  # type: ignore[arg-type]
             cwd=bad,
             capture_output=True,

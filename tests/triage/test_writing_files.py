@@ -12,7 +12,6 @@ import os
 import resource
 import shutil
 import subprocess
-import sys
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,15 +33,7 @@ def cli(tmp: Path, *args: str, fsize: int | None = None, timeout: float = 60) ->
         if fsize is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
-    return subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp,
-        timeout=timeout,
-        preexec_fn=limit,
-    )
+    return doctor.spawn(*args, env=env, cwd=tmp, timeout=timeout, preexec_fn=limit)
 
 
 def digest(path: Path) -> str:

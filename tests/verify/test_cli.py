@@ -245,11 +245,10 @@ def test_vllm_ops_are_their_own_rows_and_a_wrong_one_fails(tmp_path: Path) -> No
 
 def _python_without(tmp_path: Path, *missing: str) -> Path:
     """An interpreter that sees this environment's packages except `missing` (as after `pip install . torch`)."""
-    import site as site_module
-
     seen = tmp_path / "seen"
     seen.mkdir()
-    for folder in site_module.getsitepackages():
+    # every site folder this interpreter reads, also those a .pth file adds (a venv layered on another's packages)
+    for folder in [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]:
         for entry in Path(folder).iterdir():
             top = entry.name.split("-")[0].split(".")[0].lower()
             if top not in missing and not (seen / entry.name).exists():
@@ -263,8 +262,7 @@ def _python_without(tmp_path: Path, *missing: str) -> Path:
 
 def test_without_numpy_each_path_says_which_module_is_missing_and_how_to_install_it(tmp_path: Path) -> None:
     python = _python_without(tmp_path, "numpy")
-    args = [str(python), "-m", "mhcdoctor", "verify", *SMALL, "--path", "torch", "--tokens", "1"]
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    proc = doctor.spawn("verify", *SMALL, "--path", "torch", "--tokens", "1", python=python, timeout=120, cwd=tmp_path)
     assert "torch         (all)" in proc.stdout
     assert (
         "numpy is not installed (No module named 'numpy' on the search path); pip install 'mhcdoctor[verify]' "
@@ -287,15 +285,14 @@ def test_a_child_that_dies_on_an_import_says_what_it_died_of(tmp_path: Path) -> 
 
 def test_a_user_kernel_for_one_op_has_rows_for_that_op_only(tmp_path: Path) -> None:
     python = _python_without(tmp_path, "numpy")
-    args = [str(python), "-m", "mhcdoctor", "verify", *SMALL, "--kernel", "mhc_post=mykernels:post", "--json"]
-    doc = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path).stdout)
+    args = ["verify", *SMALL, "--kernel", "mhc_post=mykernels:post", "--json"]
+    doc = doctor.spawn(*args, python=python, timeout=120, cwd=tmp_path).json()
     assert {(r["path"], r["op"]) for r in doc["results"]} == {("user", "mhc_post")}
 
 
 def test_a_venv_without_torch_names_no_gpu_in_the_header(tmp_path: Path) -> None:
     python = _python_without(tmp_path, "torch")
-    args = [str(python), "-m", "mhcdoctor", "verify", "--hidden", "256", "--tokens", "1"]
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    proc = doctor.spawn("verify", "--hidden", "256", "--tokens", "1", python=python, timeout=120, cwd=tmp_path)
     header = proc.stdout.splitlines()[0]
     assert header.endswith("on no device: nothing ran") and "cuda:0" not in proc.stdout
 
@@ -306,7 +303,7 @@ def test_each_case_is_progress_on_stderr_and_a_terminal_gets_a_bar_never_stdout(
     import pty
 
     leader, follower = pty.openpty()
-    args = [sys.executable, "-m", "mhcdoctor", "verify", *SMALL, "--path", "torch", "--tokens", "1,7", "--json"]
+    args = doctor.argv("verify", *SMALL, "--path", "torch", "--tokens", "1,7", "--json")
     env = {**os.environ, "TERM": "xterm", "PYTHONPATH": str(HERE.parents[1])}
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=follower, env=env, cwd=tmp_path)
     os.close(follower)
