@@ -196,7 +196,12 @@ def test_the_user_running_it_gets_a_cache_in_their_own_home(tmp_path):
         )
         user.run(["ln", "-s", str(user.home / "real-cache"), str(user.home / ".cache")])
         user.run(["mkdir", str(user.home / "real-cache")])
-        done = user.run([users.PYTHON, "-c", probe], env={"PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+        # their own copy of mhcdoctor: this clone may sit below a folder they cannot enter (mktemp -d makes it 0700)
+        source = user.home.parent / "src"
+        shutil.copytree(
+            Path(bytecode.__file__).parent, source / "mhcdoctor", ignore=shutil.ignore_patterns("__pycache__")
+        )
+        done = user.run([users.PYTHON, "-c", probe], env={"PYTHONPATH": str(source)})
         assert done.returncode == 0, done.stderr
         env = json.loads(done.stdout)
         assert env["PYTHONPYCACHEPREFIX"] == str(user.home / "real-cache" / "mhcdoctor" / "pycache")
