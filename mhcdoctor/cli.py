@@ -44,8 +44,6 @@ def cli(ctx: click.Context) -> None:
         click.echo(ctx.get_help())
 
 
-# Signals that stop the doctor: Ctrl-C, `kill`, a closed terminal or dropped ssh session.
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM) + ((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())
 _stopping = False
 
 
@@ -76,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     """
     previous = {}
     if threading.current_thread() is threading.main_thread():
-        previous = {number: signal.signal(number, _stop) for number in _STOP_SIGNALS}
+        previous = {number: signal.signal(number, _stop) for number in childproc.STOP_SIGNALS}
     if argv is None:
         childproc.own_orphans()
     try:
