@@ -68,10 +68,10 @@ def build_check(
     decisions = [decide(facts, model) for model in models]
     model_docs = [decision.to_json_dict() for decision in decisions]
     if verify and models:
-        from mhcdoctor.verify import run_verify  # kernels and their children: only when asked for
+        from mhcdoctor.verify import CHECK_CPU_HINT, run_verify  # kernels and their children: only when asked for
 
         selected: dict[str, str] = {op: entry["path"] for op, entry in model_docs[0]["ops"].items()}
-        verify_doc = run_verify(models[0], ctx=ctx, selected=selected, progress=progress)
+        verify_doc = run_verify(models[0], ctx=ctx, selected=selected, progress=progress, cpu_hint=CHECK_CPU_HINT)
     findings = merge_findings(doc["findings"] for doc in model_docs)
     verdicts = [doc["verdict"] for doc in model_docs]
     if verify_doc is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import os
 import signal
@@ -85,9 +86,18 @@ def main(argv: list[str] | None = None) -> None:
             signal.signal(number, handler)
 
 
+# A write that failed for want of room or of a place to write to: a full disk or quota, a file too large, a stdout
+# that was closed (`>&-`) or is a device that takes nothing (`> /dev/full`).
+_CANNOT_WRITE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EBADF, errno.EIO)
+
+
 def _main(argv: list[str] | None) -> None:
+    if sys.stdout is None:  # started with stdout closed: nothing it found could be shown
+        _error("stdout is closed, so nothing could be shown; run it with stdout open (or --json > file)")
+        sys.exit(ExitStatus.BAD_INPUT)
     try:
         code = cli.main(args=argv, prog_name="mhcdoctor", standalone_mode=False)
+        sys.stdout.flush()  # a write that fails at the last flush fails here, not in the interpreter's exit
     except click.exceptions.Abort:
         click.echo("mhcdoctor: aborted", err=True)
         sys.exit(ExitStatus.ABORTED)
@@ -108,6 +118,9 @@ def _main(argv: list[str] | None) -> None:
     except BrokenPipeError:
         sys.exit(0)
     except Exception as exc:
+        if isinstance(exc, OSError) and exc.errno in _CANNOT_WRITE:  # the machine's state, not a bug of ours
+            _error(f"cannot write {exc.filename or 'the output'}: {exc.strerror}")
+            sys.exit(ExitStatus.BAD_INPUT)
         if os.environ.get("MHCDOCTOR_DEBUG"):
             raise
         _error(

@@ -70,10 +70,15 @@ class ExitStatus(IntEnum):
 
     OK = 0
     DEGRADED = 1
-    BAD_INPUT = 2  # a usage error or input that cannot be read: one line on stderr
+    # a usage error, input that cannot be read, or output that cannot be written (a full disk, stdout closed): one line
+    # on stderr
+    BAD_INPUT = 2
     FAIL = 3
     INTERNAL_ERROR = 4  # a bug in mhcdoctor itself, kept apart from the verdicts and bad input
-    ABORTED = 130  # Ctrl-C
+    # stopped by a signal: 128 + its number, as a shell reports it (mhcdoctor.cli._stop)
+    HANGUP = 129  # SIGHUP: the terminal closed, the ssh session dropped
+    ABORTED = 130  # Ctrl-C (SIGINT)
+    TERMINATED = 143  # SIGTERM
 
 
 VERDICT_EXIT: dict[str, ExitStatus] = {"ok": ExitStatus.OK, "degraded": ExitStatus.DEGRADED, "fail": ExitStatus.FAIL}
