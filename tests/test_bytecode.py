@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import users
 
 from mhcdoctor import bytecode
@@ -140,6 +141,7 @@ def _crafted_pyc(source: Path, mark: Path) -> bytes:
     return bytes(_code_to_timestamp_pyc(code, int(info.st_mtime), info.st_size))
 
 
+@pytest.mark.slow
 def test_root_under_another_users_home_keeps_no_cache_there_and_runs_none_of_their_bytecode(tmp_path):
     """`sudo -E mhcdoctor check`: root, with another user's HOME, over an install without bytecode. That user races
     root's children by swapping the cache folder for their own, holding crafted `.pyc` files."""

@@ -145,6 +145,7 @@ def test_hostile_files_never_reach_the_terminal_raw(machine):
     assert doc["facts"]["rocm_version"] is None
 
 
+@pytest.mark.slow
 def test_colour_only_on_a_terminal_and_never_with_no_color(machine):
     def run_on_terminal(extra_env: dict[str, str]) -> str:
         env = {**machine.env(), **extra_env}

@@ -104,6 +104,7 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None
     assert (proc.returncode, proc.stderr.count("\n"), message in proc.stderr) == (2, 1, True), proc.stderr
 
 
+@pytest.mark.slow
 def test_on_the_cpu_the_default_sizes_are_the_decode_sizes_and_it_says_so() -> None:
     """The torch path at 16384 tokens passes bench's timeout on a small CPU: its defaults there are the decode sizes."""
     proc = bench("--hidden", "256", "--device", "cpu", "--path", "torch", "--json", "--repeats", "3")

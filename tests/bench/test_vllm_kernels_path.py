@@ -55,6 +55,7 @@ def bench_doc(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
     return json.loads(proc.stdout), text.stdout
 
 
+@pytest.mark.slow
 def test_vllms_ops_are_called_as_its_model_calls_them_and_each_output_is_right(bench_doc: tuple[dict, str]) -> None:
     doc, _ = bench_doc
     jsonschema.validate(doc, SCHEMA)
@@ -72,6 +73,7 @@ def test_vllms_ops_are_called_as_its_model_calls_them_and_each_output_is_right(b
     assert "prenorm GEMM: vLLM's tilelang GEMM (DeepGEMM is off here)" in notes
 
 
+@pytest.mark.slow
 def test_a_fused_op_slower_than_post_then_pre_is_reported_per_step(bench_doc: tuple[dict, str]) -> None:
     doc, _ = bench_doc
     (batch,) = doc["step"]["batches"]
@@ -81,6 +83,7 @@ def test_a_fused_op_slower_than_post_then_pre_is_reported_per_step(bench_doc: tu
     assert slow[0]["per_step_ms"] == pytest.approx(85 * (slow[0]["fused_ms"] - slow[0]["separate_ms"]))
 
 
+@pytest.mark.slow
 def test_the_text_names_vllms_release_and_labels_the_probe_kernels(bench_doc: tuple[dict, str]) -> None:
     _, text = bench_doc
     assert "vLLM 9.9.0: its own kernels timed as its DeepSeek-V4 model calls them" in text
@@ -88,6 +91,7 @@ def test_the_text_names_vllms_release_and_labels_the_probe_kernels(bench_doc: tu
     assert "finding: vllm:tilelang's fused post+pre takes" in text
 
 
+@pytest.mark.slow
 def test_without_vllm_the_header_says_so_and_probes_are_not_timed_unless_named() -> None:
     if not needs.installed("torch"):
         pytest.skip("needs torch")

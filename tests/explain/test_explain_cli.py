@@ -88,6 +88,7 @@ def test_trial_import_release_imports_the_installed_tilelang_and_falls_back(sysr
     assert {"tilelang-import-ignored", "torch-fallback"} <= {f["id"] for f in document["findings"]}
 
 
+@pytest.mark.slow
 def test_find_spec_release_selects_a_broken_tilelang_and_deep_shows_it_fails(sysroot_env, broken_tilelang):
     args = ("explain", "--json", "--vllm", "0.28.0", "--platform", "rocm", "--arch", "gfx950")
     fast = doctor.run(*args, env=sysroot_env(site=broken_tilelang)).json()

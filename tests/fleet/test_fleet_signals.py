@@ -48,6 +48,7 @@ def hanging_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
             os.kill(int(line.split(":")[0]), signal.SIGKILL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_stopped_fleet_stops_every_nodes_check_and_its_helpers_and_exits_as_the_doctor_does(hanging_node, number):
     address, tag, site = hanging_node
@@ -87,6 +88,7 @@ def test_a_stopped_fleet_stops_every_nodes_check_and_its_helpers_and_exits_as_th
     assert _checks(site) == [], "the node's check still runs"
 
 
+@pytest.mark.slow
 def test_a_check_whose_ray_worker_is_killed_stops_what_it_started(hanging_node):
     """The worker dies under the check (OOM-killed, crashed): the check, told by its parent-death signal (SIGTERM),
     kills its own children and the helper they left, then exits; the fleet reports the node lost."""

@@ -248,6 +248,7 @@ def test_the_bundle_carries_reports_redacted_never_their_raw_bytes(saved: Path, 
     assert "unreadable: report" in shipped and "node-2.json is not valid JSON" in shipped
 
 
+@pytest.mark.slow
 def test_a_fifo_named_with_no_writer_is_a_row_not_a_hang(saved: Path, tmp_path: Path) -> None:
     fifo = tmp_path / "node-2.json"
     os.mkfifo(fifo)

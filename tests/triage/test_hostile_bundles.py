@@ -22,6 +22,8 @@ def write_bytes(path: Path, data: bytes) -> Path:
     return path
 
 
+pytestmark = pytest.mark.slow  # huge inputs, each in a child of its own: seconds each
+
 CPU_SECONDS = 10  # the child's own user+system time, start-up included (about 0.3 s)
 HANG_SECONDS = 120  # wall time after which the child counts as hung, however loaded the machine
 PEAK_MIB = 120  # the interpreter with mhcdoctor loaded is about 40 MiB; the attacks reached 1.3-1.7 GB
@@ -101,7 +103,6 @@ def _run(tmp: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], float
     return done, float(cpu), int(peak_kib) / 1024
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(
     ("make", "message"),
     [

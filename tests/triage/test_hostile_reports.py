@@ -1,4 +1,4 @@
-"""Hostile and odd reports through `explain --from` and `diff` (in a child process, as a user runs them): escape
+"""Hostile and odd reports through `explain --from` and `diff` (pipes, FIFOs and stdin in a child process): escape
 sequences are shown, never obeyed; pipes, FIFOs and stdin are read bounded; malformed reports exit 2 with one line."""
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def test_escape_sequences_in_a_report_never_reach_the_terminal(tmp_path, command
     hostile = _hostile(tmp_path)
     good = write_json(tmp_path / "good.json", rocm_report())
     args = ("explain", "--from", str(hostile)) if command == "explain" else ("diff", str(good), str(hostile))
-    done = doctor.spawn(*args, timeout=60, env=PLAIN)
+    done = doctor.run(*args, timeout=60, env=PLAIN)
     assert done.returncode in (0, 1, 2), done.stderr
     for stream in (done.stdout, done.stderr):
         assert "\x1b" not in stream and "\r" not in stream and "\x07" not in stream
@@ -102,14 +102,14 @@ def test_a_malformed_report_exits_2_with_one_bounded_line_where_the_command_read
     good = write_json(tmp_path / "good.json", rocm_report())
     if command == "explain" and (change, message) in OTHER_PARTS_DAMAGED:
         damaged, intact = (
-            doctor.spawn("explain", "--json", "--from", str(bad), timeout=60, env=PLAIN),
-            doctor.spawn("explain", "--json", "--from", str(good), timeout=60, env=PLAIN),
+            doctor.run("explain", "--json", "--from", str(bad), timeout=60, env=PLAIN),
+            doctor.run("explain", "--json", "--from", str(good), timeout=60, env=PLAIN),
         )
         assert damaged.returncode == intact.returncode == 3, damaged.stderr
         assert json.loads(damaged.stdout)["findings"] == json.loads(intact.stdout)["findings"]
         return
     args = ("explain", "--from", str(bad)) if command == "explain" else ("diff", str(good), str(bad))
-    done = doctor.spawn(*args, timeout=60, env=PLAIN)
+    done = doctor.run(*args, timeout=60, env=PLAIN)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1 and message in lines[0] and len(lines[0]) < 600, done.stderr
 
@@ -118,7 +118,7 @@ def test_a_malformed_report_exits_2_with_one_bounded_line_where_the_command_read
 def test_diff_output_is_bounded_for_a_50_mb_value(tmp_path):
     big = write_json(tmp_path / "big.json", variant(rocm_report(), **{"facts.aiter.location": "/x" * (25 << 20)}))
     good = write_json(tmp_path / "good.json", rocm_report())
-    done = doctor.spawn("diff", str(good), str(big), timeout=60, env=PLAIN)
+    done = doctor.run("diff", str(good), str(big), timeout=60, env=PLAIN)
     assert done.returncode == 1 and len(done.stdout) < 64_000
 
 

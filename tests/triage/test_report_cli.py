@@ -21,7 +21,8 @@ import pytest
 
 from mhcdoctor.redact import PROTECTED_WORDS
 
-pytestmark = pytest.mark.xdist_group("report-cli")  # user_report, once
+# user_report, once: probes that hang for the 2 s timeout and crash, so seconds for the module
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("report-cli")]
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = REPO / "mhcdoctor" / "schemas"

@@ -68,6 +68,7 @@ def fill(disk: Path, leave: int) -> Path:
     return filler
 
 
+@pytest.mark.slow
 def test_a_full_disk_leaves_no_cut_bundle_and_the_next_run_writes_it(tmp_path):
     with tmpfs(tmp_path / "disk", 1024) as disk:
         target = disk / "b.tar.gz"
@@ -88,6 +89,7 @@ def test_a_full_disk_leaves_no_cut_bundle_and_the_next_run_writes_it(tmp_path):
             assert "mhcdoctor-report/report.json" in tar.getnames()
 
 
+@pytest.mark.slow
 def test_a_full_disk_leaves_the_bundle_being_replaced_as_it_was(tmp_path):
     with tmpfs(tmp_path / "disk", 1024) as disk:
         target = disk / "b.tar.gz"
