@@ -16,13 +16,24 @@ import click
 from mhcdoctor import __version__, childproc
 from mhcdoctor.documents.vocabulary import ExitStatus
 from mhcdoctor.errors import InputError
-from mhcdoctor.facts import FactsError
-from mhcdoctor.models import ModelError
 from mhcdoctor.text import plural, visible
 
-# Subcommand -> module under mhcdoctor.commands. Each is imported only when used, so `check --fast` does not pay
-# for the verifier's or the bundler's imports.
-COMMANDS = ("check", "explain", "verify", "bench", "report", "diff", "models", "fleet", "merge", "log")
+# Subcommand -> its one-line summary, as pip's commands_dict: `mhcdoctor --help` lists them from here, and each
+# command's module (mhcdoctor/commands/NAME.py) is imported only when it runs or shows its own help, so neither the
+# list nor `check --fast` pays for the verifier's or the bundler's imports.
+COMMANDS: dict[str, str] = {
+    "check": "Probe this machine and show the mHC path each op takes for each model.",
+    "explain": "Which path vLLM takes for each mHC op, every gate on the way, and what will go wrong.",
+    "verify": "Run a small mHC call on each path and compare it with a float64 oracle.",
+    "bench": "Time each op on each path, with bandwidth and cost per decode step.",
+    "report": "A redacted report of this machine for a GitHub issue (--bundle: a tar.gz).",
+    "diff": "Show the facts and decisions that differ between two reports.",
+    "models": "List the built-in model configs that --model accepts.",
+    "fleet": "One check per node of a Ray cluster; the summary names the nodes that differ.",
+    "merge": "Merge saved reports into one fleet summary.",
+    "log": "Which mHC path vLLM took, read from its server log.",
+    "help": "Show this list, or one command's help.",
+}
 
 
 class LazyGroup(click.Group):
@@ -33,7 +44,13 @@ class LazyGroup(click.Group):
         if cmd_name not in COMMANDS:
             return None
         command: click.Command = importlib.import_module(f"mhcdoctor.commands.{cmd_name}").command
+        command.short_help = COMMANDS[cmd_name]
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from the table, importing none of them."""
+        with formatter.section("Commands"):
+            formatter.write_dl(list(COMMANDS.items()))
 
 
 @click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
@@ -107,7 +124,7 @@ def _main(argv: list[str] | None) -> None:
             hint = f" (see '{exc.ctx.command_path} --help')"
         _error(f"{exc.format_message()}{hint}")
         sys.exit(exc.exit_code)
-    except (InputError, ModelError, FactsError) as exc:
+    except InputError as exc:  # models.ModelError and facts.FactsError among them
         _error(str(exc))
         sys.exit(ExitStatus.BAD_INPUT)
     except RecursionError:  # a report or config nested absurdly deep, found while walking it

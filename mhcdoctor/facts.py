@@ -40,6 +40,7 @@ from mhcdoctor.documents.check import (
 from mhcdoctor.documents.dataclass_json import as_document
 from mhcdoctor.documents.explain import RulesFactsDocument
 from mhcdoctor.documents.vocabulary import JsonValue
+from mhcdoctor.errors import InputError
 from mhcdoctor.userfiles import mismatch
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ _PUBLISHED_ORDER = (
 )  # fmt: skip
 
 
-class FactsError(ValueError):
+class FactsError(InputError):
     """A facts document (a saved report, or its `facts` part) is malformed."""
 
 
