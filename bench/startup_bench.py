@@ -40,7 +40,8 @@ def main() -> None:
         runs = [one_run(args) for _ in range(options.runs)]
         wall = statistics.median(r[0] for r in runs)
         imported = statistics.median(r[2] for r in runs)
-        print(f"mhcdoctor {' '.join(args)}: {wall:.3f} s; {runs[0][1]} mhcdoctor modules, {imported:.3f} s importing them")
+        shown = f"mhcdoctor {' '.join(args)}: {wall:.3f} s"
+        print(f"{shown}; {runs[0][1]} mhcdoctor modules, {imported:.3f} s importing them")
 
 
 if __name__ == "__main__":

@@ -116,7 +116,6 @@ BIG_FUSE_RMS = AiterBug("big-fuse-rms", "0.1.15rc0", "0.1.15.post3", ("mhc_pre",
 # aiter #4633 (open): mhc_pre fails with "invalid configuration argument" on MI300X, reported on v0.1.19 and main;
 # v0.1.18 ships the same mhc_kernels.cu and aiter/ops/mhc.py as v0.1.19 (#4115 changed them last, in v0.1.18).
 INVALID_CONFIG = AiterBug("invalid-config", "0.1.18", None, ("mhc_pre",), ("gfx942",), None, None)
-BUGS: tuple[AiterBug, ...] = (BIG_FUSE_SYNC, POST_RACE, BIG_FUSE_RMS, INVALID_CONFIG)
 
 
 def has_bug(version: str | None, bug: AiterBug) -> bool | None:

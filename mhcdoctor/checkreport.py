@@ -43,15 +43,13 @@ if TYPE_CHECKING:
 def build_check(
     ctx: ProbeContext,
     models: Iterable[ModelConfig],
-    verify_doc: VerifyDocument | None = None,
     verify: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> CheckDocument:
     """Probe this machine (as `ctx` says), decide for each model, and return the check/1 document.
 
     With `verify`, the kernels of every available path also run (mhcdoctor.verify) at the first model's size, and a
-    path the rules select that computes wrong numbers makes the verdict fail. `verify_doc` folds in a verify/1
-    document that was produced elsewhere.
+    path the rules select that computes wrong numbers makes the verdict fail.
     """
     start = time.perf_counter()
     models = list(models)
@@ -67,6 +65,7 @@ def build_check(
     facts = facts_from_probes(results)
     decisions = [decide(facts, model) for model in models]
     model_docs = [decision.to_json_dict() for decision in decisions]
+    verify_doc: VerifyDocument | None = None
     if verify and models:
         from mhcdoctor.verify import CHECK_CPU_HINT, run_verify  # kernels and their children: only when asked for
 

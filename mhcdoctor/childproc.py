@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import os
 import secrets
 import shutil
@@ -95,7 +94,8 @@ def _load_prctl() -> None:
     if not sys.platform.startswith("linux") or _prctl is not None:
         return
     try:
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        # the C library Python itself runs on (dlopen(NULL)): find_library("c") would start `ldconfig -p` to look it up
+        _libc = ctypes.CDLL(None, use_errno=True)
         _prctl = _libc.prctl
     except (OSError, AttributeError):
         _prctl = _libc = None

@@ -207,7 +207,7 @@ class Facts:
     # apache-tvm-ffi (import name tvm_ffi): tilelang's runtime; some pairs of the two abort at `import tilelang`
     tvm_ffi: PackageFacts = field(default_factory=PackageFacts, metadata=RULES_READ)
     deepgemm: DeepGemmFacts = field(default_factory=DeepGemmFacts, metadata=RULES_READ)
-    # The environment variables vLLM's mHC and DeepGEMM code reads (rules.knobs.VLLM_ENV), as set here; None: unknown
+    # The environment variables vLLM's mHC and DeepGEMM code reads (known.VLLM_ENV), as set here; None: unknown
     vllm_env: dict[str, str] | None = field(default=None, metadata=RULES_READ)
     # vLLM's mHC kernels in tilelang's kernel cache for this GPU and tilelang; None: not looked (or no tilelang)
     tilelang_cache: CacheFacts | None = None
@@ -251,12 +251,9 @@ class Facts:
         self.sources[dotted] = source
 
 
-# The JSON form of the facts (Facts.to_dict(), check/1's `facts` part), one TypedDict per dataclass above, with the
-# same fields in the same order. A report read back is checked and written out in full by read_report_facts, so
-# a FactsDocument always has every member.
-
-
-# Each dataclass and its JSON form, for the test that holds them together.
+# Each dataclass and its JSON form (Facts.to_dict(), check/1's `facts` part): one TypedDict of documents.check per
+# dataclass here, with the same fields in the same order, held together by a test. A report read back is checked
+# and written out in full by read_report_facts, so a FactsDocument always has every member.
 DOCUMENTS: Mapping[str, type] = {
     "Facts": FactsDocument,
     "Device": DeviceDocument,

@@ -32,7 +32,7 @@ def test_help_shows_the_list_and_help_of_a_command_is_its_own() -> None:
 
 
 def test_help_of_a_command_that_does_not_exist_is_one_line_and_exit_2() -> None:
-    done = doctor.run("help", "chek")
+    done = doctor.run("help", "frobnicate")
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr.startswith("mhcdoctor: error: no command 'chek'; the commands are check, explain,")
+    assert done.stderr.startswith("mhcdoctor: error: no command 'frobnicate'; the commands are check, explain,")
     assert len(done.stderr.splitlines()) == 1
