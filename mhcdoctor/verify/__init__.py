@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from mhcdoctor import __version__
 from mhcdoctor.clock import created_now
-from mhcdoctor.documents.verify import ROW_STATUSES, SCHEMA, VerifyDocument, VerifyRow
+from mhcdoctor.documents.verify import ROW_STATUSES, SCHEMA, PathOutcome, VerifyDocument, VerifyRow
 from mhcdoctor.documents.vocabulary import OPS, Verdict, one_of
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import REGISTRY, USER_KERNELS_ENV, USER_PATH, ops_of
@@ -241,6 +241,14 @@ def _no_gpu_seen(ran: list[Ran[CaseRow]]) -> bool:
     return bool(ran) and all(
         o.outcome["status"] == "unavailable" and str(o.outcome["reason"]).startswith(_NO_GPU_REASONS) for o in ran
     )
+
+
+def no_gpu_reason(outcomes: list[PathOutcome]) -> str | None:
+    """Why nothing ran on a GPU, when no path ran and at least one path's child found no GPU (the others are not
+    installed); else None."""
+    if any(o["status"] != "unavailable" for o in outcomes):
+        return None
+    return next((str(o["reason"]) for o in outcomes if str(o["reason"]).startswith(_NO_GPU_REASONS)), None)
 
 
 def _rows_of(ran: Ran[CaseRow], counts: list[int], env: Mapping[str, str]) -> list[CaseRow]:
