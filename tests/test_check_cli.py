@@ -7,6 +7,7 @@ The environment under test is a wrapper interpreter (`python -S` with only the f
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -221,3 +222,15 @@ def test_the_impostor_shows_why_its_mhc_ops_fail_and_is_never_called_an_old_aite
     replay = doctor.run("explain", "--platform", "rocm", "--arch", "gfx942", env=machine).stdout
     assert "aiter before" not in replay and "Build aiter 0.1.16" not in replay
     assert "the installed `aiter` is not AMD's aiter and has no aiter.ops.mhc" in replay
+
+
+@pytest.mark.slow
+def test_check_verify_without_a_gpu_names_the_command_that_takes_device_cpu(tmp_path: Path) -> None:
+    """check and report take no --device: the hint names `mhcdoctor verify --device cpu`, which does."""
+    (tmp_path / "machine").mkdir()
+    env = dict(os.environ, MHCDOCTOR_SYSROOT=str(tmp_path / "machine"), CUDA_VISIBLE_DEVICES="", NO_COLOR="1")
+    shown = doctor.run("check", "--verify", "--model", "deepseek-v4-flash", env=env).stdout
+    reasons = [line for line in shown.splitlines() if "(all)" in line and " skip " in line]
+    assert reasons and all(
+        line.endswith("; `mhcdoctor verify --device cpu` runs the paths on the CPU") for line in reasons
+    )
