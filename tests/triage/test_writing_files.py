@@ -230,3 +230,16 @@ def test_a_replaced_file_keeps_its_mode(tmp_path):
     write_file(target, b"new", "test file", replace=True)
 
     assert target.read_bytes() == b"new" and oct(target.stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_documented_report_command_run_twice_keeps_the_report_beside_its_bundle(tmp_path: Path) -> None:
+    """`report --bundle b.tar.gz > report.md` again: the shell has emptied report.md before mhcdoctor refuses to
+    replace the bundle; the report the bundle holds is printed again, so report.md still matches it."""
+    first = cli(tmp_path, "report", "--fast", "--bundle", "b.tar.gz")
+    again = cli(tmp_path, "report", "--fast", "--bundle", "b.tar.gz")
+    assert first.returncode == 0 and first.stdout
+    assert (again.returncode, again.stdout) == (2, first.stdout)
+    assert again.stderr.splitlines()[-1] == (
+        "mhcdoctor: error: cannot write bundle b.tar.gz: it exists (give --force to replace it); the report it holds "
+        "was printed again, so it matches what stdout goes to"
+    )
