@@ -234,3 +234,33 @@ def test_check_verify_without_a_gpu_names_the_command_that_takes_device_cpu(tmp_
     assert reasons and all(
         line.endswith("; `mhcdoctor verify --device cpu` runs the paths on the CPU") for line in reasons
     )
+
+
+def test_pypis_aiter_on_an_nvidia_machine_is_to_be_uninstalled_and_its_row_is_no_cross(machine: Machine) -> None:
+    """AMD's aiter runs on AMD GPUs only: on a CUDA host the fix is to remove PyPI's `aiter`, not to build AMD's."""
+    fakes.nvidia_proc(machine.root, gpus=[("0000:18:00.0", "NVIDIA H200")])
+    fakes.impostor_aiter(machine.site)
+    doc, proc = check_json(machine, "--fast", "--model", "deepseek-v4-pro")
+    impostor = next(f for f in doc["findings"] if f["id"] == "aiter-impostor")
+    assert (impostor["severity"], impostor["fix"]) == (
+        "info",
+        "pip uninstall aiter  # not AMD's aiter, which this machine cannot use",
+    )
+    row = next(line for line in doctor.run("check", "--fast", env=machine).stdout.splitlines() if " aiter " in line)
+    assert row.lstrip().startswith("·") and "not AMD's aiter" in row
+
+
+def test_a_tilelang_without_apache_tvm_ffi_is_told_to_install_apache_tvm_ffi(machine: Machine) -> None:
+    fakes.nvidia_proc(machine.root, gpus=[("0000:18:00.0", "NVIDIA H200")])
+    fakes.library(machine.site, "tilelang", "0.1.12", init="import tvm_ffi\n")
+    fakes.library(machine.site, "vllm", "0.30.0")
+    doc, _ = check_json(machine, "--model", "deepseek-v4-pro")
+    missing = next(f for f in doc["findings"] if f["id"] == "tilelang-missing")
+    assert missing["fix"] == "pip install apache-tvm-ffi  # tilelang is installed; the tvm_ffi module it imports is not"
+    assert "No module named 'tvm_ffi'" in missing["detail"]
+
+
+def test_no_vllm_here_points_at_the_python_whose_vllm_it_is(machine: Machine) -> None:
+    doc, _ = check_json(machine, "--fast")
+    fix = next(f["fix"] for f in doc["findings"] if f["id"] == "vllm-not-installed")
+    assert fix.startswith("Installed in another environment? Point mhcdoctor at it: mhcdoctor check --python ")

@@ -73,7 +73,7 @@ def _machine(
     for key, comp in (("nvcc", facts["nvcc"]), ("hipcc", facts["hipcc"])):
         if comp["found"]:
             rows.append(("ok", key, " ".join(x for x in (comp["version"], comp["path"]) if x)))
-    rows.append(_aiter_row(facts["aiter"]))
+    rows.append(_aiter_row(facts["aiter"], facts["platform"]))
     for label, package in (("tilelang", facts["tilelang"]), ("triton", facts["triton"]), ("vLLM", facts["vllm"])):
         rows.append(_package_row(label, package))
     pins = next((f for f in findings or [] if f["id"] == "vllm-pin-mismatch"), None)
@@ -116,12 +116,13 @@ def _torch_row(torch: TorchDocument) -> tuple[str, str, str]:
     return _with_import("torch", f"{torch['version']} ({build})", torch)
 
 
-def _aiter_row(aiter: AiterDocument) -> tuple[str, str, str]:
+def _aiter_row(aiter: AiterDocument, platform: str) -> tuple[str, str, str]:
     if not aiter["present"]:
         return ("info", "aiter", "not installed")
     if aiter["genuine"] is False:
         who = aiter["distribution"] or "another package"
-        return ("fail", "aiter", f"not AMD's aiter: `aiter` belongs to {who} {aiter['version'] or ''}".rstrip())
+        level = "fail" if platform == "rocm" else "info"  # as aiter-impostor: only a ROCm vLLM would call it
+        return (level, "aiter", f"not AMD's aiter: `aiter` belongs to {who} {aiter['version'] or ''}".rstrip())
     version = aiter["version"] or "version unknown"
     if aiter["has_mhc_ops"] is False:
         return _with_import("aiter", f"{version}: AMD's aiter without mHC ops (no aiter/ops/mhc.py)", aiter, "warn")
