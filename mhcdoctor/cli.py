@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 import threading
+from pathlib import Path
 from types import FrameType
 
 import click
@@ -54,7 +55,14 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="mhcdoctor")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, param, value: _show_version(ctx, value),
+    help="Show the version (and the git commit, run from a checkout) and exit.",
+)
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """A doctor for DeepSeek-V4's mHC kernels in vLLM: which path runs, why, and whether it is right."""
@@ -63,6 +71,37 @@ def cli(ctx: click.Context) -> None:
 
 
 _stopping = False
+
+
+def _show_version(ctx: click.Context, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    commit = git_commit(Path(__file__).resolve().parent.parent)
+    click.echo(f"mhcdoctor {__version__}" + (f" (git {commit})" if commit else ""))
+    ctx.exit()
+
+
+def git_commit(folder: Path) -> str | None:
+    """The commit checked out in `folder` (a clone or a worktree of one), read from .git's files, not by running
+    git; None when it is no checkout (an installed wheel) or the files say nothing usable."""
+    try:
+        git = folder / ".git"
+        if git.is_file():  # a worktree: "gitdir: PATH"
+            git = Path(git.read_text(encoding="utf-8").removeprefix("gitdir:").strip())
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+        if not head.startswith("ref: "):
+            return head[:12] or None  # detached: the commit itself
+        ref = head.removeprefix("ref: ")
+        common = git / (git / "commondir").read_text(encoding="utf-8").strip() if (git / "commondir").is_file() else git
+        for where in (git, common):
+            if (where / ref).is_file():
+                return (where / ref).read_text(encoding="utf-8").strip()[:12] or None
+        for line in (common / "packed-refs").read_text(encoding="utf-8").splitlines():
+            if line.endswith(" " + ref):
+                return line.split()[0][:12]
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
