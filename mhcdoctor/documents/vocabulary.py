@@ -114,3 +114,15 @@ def token_scope(tokens: int | None) -> str:
     if tokens is None:
         return ""
     return f"from {tokens} tokens" + (": prefill" if tokens >= PREFILL_FROM else "")
+
+
+# The project's public home, decided in issue 32 (none was published before): pyproject's [project.urls] name it,
+# and a finding links to its own section of docs/findings.md there (docsgen writes an anchor per finding id), so
+# the link works for a pip-installed user, who has no docs/ folder.
+HOMEPAGE = "https://github.com/mhcdoctor/mhcdoctor"
+FINDINGS_DOCS = f"{HOMEPAGE}/blob/main/docs/findings.md"
+
+
+def finding_docs(finding_id: str) -> str:
+    """The address of a finding's section of docs/findings.md."""
+    return f"{FINDINGS_DOCS}#{finding_id}"

@@ -15,7 +15,8 @@ from mhcdoctor.documents.check import (
 )
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument
 from mhcdoctor.documents.models import BUILTIN_NAMES
-from mhcdoctor.documents.vocabulary import OPS, token_scope
+from mhcdoctor.documents.vocabulary import OPS, finding_docs, token_scope
+from mhcdoctor.render.decision_text import fix_once
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 
 _GIB = 1 << 30
@@ -212,6 +213,7 @@ def _models(models: list[DecisionDocument], style: Style) -> list[str]:
 
 def render_findings(findings: list[FindingDocument], style: Style) -> list[str]:
     out = [style.bold("Findings")]
+    fixed_by: dict[str, str] = {}
     for f in findings:
         scope = token_scope(f.get("from_tokens"))
         title = f"{f['title']} ({scope})" if scope else f["title"]
@@ -219,7 +221,8 @@ def render_findings(findings: list[FindingDocument], style: Style) -> list[str]:
         if f.get("detail"):
             out.append(f"      why: {f['detail']}")
         if f.get("fix"):
-            out.append(f"      fix: {f['fix']}")
+            out.append(f"      fix: {fix_once(f['fix'], f['id'], fixed_by)}")
+        out.append(style.dim(f"      docs: {finding_docs(f['id'])}"))
     return out
 
 
