@@ -31,7 +31,7 @@ from mhcdoctor.documents.vocabulary import severity_rank, worst_verdict
 from mhcdoctor.environment import relevant_env
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import PROBES, facts_from_probes, run_probes, vllm_selfcheck
-from mhcdoctor.probes.base import guarded
+from mhcdoctor.probes.base import ProbeResult, guarded
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.rules import decide
 from mhcdoctor.text import visible, visible_strings
@@ -45,11 +45,13 @@ def build_check(
     models: Iterable[ModelConfig],
     verify: bool = False,
     progress: Callable[[str], None] | None = None,
+    on_probe: Callable[[ProbeResult], None] | None = None,
 ) -> CheckDocument:
     """Probe this machine (as `ctx` says), decide for each model, and return the check/1 document.
 
-    With `verify`, the kernels of every available path also run (mhcdoctor.verify) at the first model's size, and a
-    path the rules select that computes wrong numbers makes the verdict fail.
+    `on_probe` hears of each probe as it finishes (progress on a terminal). With `verify`, the kernels of every
+    available path also run (mhcdoctor.verify) at the first model's size, and a path the rules select that computes
+    wrong numbers makes the verdict fail.
     """
     start = time.perf_counter()
     models = list(models)
@@ -57,8 +59,10 @@ def build_check(
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="selfcheck") as pool:  # vLLM imports slowly: meanwhile
         selfcheck = pool.submit(guarded, vllm_selfcheck.NAME, partial(vllm_selfcheck.probe, ctx, sizes))
         # one vLLM child, not two: the self-check's first step is the import the vllm.import probe would run
-        results = run_probes(ctx, skip={vllm_selfcheck.IMPORT_NAME})
+        results = run_probes(ctx, skip={vllm_selfcheck.IMPORT_NAME}, on_done=on_probe)
         checked = selfcheck.result()
+        if on_probe is not None:
+            on_probe(checked)
         at = [*PROBES].index(vllm_selfcheck.IMPORT_NAME)  # results stay in PROBES order
         results.insert(at, vllm_selfcheck.import_result(checked))
         results.append(checked)

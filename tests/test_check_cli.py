@@ -264,3 +264,13 @@ def test_no_vllm_here_points_at_the_python_whose_vllm_it_is(machine: Machine) ->
     doc, _ = check_json(machine, "--fast")
     fix = next(f["fix"] for f in doc["findings"] if f["id"] == "vllm-not-installed")
     assert fix.startswith("Installed in another environment? Point mhcdoctor at it: mhcdoctor check --python ")
+
+
+def test_the_verdict_is_followed_by_what_was_found_counted(machine: Machine) -> None:
+    """`2 fail, 1 warning in 3 models`, as other doctors end: here no GPU (fail) and nothing installed (info)."""
+    doc, _ = check_json(machine, "--fast")
+    shown = doctor.run("check", "--fast", env=machine).stdout.splitlines()
+    verdict = next(i for i, line in enumerate(shown) if "Verdict" in line)
+    fails = sum(1 for f in doc["findings"] if f["severity"] == "fail")
+    infos = sum(1 for f in doc["findings"] if f["severity"] == "info")
+    assert shown[verdict + 1] == f"  {fails} fail, {infos} info; 3 of 3 models not ok"

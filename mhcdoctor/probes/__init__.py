@@ -67,11 +67,20 @@ PROBES: dict[str, Probe] = {
 }
 
 
-def run_probes(ctx: ProbeContext, skip: Collection[str] = ()) -> list[ProbeResult]:
+def run_probes(
+    ctx: ProbeContext, skip: Collection[str] = (), on_done: Callable[[ProbeResult], None] | None = None
+) -> list[ProbeResult]:
     """Run every probe but those in `skip`; a probe's own bug becomes an `error` result. Results come back in PROBES
-    order."""
+    order; `on_done` hears of each as it finishes (from the probe's thread: it must be quick and thread-safe)."""
     PathFinder.invalidate_caches()  # packages may have been installed since this process last looked
-    calls = [partial(guarded, name, partial(probe, ctx)) for name, probe in PROBES.items() if name not in skip]
+    told = on_done or (lambda result: None)
+
+    def run(name: str, probe: Probe) -> ProbeResult:
+        result = guarded(name, partial(probe, ctx))
+        told(result)
+        return result
+
+    calls = [partial(run, name, probe) for name, probe in PROBES.items() if name not in skip]
     if ctx.fast:  # files only: sequential is faster than starting threads
         return [call() for call in calls]
     # Threads only wait on children and subprocesses, so one per probe lets every child run at once.

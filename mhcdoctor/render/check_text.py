@@ -15,9 +15,10 @@ from mhcdoctor.documents.check import (
 )
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument
 from mhcdoctor.documents.models import BUILTIN_NAMES
-from mhcdoctor.documents.vocabulary import OPS, finding_docs, token_scope
+from mhcdoctor.documents.vocabulary import OPS, SEVERITIES, finding_docs, token_scope
 from mhcdoctor.render.decision_text import fix_once
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
+from mhcdoctor.text import plural
 
 _GIB = 1 << 30
 _OP_COLUMN = {"mhc_fused_post_pre": "fused post+pre"}  # a column's heading, where not the op's name
@@ -242,6 +243,19 @@ def _probes(probes: list[ProbeDocument], style: Style) -> list[str]:
     return out
 
 
+def summary_line(doc: CheckDocument) -> str:
+    """What the check found, counted: "2 fail, 1 warning, 1 info; 1 of 3 models not ok"."""
+    worst_first = reversed(SEVERITIES)
+    counts = {severity: sum(1 for f in doc["findings"] if f["severity"] == severity) for severity in worst_first}
+    words = {"fail": ("fail", "fail"), "warn": ("warning", "warnings"), "info": ("info", "info")}
+    found = ", ".join(f"{n} {words[s][n != 1]}" for s, n in counts.items() if n) or "no findings"
+    models = doc["models"]
+    not_ok = sum(1 for m in models if m["verdict"] != "ok")
+    if not_ok:
+        return f"{found}; {not_ok} of {plural(len(models), 'model')} not ok"
+    return f"{found}; {plural(len(models), 'model')}, all ok"
+
+
 def _footer(doc: CheckDocument, style: Style) -> list[str]:
     verdict = doc["verdict"]
     text = {
@@ -249,7 +263,7 @@ def _footer(doc: CheckDocument, style: Style) -> list[str]:
         "degraded": "degraded: it will run correctly, but on a fallback path or with a warning",
         "fail": "fail: a selected path will crash or compute wrong results, or no GPU path can run",
     }[verdict]
-    out = [f"{style.mark(VERDICT_LEVEL[verdict])} {style.bold('Verdict')}: {text}"]
+    out = [f"{style.mark(VERDICT_LEVEL[verdict])} {style.bold('Verdict')}: {text}", "  " + summary_line(doc)]
     if doc["mode"] == "fast":
         out.append(style.dim("  --fast: nothing was imported, no GPU initialised; plain `check` imports too."))
     return out
