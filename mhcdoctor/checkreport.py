@@ -19,8 +19,6 @@ import socket
 import sys
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from typing import TYPE_CHECKING
 
 from mhcdoctor import __version__
@@ -30,8 +28,8 @@ from mhcdoctor.documents.explain import FindingDocument
 from mhcdoctor.documents.vocabulary import severity_rank, worst_verdict
 from mhcdoctor.environment import relevant_env
 from mhcdoctor.models import ModelConfig
-from mhcdoctor.probes import PROBES, facts_from_probes, run_probes, vllm_selfcheck
-from mhcdoctor.probes.base import ProbeResult, guarded
+from mhcdoctor.probes import facts_from_probes, run_all_probes
+from mhcdoctor.probes.base import ProbeResult
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.rules import decide
 from mhcdoctor.text import visible, visible_strings
@@ -56,16 +54,7 @@ def build_check(
     start = time.perf_counter()
     models = list(models)
     sizes = list(dict.fromkeys((m.hidden_size, m.hc_mult) for m in models))
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="selfcheck") as pool:  # vLLM imports slowly: meanwhile
-        selfcheck = pool.submit(guarded, vllm_selfcheck.NAME, partial(vllm_selfcheck.probe, ctx, sizes))
-        # one vLLM child, not two: the self-check's first step is the import the vllm.import probe would run
-        results = run_probes(ctx, skip={vllm_selfcheck.IMPORT_NAME}, on_done=on_probe)
-        checked = selfcheck.result()
-        if on_probe is not None:
-            on_probe(checked)
-        at = [*PROBES].index(vllm_selfcheck.IMPORT_NAME)  # results stay in PROBES order
-        results.insert(at, vllm_selfcheck.import_result(checked))
-        results.append(checked)
+    results = run_all_probes(ctx, sizes, on_done=on_probe)
     facts = facts_from_probes(results)
     decisions = [decide(facts, model) for model in models]
     model_docs = [decision.to_json_dict() for decision in decisions]

@@ -135,3 +135,15 @@ def test_a_vllm_that_does_not_import_fails_the_import_probe_from_the_one_child(m
     probes = {p["name"]: p for p in doc["probes"]}
     assert probes["vllm.import"]["status"] == "error"
     assert probes["vllm.import"]["error"] == "ModuleNotFoundError: No module named 'torch'"
+
+
+@pytest.mark.slow
+def test_explain_deep_finds_a_vllm_that_does_not_import_as_check_does(machine: Machine) -> None:
+    """`import vllm` passes, `vllm.platforms` does not (as with vLLM's requirements missing): check said
+    vllm-not-importable and explain --deep, whose own child imported `vllm` alone, said nothing."""
+    fakes.nvidia_proc(machine.root, gpus=[("0000:18:00.0", "NVIDIA H200")])
+    fakes.library(machine.site, "vllm", "0.30.0")  # a package without vllm/platforms
+    check, _ = check_json(machine)
+    deep = doctor.run("explain", "--deep", "--json", env=machine).json()
+    assert "vllm-not-importable" in finding_ids(check)
+    assert "vllm-not-importable" in {f["id"] for f in deep["findings"]}

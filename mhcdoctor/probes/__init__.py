@@ -28,13 +28,14 @@ from mhcdoctor.probes import (
     rocm,
     torch_build,
     vllm_build,
+    vllm_selfcheck,
 )
 from mhcdoctor.probes.assemble import facts_from_probes
 from mhcdoctor.probes.base import ProbeResult, guarded
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.libraries import TILELANG, TRITON, TVM_FFI, VLLM, XPU_KERNELS, probe_import, probe_metadata
 
-__all__ = ["PROBES", "ProbeContext", "ProbeResult", "facts_from_probes", "run_probes"]
+__all__ = ["PROBES", "ProbeContext", "ProbeResult", "facts_from_probes", "run_all_probes", "run_probes"]
 
 Probe = Callable[[ProbeContext], ProbeResult]
 
@@ -86,3 +87,20 @@ def run_probes(
     # Threads only wait on children and subprocesses, so one per probe lets every child run at once.
     with ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="probe") as pool:
         return list(pool.map(lambda call: call(), calls))
+
+
+def run_all_probes(
+    ctx: ProbeContext, sizes: list[tuple[int, int]], on_done: Callable[[ProbeResult], None] | None = None
+) -> list[ProbeResult]:
+    """Every probe and vLLM's self-check for these model sizes (hidden_size, hc_mult), as a full check and
+    `explain --deep` run them: one vLLM child, not two, since the self-check's first step is the import the
+    vllm.import probe would run (and its `vllm.platforms` import, which fails where vLLM's requirements are missing,
+    counts as vLLM not importing for both). Results in PROBES order, the self-check last."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="selfcheck") as pool:  # vLLM imports slowly: meanwhile
+        selfcheck = pool.submit(guarded, vllm_selfcheck.NAME, partial(vllm_selfcheck.probe, ctx, sizes))
+        results = run_probes(ctx, skip={vllm_selfcheck.IMPORT_NAME}, on_done=on_done)
+        checked = selfcheck.result()
+    if on_done is not None:
+        on_done(checked)
+    results.insert([*PROBES].index(vllm_selfcheck.IMPORT_NAME), vllm_selfcheck.import_result(checked))
+    return [*results, checked]
