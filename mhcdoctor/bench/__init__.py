@@ -243,7 +243,8 @@ def step_costs(
         for r in compared
         if r["median_ms"] is not None
     }
-    ran = {(r["path"], r["op"], r["tokens"]) for r in compared if r["status"] != "skip"}
+    # a case its child never reached (it crashed first) ran, and failed: torch's figures never stand in for it
+    ran = {(r["path"], r["op"], r["tokens"]) for r in compared if r["status"] != "skip" or _unfinished(r)}
     candidates = {(r["path"], r["op"], r["tokens"]) for r in compared if not r["torch_piece"]}
     paths = list(dict.fromkeys(r["path"] for r in compared))
     for batch in batches:
@@ -335,11 +336,19 @@ def _verdict(results: list[BenchResult], selected: dict[str, str] | None) -> tup
         return "fail", ["nothing was timed: no path ran and computed right"]
     wrong = [f"{r['path']} computes {r['op']} wrong at {plural(r['tokens'], 'token')}" for r in results
              if r["status"] == "fail"]  # fmt: skip
+    unfinished = [f"{r['path']} {r['op']} at {plural(r['tokens'], 'token')}: {r['reason'] or r['status']}"
+                  for r in results if r["status"] in ("error", "timeout") or _unfinished(r)]  # fmt: skip
+    problems = wrong + unfinished
     for r in results:
         chosen = selected.get(r["op"]) if selected is not None else None
-        if r["status"] == "fail" and (selected is None or r["path"] in (USER_PATH, chosen, f"vllm:{chosen}")):
-            return "fail", wrong
-    unfinished = [f"{r['path']} {r['op']} at {plural(r['tokens'], 'token')}: {r['status']}" for r in results
-                  if r["status"] in ("error", "timeout")]  # fmt: skip
-    problems = wrong + unfinished
+        is_selected = selected is None or r["path"] in (USER_PATH, chosen, f"vllm:{chosen}")
+        # a selected kernel that crashes (vLLM's SIGABRT on the H200) stops the model as surely as a wrong one
+        if is_selected and (r["status"] in ("fail", "error", "timeout") or _unfinished(r)):
+            return "fail", problems
     return ("degraded" if problems else "ok"), problems
+
+
+def _unfinished(r: BenchResult) -> bool:
+    """A case the path's child never reached because the child crashed, hung or exited first (verify.runner's
+    `not reached: the PATH child ...` rows)."""
+    return r["status"] == "skip" and str(r["reason"] or "").startswith("not reached: the ")
