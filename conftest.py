@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+# tests/slowmarker.py (on the path through pyproject's `pythonpath`): a test not marked slow must be quick.
+pytest_plugins = ["slowmarker"]
 _MADE_CACHE: list[str] = []
 
 

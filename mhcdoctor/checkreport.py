@@ -19,19 +19,17 @@ import socket
 import sys
 import time
 from collections.abc import Callable, Iterable
-from functools import partial
 from typing import TYPE_CHECKING
 
 from mhcdoctor import __version__
-from mhcdoctor.childproc import concurrently
 from mhcdoctor.clock import created_now
 from mhcdoctor.documents.check import SCHEMA, CheckDocument, HostDocument
 from mhcdoctor.documents.explain import FindingDocument
 from mhcdoctor.documents.vocabulary import severity_rank, worst_verdict
 from mhcdoctor.environment import relevant_env
 from mhcdoctor.models import ModelConfig
-from mhcdoctor.probes import PROBES, facts_from_probes, run_probes, vllm_selfcheck
-from mhcdoctor.probes.base import ProbeResult, guarded
+from mhcdoctor.probes import facts_from_probes, run_all_probes
+from mhcdoctor.probes.base import ProbeResult
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.rules import decide
 from mhcdoctor.text import visible, visible_strings
@@ -43,40 +41,29 @@ if TYPE_CHECKING:
 def build_check(
     ctx: ProbeContext,
     models: Iterable[ModelConfig],
-    verify_doc: VerifyDocument | None = None,
     verify: bool = False,
     progress: Callable[[str], None] | None = None,
+    on_probe: Callable[[ProbeResult], None] | None = None,
 ) -> CheckDocument:
     """Probe this machine (as `ctx` says), decide for each model, and return the check/1 document.
 
-    With `verify`, the kernels of every available path also run (mhcdoctor.verify) at the first model's size, and a
-    path the rules select that computes wrong numbers makes the verdict fail. `verify_doc` folds in a verify/1
-    document that was produced elsewhere.
+    `on_probe` hears of each probe as it finishes (progress on a terminal). With `verify`, the kernels of every
+    available path also run (mhcdoctor.verify) at the first model's size, and a path the rules select that computes
+    wrong numbers makes the verdict fail.
     """
     start = time.perf_counter()
     models = list(models)
     sizes = list(dict.fromkeys((m.hidden_size, m.hc_mult) for m in models))
-
-    # vLLM imports slowly: the self-check runs beside the other probes; one vLLM child, not two: the self-check's
-    # first step is the import the vllm.import probe would run
-    def selfcheck() -> list[ProbeResult]:
-        return [guarded(vllm_selfcheck.NAME, partial(vllm_selfcheck.probe, ctx, sizes))]
-
-    def others() -> list[ProbeResult]:
-        return run_probes(ctx, skip={vllm_selfcheck.IMPORT_NAME})
-
-    (checked,), results = concurrently([selfcheck, others], "check")
-    at = [*PROBES].index(vllm_selfcheck.IMPORT_NAME)  # results stay in PROBES order
-    results.insert(at, vllm_selfcheck.import_result(checked))
-    results.append(checked)
+    results = run_all_probes(ctx, sizes, on_done=on_probe)
     facts = facts_from_probes(results)
     decisions = [decide(facts, model) for model in models]
     model_docs = [decision.to_json_dict() for decision in decisions]
+    verify_doc: VerifyDocument | None = None
     if verify and models:
-        from mhcdoctor.verify import run_verify  # kernels and their children: only when asked for
+        from mhcdoctor.verify import CHECK_CPU_HINT, run_verify  # kernels and their children: only when asked for
 
         selected: dict[str, str] = {op: entry["path"] for op, entry in model_docs[0]["ops"].items()}
-        verify_doc = run_verify(models[0], ctx=ctx, selected=selected, progress=progress)
+        verify_doc = run_verify(models[0], ctx=ctx, selected=selected, progress=progress, cpu_hint=CHECK_CPU_HINT)
     findings = merge_findings(doc["findings"] for doc in model_docs)
     verdicts = [doc["verdict"] for doc in model_docs]
     if verify_doc is not None:

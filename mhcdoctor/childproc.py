@@ -3,7 +3,8 @@
 Every child (an import probe, a compiler's `--version`, a verify worker) is started here, and:
 
 - runs in its own session and process group, with `MHCDOCTOR_CHILD=<token>` in its environment, and on Linux a
-  parent-death signal (SIGKILL when the doctor's thread that started it dies);
+  parent-death signal (SIGKILL when the doctor's thread that started it dies; SIGTERM for a child that is itself a
+  doctor, which then stops what it started, as a fleet node's check does when Ray kills its worker);
 - is waited for by its pid, never by EOF on a pipe: its stdout and stderr go to files (opened for appending), which
   the parent trims while it waits and reads only the last `OUTPUT_TAIL_BYTES` of, so a library printing 400 MB at
   import costs the doctor neither memory nor much disk (a caller that needs a child's whole stdout, such as a fleet
@@ -32,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import os
 import secrets
 import shutil
@@ -73,6 +73,9 @@ LOCK_NAME = ".mhcdoctor-lock"
 _POLL_SECONDS = 0.02
 
 _PR_SET_PDEATHSIG = 1
+# The signals that stop a doctor (mhcdoctor.cli's handlers; mhcdoctor.fleet's while a fleet runs): Ctrl-C, `kill`,
+# a closed terminal or dropped ssh session.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM) + ((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())
 _PR_SET_CHILD_SUBREAPER = 36
 
 _lock = threading.RLock()
@@ -91,7 +94,8 @@ def _load_prctl() -> None:
     if not sys.platform.startswith("linux") or _prctl is not None:
         return
     try:
-        _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        # the C library Python itself runs on (dlopen(NULL)): find_library("c") would start `ldconfig -p` to look it up
+        _libc = ctypes.CDLL(None, use_errno=True)
         _prctl = _libc.prctl
     except (OSError, AttributeError):
         _prctl = _libc = None
@@ -123,10 +127,10 @@ def finish() -> None:
         _kill_orphans()
 
 
-def _in_child() -> None:
-    """Runs in the forked child before exec: die with the parent (Linux)."""
+def _in_child(death_signal: int = signal.SIGKILL) -> None:
+    """Runs in the forked child before exec: `death_signal` when the parent dies (Linux)."""
     if _prctl is not None:
-        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        _prctl(_PR_SET_PDEATHSIG, death_signal, 0, 0, 0)
 
 
 def signal_name(number: int) -> str:
@@ -317,7 +321,9 @@ class Child:
 
     `stdout_bytes`: how much of stdout is kept and read back by `output()`: all of it when it is no longer, else its
     last `stdout_bytes` marked `…`. OUTPUT_TAIL_BYTES by default (evidence); at most STDOUT_BYTES_MAX, for a caller
-    that parses what the child printed (ValueError beyond it). stderr is always the last OUTPUT_TAIL_BYTES."""
+    that parses what the child printed (ValueError beyond it). stderr is always the last OUTPUT_TAIL_BYTES.
+    `death_signal`: what the child gets when the thread that started it dies (SIGTERM for a child that is a doctor
+    and must stop its own children; anything else is killed)."""
 
     def __init__(
         self,
@@ -326,10 +332,12 @@ class Child:
         folder: Path,
         cwd: str | None = None,
         stdout_bytes: int = OUTPUT_TAIL_BYTES,
+        death_signal: int = signal.SIGKILL,
     ) -> None:
         if not 0 < stdout_bytes <= STDOUT_BYTES_MAX:
             raise ValueError(f"stdout_bytes must be from 1 to {STDOUT_BYTES_MAX}, not {stdout_bytes}")
         self.token = secrets.token_hex(8)
+        self.death_signal = death_signal
         self.folder = folder
         self.stdout = _Capture(folder / "stdout", stdout_bytes)
         self.stderr = _Capture(folder / "stderr")
@@ -370,7 +378,7 @@ class Child:
         """Runs in the forked child before exec: into its cgroup; die with the parent (Linux); nothing else."""
         if self.cgroup is not None:
             self.cgroup.enter()
-        _in_child()
+        _in_child(self.death_signal)
 
     def poll(self) -> int | None:
         """The exit code once the child has exited, else None; trims its output files while it runs."""
@@ -544,14 +552,16 @@ def run(
     folder: Path | None = None,
     cwd: str | None = None,
     stdout_bytes: int = OUTPUT_TAIL_BYTES,
+    death_signal: int = signal.SIGKILL,
 ) -> Finished:
     """Run `argv` to completion or `timeout`; its output files go in `folder` (a fresh temporary one if None).
-    `stdout_bytes` as for Child: how much of stdout comes back in `Finished.stdout`."""
+    `stdout_bytes` and `death_signal` as for Child: how much of stdout comes back in `Finished.stdout`, and what the
+    child gets if this thread dies first."""
     with contextlib.ExitStack() as stack:
         where = folder if folder is not None else stack.enter_context(temp_dir())
         start = time.perf_counter()
         try:
-            child = Child(argv, env, where, cwd, stdout_bytes)
+            child = Child(argv, env, where, cwd, stdout_bytes, death_signal)
         except OSError as exc:
             return Finished("error", None, "", "", 0.0, f"could not start {argv[0]}: {exc}")
         try:

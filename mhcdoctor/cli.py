@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import os
 import signal
 import sys
 import threading
+from pathlib import Path
 from types import FrameType
 
 import click
@@ -15,13 +17,24 @@ import click
 from mhcdoctor import __version__, childproc
 from mhcdoctor.documents.vocabulary import ExitStatus
 from mhcdoctor.errors import InputError
-from mhcdoctor.facts import FactsError
-from mhcdoctor.models import ModelError
 from mhcdoctor.text import plural, visible
 
-# Subcommand -> module under mhcdoctor.commands. Each is imported only when used, so `check --fast` does not pay
-# for the verifier's or the bundler's imports.
-COMMANDS = ("check", "explain", "verify", "bench", "report", "diff", "models", "fleet", "merge", "log")
+# Subcommand -> its one-line summary, as pip's commands_dict: `mhcdoctor --help` lists them from here, and each
+# command's module (mhcdoctor/commands/NAME.py) is imported only when it runs or shows its own help, so neither the
+# list nor `check --fast` pays for the verifier's or the bundler's imports.
+COMMANDS: dict[str, str] = {
+    "check": "Probe this machine and show the mHC path each op takes for each model.",
+    "explain": "Which path vLLM takes for each mHC op, every gate on the way, and what will go wrong.",
+    "verify": "Run a small mHC call on each path and compare it with a float64 oracle.",
+    "bench": "Time each op on each path, with bandwidth and cost per decode step.",
+    "report": "A redacted report of this machine for a GitHub issue (--bundle: a tar.gz).",
+    "diff": "Show the facts and decisions that differ between two reports.",
+    "models": "List the built-in model configs that --model accepts.",
+    "fleet": "One check per node of a Ray cluster; the summary names the nodes that differ.",
+    "merge": "Merge saved reports into one fleet summary.",
+    "log": "Which mHC path vLLM took, read from its server log.",
+    "help": "Show this list, or one command's help.",
+}
 
 
 class LazyGroup(click.Group):
@@ -32,11 +45,24 @@ class LazyGroup(click.Group):
         if cmd_name not in COMMANDS:
             return None
         command: click.Command = importlib.import_module(f"mhcdoctor.commands.{cmd_name}").command
+        command.short_help = COMMANDS[cmd_name]
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from the table, importing none of them."""
+        with formatter.section("Commands"):
+            formatter.write_dl(list(COMMANDS.items()))
 
 
 @click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="mhcdoctor")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=lambda ctx, param, value: _show_version(ctx, value),
+    help="Show the version (and the git commit, run from a checkout) and exit.",
+)
 @click.pass_context
 def cli(ctx: click.Context) -> None:
     """A doctor for DeepSeek-V4's mHC kernels in vLLM: which path runs, why, and whether it is right."""
@@ -44,9 +70,38 @@ def cli(ctx: click.Context) -> None:
         click.echo(ctx.get_help())
 
 
-# Signals that stop the doctor: Ctrl-C, `kill`, a closed terminal or dropped ssh session.
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM) + ((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())
 _stopping = False
+
+
+def _show_version(ctx: click.Context, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    commit = git_commit(Path(__file__).resolve().parent.parent)
+    click.echo(f"mhcdoctor {__version__}" + (f" (git {commit})" if commit else ""))
+    ctx.exit()
+
+
+def git_commit(folder: Path) -> str | None:
+    """The commit checked out in `folder` (a clone or a worktree of one), read from .git's files, not by running
+    git; None when it is no checkout (an installed wheel) or the files say nothing usable."""
+    try:
+        git = folder / ".git"
+        if git.is_file():  # a worktree: "gitdir: PATH"
+            git = Path(git.read_text(encoding="utf-8").removeprefix("gitdir:").strip())
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+        if not head.startswith("ref: "):
+            return head[:12] or None  # detached: the commit itself
+        ref = head.removeprefix("ref: ")
+        common = git / (git / "commondir").read_text(encoding="utf-8").strip() if (git / "commondir").is_file() else git
+        for where in (git, common):
+            if (where / ref).is_file():
+                return (where / ref).read_text(encoding="utf-8").strip()[:12] or None
+        for line in (common / "packed-refs").read_text(encoding="utf-8").splitlines():
+            if line.endswith(" " + ref):
+                return line.split()[0][:12]
+    except (OSError, UnicodeDecodeError):
+        return None
+    return None
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
@@ -76,7 +131,7 @@ def main(argv: list[str] | None = None) -> None:
     """
     previous = {}
     if threading.current_thread() is threading.main_thread():
-        previous = {number: signal.signal(number, _stop) for number in _STOP_SIGNALS}
+        previous = {number: signal.signal(number, _stop) for number in childproc.STOP_SIGNALS}
     if argv is None:
         childproc.own_orphans()
     try:
@@ -87,9 +142,18 @@ def main(argv: list[str] | None = None) -> None:
             signal.signal(number, handler)
 
 
+# A write that failed for want of room or of a place to write to: a full disk or quota, a file too large, a stdout
+# that was closed (`>&-`) or is a device that takes nothing (`> /dev/full`).
+_CANNOT_WRITE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EBADF, errno.EIO)
+
+
 def _main(argv: list[str] | None) -> None:
+    if sys.stdout is None:  # started with stdout closed: nothing it found could be shown
+        _error("stdout is closed, so nothing could be shown; run it with stdout open (or --json > file)")
+        sys.exit(ExitStatus.BAD_INPUT)
     try:
         code = cli.main(args=argv, prog_name="mhcdoctor", standalone_mode=False)
+        sys.stdout.flush()  # a write that fails at the last flush fails here, not in the interpreter's exit
     except click.exceptions.Abort:
         click.echo("mhcdoctor: aborted", err=True)
         sys.exit(ExitStatus.ABORTED)
@@ -99,7 +163,7 @@ def _main(argv: list[str] | None) -> None:
             hint = f" (see '{exc.ctx.command_path} --help')"
         _error(f"{exc.format_message()}{hint}")
         sys.exit(exc.exit_code)
-    except (InputError, ModelError, FactsError) as exc:
+    except InputError as exc:  # models.ModelError and facts.FactsError among them
         _error(str(exc))
         sys.exit(ExitStatus.BAD_INPUT)
     except RecursionError:  # a report or config nested absurdly deep, found while walking it
@@ -110,6 +174,9 @@ def _main(argv: list[str] | None) -> None:
     except BrokenPipeError:
         sys.exit(0)
     except Exception as exc:
+        if isinstance(exc, OSError) and exc.errno in _CANNOT_WRITE:  # the machine's state, not a bug of ours
+            _error(f"cannot write {exc.filename or 'the output'}: {exc.strerror}")
+            sys.exit(ExitStatus.BAD_INPUT)
         if os.environ.get("MHCDOCTOR_DEBUG"):
             raise
         _error(

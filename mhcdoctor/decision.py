@@ -95,7 +95,7 @@ class Decision:
     model: ModelConfig
     facts: Facts  # the facts decided from; explain/1 shows those the rules read (facts.rules_view)
     vllm: VllmView
-    rules: str  # the rule set's id, e.g. "vllm-0.25-0.28" ("vllm-before-0.20" when none applies)
+    rules: str  # the rule set's id, e.g. "vllm-0.30-0.34" ("vllm-before-0.20" when none applies)
     rules_note: str | None  # e.g. "no vLLM installed: using the newest known rules"
     ops: dict[str, OpDecision]
     fused_post_pre: bool
@@ -120,6 +120,3 @@ class Decision:
     def to_explain_document(self) -> ExplainDocument:
         """The explain/1 document."""
         return {"schema": EXPLAIN_SCHEMA, **self.to_json_dict()}
-
-
-# --- the JSON of a decision (explain/1; check/1's `models` entries), as written and as read back ---------------------

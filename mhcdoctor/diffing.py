@@ -112,11 +112,16 @@ def _spelt_out_home(pairs: list[Pair]) -> str | None:
     `/home/ann/venv` gives `/home/ann`): the one most pairs agree on, or None."""
     found: Counter[str] = Counter()
     for _, x, y in pairs:
-        for short, full in ((x, y), (y, x)):
-            if isinstance(short, str) and isinstance(full, str) and short.startswith("~/") and full.startswith("/"):
-                home = full[: len(full) - len(short) + 1]
-                if full.endswith(short[1:]) and len(home) > 1 and not home.endswith("/") and ":" not in home:
-                    found[home] += 1
+        if not (isinstance(x, str) and isinstance(y, str)):
+            continue
+        # a search path (PATH) may hold `~` only past its first entry: its entries are compared one by one
+        entries = zip(x.split(":"), y.split(":"), strict=True) if x.count(":") == y.count(":") else [(x, y)]
+        for one, other in entries:
+            for short, full in ((one, other), (other, one)):
+                if short.startswith("~/") and full.startswith("/") and full.endswith(short[1:]):
+                    home = full[: len(full) - len(short) + 1]
+                    if len(home) > 1 and not home.endswith("/") and ":" not in home:
+                        found[home] += 1
     return found.most_common(1)[0][0] if found else None
 
 

@@ -209,7 +209,8 @@ def findings_page() -> str:
     out.append("")
     for spec in CATALOGUE:
         fix = spec.fix if "`" in spec.fix else f"`{spec.fix}`"
-        out += [f"## `{spec.id}`: {spec.title}", "", spec.summary, "", f"Fix: {fix}", ""]
+        # an anchor of its own: the finding's link (documents.vocabulary.finding_docs) survives a change of title
+        out += [f'<a id="{spec.id}"></a>', "", f"## `{spec.id}`: {spec.title}", "", spec.summary, "", f"Fix: {fix}", ""]
         out += ["References: " + ", ".join(spec.refs), ""]
     return "\n".join(out).rstrip() + "\n"
 

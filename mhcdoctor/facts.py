@@ -40,6 +40,7 @@ from mhcdoctor.documents.check import (
 from mhcdoctor.documents.dataclass_json import as_document
 from mhcdoctor.documents.explain import RulesFactsDocument
 from mhcdoctor.documents.vocabulary import JsonValue
+from mhcdoctor.errors import InputError
 from mhcdoctor.userfiles import mismatch
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ _PUBLISHED_ORDER = (
 )  # fmt: skip
 
 
-class FactsError(ValueError):
+class FactsError(InputError):
     """A facts document (a saved report, or its `facts` part) is malformed."""
 
 
@@ -213,7 +214,7 @@ class Facts:
     # apache-tvm-ffi (import name tvm_ffi): tilelang's runtime; some pairs of the two abort at `import tilelang`
     tvm_ffi: PackageFacts = field(default_factory=PackageFacts, metadata=RULES_READ)
     deepgemm: DeepGemmFacts = field(default_factory=DeepGemmFacts, metadata=RULES_READ)
-    # The environment variables vLLM's mHC and DeepGEMM code reads (rules.knobs.VLLM_ENV), as set here; None: unknown
+    # The environment variables vLLM's mHC and DeepGEMM code reads (known.VLLM_ENV), as set here; None: unknown
     vllm_env: dict[str, str] | None = field(default=None, metadata=RULES_READ)
     # vLLM's mHC kernels in tilelang's kernel cache for this GPU and tilelang; None: not looked (or no tilelang)
     tilelang_cache: CacheFacts | None = None
@@ -257,12 +258,9 @@ class Facts:
         self.sources[dotted] = source
 
 
-# The JSON form of the facts (Facts.to_dict(), check/1's `facts` part), one TypedDict per dataclass above, with the
-# same fields in the same order. A report read back is checked and written out in full by read_report_facts, so
-# a FactsDocument always has every member.
-
-
-# Each dataclass and its JSON form, for the test that holds them together.
+# Each dataclass and its JSON form (Facts.to_dict(), check/1's `facts` part): one TypedDict of documents.check per
+# dataclass here, with the same fields in the same order, held together by a test. A report read back is checked
+# and written out in full by read_report_facts, so a FactsDocument always has every member.
 DOCUMENTS: Mapping[str, type] = {
     "Facts": FactsDocument,
     "Device": DeviceDocument,

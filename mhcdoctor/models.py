@@ -15,11 +15,12 @@ from typing import Any
 
 from mhcdoctor.documents.dataclass_json import as_document
 from mhcdoctor.documents.models import BUILTIN_NAMES, ModelConfigDocument
+from mhcdoctor.errors import InputError
 from mhcdoctor.text import cut, visible
 from mhcdoctor.userfiles import parse_json, read_user_text
 
 
-class ModelError(ValueError):
+class ModelError(InputError):
     """Bad model input: unknown name, unreadable or malformed config, a non-positive size."""
 
 

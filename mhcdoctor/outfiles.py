@@ -30,14 +30,26 @@ def check_target(path: str | Path, what: str, replace: bool) -> None:
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder):
             raise InputError(f"cannot write {what} {path}: the folder {folder} does not exist") from None
+        _check_bundle_name(path, what)
         return
     except OSError as exc:
         raise InputError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
     kind = _kind(info.st_mode)
     if kind != "a regular file":
         raise InputError(f"cannot write {what} {path}: it is {kind}; refusing to replace anything but a regular file")
+    _check_bundle_name(path, what)
     if not replace:
         raise InputError(f"cannot write {what} {path}: it exists (give --force to replace it)")
+
+
+def _check_bundle_name(path: str | Path, what: str) -> None:
+    """A bundle is a gzip-compressed tar: `--bundle x.zip` would write one under a name that says otherwise."""
+    name = os.path.basename(str(path))
+    if what == "bundle" and not name.endswith((".tar.gz", ".tgz")):
+        stem = name.split(".", 1)[0] or "mhcdoctor-report"
+        raise InputError(
+            f"--bundle {path}: a bundle is a gzip-compressed tar; give a name ending in .tar.gz, e.g. {stem}.tar.gz"
+        )
 
 
 def write_file(path: str | Path, data: bytes, what: str, replace: bool) -> None:

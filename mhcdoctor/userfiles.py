@@ -137,6 +137,7 @@ def parse_json(text: str, max_values: int = MAX_VALUES) -> object:
 
     Every JSON value but the first starts after a `[`, `{` or `,`, so counting those (in C, at memory speed) bounds
     the values from above: parsing and every walk after it (the type check, the redaction) stay bounded."""
+    text = text.removeprefix("\ufeff")  # a byte order mark, as Notepad and PowerShell write UTF-8: not content
     values = text.count(",") + text.count("[") + text.count("{")
     if values > max_values:
         raise TooManyValues(f"holds up to {values} JSON values (a report has a few thousand; at most {max_values})")

@@ -53,9 +53,28 @@ _PLATFORM_BOUND = (
 )
 
 
+# The product names people type for --arch, and their arch. AMD: ROCm's GPU specifications
+# (https://rocm.docs.amd.com/en/latest/reference/gpu-arch-specs.html); NVIDIA: compute capability per GPU
+# (https://developer.nvidia.com/cuda-gpus).
+PRODUCT_ARCHS = {
+    **dict.fromkeys(("mi300x", "mi300a", "mi325x"), "gfx942"),
+    **dict.fromkeys(("mi350x", "mi355x"), "gfx950"),
+    **dict.fromkeys(("mi250x", "mi250", "mi210"), "gfx90a"),
+    "mi100": "gfx908",
+    **dict.fromkeys(("h100", "h200", "h800", "h20", "gh200"), "sm_90"),
+    **dict.fromkeys(("a100", "a800", "a30"), "sm_80"),
+    **dict.fromkeys(("l4", "l40", "l40s"), "sm_89"),
+    **dict.fromkeys(("b200", "gb200"), "sm_100"),
+}
+
+
 def normal_arch(text: str) -> str:
-    """`gfx942:sramecc+:xnack-` (torch's gcnArchName) → `gfx942`; `SM90` → `sm_90`."""
+    """`gfx942:sramecc+:xnack-` (torch's gcnArchName) → `gfx942`; `SM90` → `sm_90`; a product name (`MI300X`,
+    `H100`) → its arch."""
     arch = text.strip().lower().split(":", 1)[0]
+    product = re.sub(r"^(?:amd|nvidia|instinct|[\s_-])+|[\s_-]", "", arch)
+    if product in PRODUCT_ARCHS:
+        return PRODUCT_ARCHS[product]
     return re.sub(r"^sm_?(?=\d)", "sm_", arch)
 
 
@@ -167,7 +186,10 @@ def _validate(w: WhatIf) -> None:
         aiter_fixes(w.aiter_fix)
     if w.arch is not None:
         if not _ARCH.match(normal_arch(w.arch)):
-            raise InputError(f"--arch {w.arch!r} is not a GPU arch such as gfx942, gfx950, gfx90a or sm_90")
+            raise InputError(
+                f"--arch {w.arch!r} is not a GPU arch such as gfx942, gfx950, gfx90a or sm_90, nor a GPU such as "
+                "MI300X or H100"
+            )
         arch = normal_arch(w.arch)
         if arch not in KNOWN_ARCHS and not (arch.startswith("sm_") and arch.removesuffix("a") in KNOWN_ARCHS):
             raise InputError(
@@ -201,7 +223,7 @@ def _version(option: str, value: str) -> versions.Version:
 def _platform_of_arch(arch: str | None) -> str | None:
     if arch is None:
         return None
-    return "rocm" if arch.lower().startswith("gfx") else "cuda"
+    return "rocm" if normal_arch(arch).startswith("gfx") else "cuda"
 
 
 # How the header names the dropped facts (DecisionDocument.sources marks each "assumed:<option>").

@@ -12,8 +12,13 @@ console script runs). What a child would have differently is set up for the call
   forgotten afterwards, so no test sees another's fakes.
 - a run past `timeout` seconds (default 300) is stopped and raises `Hung`, where a subprocess would be killed.
 
-What needs a real process stays one: tests of signals, stdin, memory bounds, hangs, crashes, `--python` targets'
-own imports, and a fresh install (tests/test_core_install.py, tests/explain/test_new_user.py).
+What needs a real process stays one, run by `spawn` (the same arguments, a real `python -m mhcdoctor`) or, where
+the test holds the process (signals, a pty), started from `argv`: tests of signals, stdin, memory bounds, hangs,
+crashes, `--python` targets' own imports, and a fresh install (tests/test_core_install.py).
+
+These are the suite's only two ways to run the CLI. What a run sees besides its arguments is injected, as httpie's
+tests inject an `Environment`: `env` is either the variables themselves or a `Place` (a fake machine of the tests:
+its variables, its working folder, and the vLLM interpreter passed as `--python`).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import sys
 import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 from mhcdoctor.cli import main
 
@@ -46,21 +52,85 @@ def own_path(env: Mapping[str, str]) -> list[str]:
     return _own_paths[key]
 
 
+@runtime_checkable
+class Place(Protocol):
+    """A machine the tests build: what a run there sees besides its arguments."""
+
+    @property
+    def cwd(self) -> Path: ...
+
+    @property
+    def python(self) -> Path | None:
+        """The interpreter passed as `--python` after the command (vLLM's venv), or None."""
+
+    def env(self) -> dict[str, str]: ...
+
+
+class Done(subprocess.CompletedProcess[str]):
+    """A finished run: returncode, stdout and stderr, as subprocess gives them."""
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def _resolve(
+    args: tuple[str, ...], env: Mapping[str, str] | Place | None, cwd: Path | str | None
+) -> tuple[tuple[str, ...], dict[str, str], Path]:
+    """The arguments, variables and working folder a run gets from `env` (variables or a Place) and `cwd`."""
+    if isinstance(env, Place):
+        if env.python is not None and args:
+            args = (args[0], "--python", str(env.python), *args[1:])
+        return args, env.env(), Path(cwd or env.cwd)
+    return args, dict(os.environ if env is None else env), Path(cwd or os.getcwd())
+
+
+def argv(*args: str, python: Path | str = sys.executable) -> list[str]:
+    """The command line of `python -m mhcdoctor ARGS`, for a test that starts and holds the process itself."""
+    return [str(python), "-m", "mhcdoctor", *args]
+
+
+def spawn(
+    *args: str,
+    env: Mapping[str, str] | Place | None = None,
+    cwd: Path | str | None = None,
+    timeout: float = 300,
+    input: str | bytes | None = None,
+    python: Path | str = sys.executable,
+    **popen: Any,
+) -> Done:
+    """`python -m mhcdoctor ARGS` in a real child process (default: this interpreter); `input` is its stdin (else
+    none: /dev/null); `popen` goes to subprocess (preexec_fn). Output is read as UTF-8 with universal newlines, as
+    `run` reads it."""
+    args, environ, where = _resolve(args, env, cwd)
+    data = input.encode() if isinstance(input, str) else input
+    done = subprocess.run(
+        argv(*args, python=python),
+        input=data,
+        stdin=subprocess.DEVNULL if data is None else None,
+        capture_output=True,
+        env=environ,
+        cwd=where,
+        timeout=timeout,
+        **popen,
+    )
+    return Done(done.args, done.returncode, _decode(done.stdout), _decode(done.stderr))
+
+
 class Hung(BaseException):
     """Raised into the doctor when an in-process run passes its timeout (a BaseException: `except Exception` in the
     doctor cannot swallow it, as it could not swallow a subprocess's kill)."""
 
 
 def run(
-    *args: str, env: Mapping[str, str] | None = None, cwd: Path | str | None = None, timeout: float = 300
-) -> subprocess.CompletedProcess[str]:
-    """`python -m mhcdoctor ARGS` with `env` (default: this process's environment) in `cwd`, run here; a run past
-    `timeout` seconds raises Hung, as a subprocess's would raise TimeoutExpired."""
-    environ = dict(os.environ if env is None else env)
+    *args: str, env: Mapping[str, str] | Place | None = None, cwd: Path | str | None = None, timeout: float = 300
+) -> Done:
+    """`python -m mhcdoctor ARGS` with `env` (variables, default this process's, or a Place) in `cwd`, run here; a run
+    past `timeout` seconds raises Hung, as a subprocess's would raise TimeoutExpired."""
+    args, environ, where = _resolve(args, env, cwd)
     out, err = io.BytesIO(), io.BytesIO()
     out_text, err_text = _utf8(out), _utf8(err)  # held: a wrapper closes its buffer when it is collected
     with (
-        _as_child(environ, Path(cwd or os.getcwd())),
+        _as_child(environ, where),
         _deadline(args, timeout),
         contextlib.redirect_stdout(out_text),
         contextlib.redirect_stderr(err_text),
@@ -70,7 +140,7 @@ def run(
             code = 0
         except SystemExit as done:
             code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
-    return subprocess.CompletedProcess(["mhcdoctor", *args], code, _text(out), _text(err))
+    return Done(["mhcdoctor", *args], code, _text(out), _text(err))
 
 
 def _utf8(raw: io.BytesIO) -> io.TextIOWrapper:
@@ -79,7 +149,11 @@ def _utf8(raw: io.BytesIO) -> io.TextIOWrapper:
 
 
 def _text(raw: io.BytesIO) -> str:
-    return raw.getvalue().decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    return _decode(raw.getvalue())
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
 
 
 @contextlib.contextmanager
@@ -136,8 +210,7 @@ def on_terminal(*args: str, env: Mapping[str, str], cwd: Path | str | None = Non
 
     leader, follower = pty.openpty()
     environ = {**env, "TERM": "xterm"}
-    cmd = [sys.executable, "-m", "mhcdoctor", *args]
-    proc = subprocess.Popen(cmd, stdout=follower, stderr=subprocess.DEVNULL, env=environ, cwd=cwd)
+    proc = subprocess.Popen(argv(*args), stdout=follower, stderr=subprocess.DEVNULL, env=environ, cwd=cwd)
     os.close(follower)  # read while it writes: a full terminal buffer must not block it
     shown = read_terminal(leader)
     proc.wait(timeout=timeout)

@@ -1,13 +1,13 @@
 """A fake machine for end-to-end tests of `mhcdoctor check` and `explain`: a machine tree given by MHCDOCTOR_SYSROOT and
 a Python environment that holds only fakes, passed with --python exactly as a user points mhcdoctor at vLLM's venv
-(a wrapper interpreter, `python -S` with only the fake site on its path).
+(a wrapper interpreter, `python -S` with only the fake site on its path). A Machine is a `doctor.Place`:
+`doctor.run("check", "--json", env=machine)` runs `mhcdoctor check --python <its python> --json` there.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -38,18 +38,17 @@ class Machine:
         env["PYTHONPATH"] = str(REPO)
         return env
 
-    def run(self, command: str, *args: str) -> subprocess.CompletedProcess[str]:
-        """`mhcdoctor COMMAND --python <this machine's python> ARGS`."""
-        return doctor.run(command, "--python", str(self.python), *args, env=self.env(), cwd=self.tmp)
+    @property
+    def cwd(self) -> Path:
+        return self.tmp
 
-    def check(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return self.run("check", *args)
 
-    def check_json(self, *args: str) -> tuple[dict, subprocess.CompletedProcess[str]]:
-        proc = self.check("--json", *args)
-        doc = json.loads(proc.stdout)  # the whole stdout is one JSON document
-        jsonschema.validate(doc, CHECK_SCHEMA)
-        return doc, proc
+def check_json(machine: Machine, *args: str) -> tuple[dict, doctor.Done]:
+    """`mhcdoctor check --json ARGS` on `machine`: its document, held to the published schema, and the run."""
+    proc = doctor.run("check", "--json", *args, env=machine)
+    doc = json.loads(proc.stdout)  # the whole stdout is one JSON document
+    jsonschema.validate(doc, CHECK_SCHEMA)
+    return doc, proc
 
 
 def model(doc: dict, name: str) -> dict:

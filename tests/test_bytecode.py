@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import users
 
 from mhcdoctor import bytecode
@@ -140,6 +141,7 @@ def _crafted_pyc(source: Path, mark: Path) -> bytes:
     return bytes(_code_to_timestamp_pyc(code, int(info.st_mtime), info.st_size))
 
 
+@pytest.mark.slow
 def test_root_under_another_users_home_keeps_no_cache_there_and_runs_none_of_their_bytecode(tmp_path):
     """`sudo -E mhcdoctor check`: root, with another user's HOME, over an install without bytecode. That user races
     root's children by swapping the cache folder for their own, holding crafted `.pyc` files."""
@@ -196,7 +198,12 @@ def test_the_user_running_it_gets_a_cache_in_their_own_home(tmp_path):
         )
         user.run(["ln", "-s", str(user.home / "real-cache"), str(user.home / ".cache")])
         user.run(["mkdir", str(user.home / "real-cache")])
-        done = user.run([users.PYTHON, "-c", probe], env={"PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+        # their own copy of mhcdoctor: this clone may sit below a folder they cannot enter (mktemp -d makes it 0700)
+        source = user.home.parent / "src"
+        shutil.copytree(
+            Path(bytecode.__file__).parent, source / "mhcdoctor", ignore=shutil.ignore_patterns("__pycache__")
+        )
+        done = user.run([users.PYTHON, "-c", probe], env={"PYTHONPATH": str(source)})
         assert done.returncode == 0, done.stderr
         env = json.loads(done.stdout)
         assert env["PYTHONPYCACHEPREFIX"] == str(user.home / "real-cache" / "mhcdoctor" / "pycache")

@@ -7,6 +7,7 @@ The environment under test is a wrapper interpreter (`python -S` with only the f
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -15,7 +16,7 @@ from pathlib import Path
 import doctor
 import fakes
 import pytest
-from fakemachine import Machine, finding_ids, model
+from fakemachine import Machine, check_json, finding_ids, model
 
 
 @pytest.fixture
@@ -24,7 +25,7 @@ def machine(tmp_path: Path) -> Machine:
 
 
 def test_a_machine_without_a_gpu_fails_with_no_gpu(machine):
-    doc, proc = machine.check_json("--fast")
+    doc, proc = check_json(machine, "--fast")
     assert proc.returncode == 3
     assert doc["verdict"] == "fail" and "no-gpu" in finding_ids(doc)
     assert doc["facts"]["platform"] == "cpu"
@@ -37,7 +38,7 @@ def test_mi300x_with_a_racy_aiter_selects_aiter_and_fails_on_the_race(machine):
     fakes.rocm(machine.root, "6.4.1-120")
     fakes.aiter(machine.site, version="0.1.13", kernel="racy")
     fakes.library(machine.site, "vllm", "0.25.0")
-    doc, proc = machine.check_json("--fast")
+    doc, proc = check_json(machine, "--fast")
     assert doc["facts"]["platform"] == "rocm" and doc["facts"]["arch"] == "gfx942"
     assert [d["arch"] for d in doc["facts"]["devices"]] == ["gfx942", "gfx942"]
     pro = model(doc, "deepseek-v4-pro")
@@ -50,7 +51,7 @@ def test_the_impostor_aiter_is_named_in_text_output(machine):
     fakes.kfd(machine.root, [0, 90402])
     fakes.impostor_aiter(machine.site)
     fakes.library(machine.site, "vllm", "0.25.0")
-    proc = machine.check("--fast")
+    proc = doctor.run("check", "--fast", env=machine)
     assert "aiter-impostor" in proc.stdout
     assert "not AMD's aiter" in proc.stdout
     assert "Traceback" not in proc.stdout + proc.stderr
@@ -60,11 +61,11 @@ def test_cuda_without_tilelang_is_a_fail_with_the_fix(machine):
     fakes.nvidia_proc(machine.root, gpus=[("0000:18:00.0", "NVIDIA H200")])
     fakes.torch(machine.site)
     fakes.library(machine.site, "vllm", "0.30.0")
-    doc, proc = machine.check_json("--fast")
+    doc, proc = check_json(machine, "--fast")
     assert doc["facts"]["platform"] == "cuda"
     assert "tilelang-missing" in finding_ids(doc)
     assert proc.returncode == 3
-    text = machine.check("--fast").stdout
+    text = doctor.run("check", "--fast", env=machine).stdout
     assert "tilelang-missing" in text and "fix:" in text
 
 
@@ -75,7 +76,7 @@ def test_hanging_and_crashing_imports_still_give_a_complete_report(machine):
     fakes.library(machine.site, "triton", "3.6.0", init=fakes.SEGFAULT)
     fakes.library(machine.site, "vllm", "0.30.0")
     start = time.perf_counter()
-    doc, proc = machine.check_json("--timeout", "2")
+    doc, proc = check_json(machine, "--timeout", "2")
     assert time.perf_counter() - start < 30
     status = {p["name"]: p["status"] for p in doc["probes"]}
     assert status["tilelang.import"] == "timeout"
@@ -93,7 +94,7 @@ def test_a_library_printing_on_import_cannot_corrupt_the_json(machine):
         "26.0.0",
         init="print('amdsmi banner: libamd_smi.so not found')\nraise KeyError('ROCM_PATH')\n",
     )
-    doc, proc = machine.check_json("--timeout", "10")
+    doc, proc = check_json(machine, "--timeout", "10")
     amdsmi = next(p for p in doc["probes"] if p["name"] == "gpu.amdsmi")
     assert amdsmi["status"] == "missing", "amdsmi without libamd_smi.so is a missing library"
     assert any("amdsmi banner" in line for line in amdsmi["evidence"]), "what it printed is kept as evidence"
@@ -101,14 +102,14 @@ def test_a_library_printing_on_import_cannot_corrupt_the_json(machine):
 
 def test_text_has_no_colour_codes_in_a_pipe_and_verbose_shows_probe_evidence(machine):
     fakes.nvidia_proc(machine.root, driver="580.95.05")
-    proc = machine.check("--fast", "-v")
+    proc = doctor.run("check", "--fast", "-v", env=machine)
     assert "\033[" not in proc.stdout
     assert "Probes" in proc.stdout and "gpu.nvidia-proc" in proc.stdout
     assert "580.95.05" in proc.stdout
 
 
 def test_fail_on_never_exits_zero_even_when_failing(machine):
-    assert machine.check("--fast", "--fail-on", "never").returncode == 0
+    assert doctor.run("check", "--fast", "--fail-on", "never", env=machine).returncode == 0
 
 
 @pytest.mark.parametrize(
@@ -121,7 +122,7 @@ def test_fail_on_never_exits_zero_even_when_failing(machine):
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(machine, args, message):
-    proc = machine.check("--fast", *args)
+    proc = doctor.run("check", "--fast", *args, env=machine)
     assert proc.returncode == 2
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -136,15 +137,16 @@ def test_hostile_files_never_reach_the_terminal_raw(machine):
     (nodes / "2/properties").write_bytes(b"\x1b]0;owned\x07\xff\xfe" * 50)
     (machine.root / "opt/rocm/.info").mkdir(parents=True)
     (machine.root / "opt/rocm/.info/version").write_bytes(b"\x1b[2J\x1b[31mred\xff\x00")
-    proc = machine.check("--fast", "-v")
+    proc = doctor.run("check", "--fast", "-v", env=machine)
     assert proc.returncode == 3, "no GPU could be read from that tree"
     assert "\x1b" not in proc.stdout and "\x00" not in proc.stdout
     assert "node 1: no readable gfx_target_version; skipped" in proc.stdout
     assert "opt/rocm/.info/version holds no version" in proc.stdout
-    doc, _ = machine.check_json("--fast")
+    doc, _ = check_json(machine, "--fast")
     assert doc["facts"]["rocm_version"] is None
 
 
+@pytest.mark.slow
 def test_colour_only_on_a_terminal_and_never_with_no_color(machine):
     def run_on_terminal(extra_env: dict[str, str]) -> str:
         env = {**machine.env(), **extra_env}
@@ -162,7 +164,7 @@ def test_a_cuda_torch_on_a_rocm_machine_is_a_fail(machine):
     fakes.torch(machine.site, "2.13.0+cu130", cuda="13.0")
     fakes.aiter(machine.site, version="0.1.16", norm_args=True, fused=True)
     fakes.library(machine.site, "vllm", "0.30.0")
-    doc, proc = machine.check_json("--fast")
+    doc, proc = check_json(machine, "--fast")
     mismatch = next(f for f in doc["findings"] if f["id"] == "torch-build-mismatch")
     assert "2.13.0+cu130 is a cuda build, but this machine's GPUs are rocm" in mismatch["detail"]
     assert proc.returncode == 3
@@ -171,7 +173,7 @@ def test_a_cuda_torch_on_a_rocm_machine_is_a_fail(machine):
 def test_a_rocm_torch_on_a_rocm_machine_raises_no_mismatch(machine):
     fakes.kfd(machine.root, [0, 90402])
     fakes.torch(machine.site, "2.9.1+rocm7.2", cuda=None, hip="7.2.26015")
-    doc, _ = machine.check_json("--fast")
+    doc, _ = check_json(machine, "--fast")
     assert "torch-build-mismatch" not in finding_ids(doc)
 
 
@@ -181,11 +183,11 @@ def test_torch_that_sees_no_gpu_on_a_gpu_machine_is_a_fail(machine):
     fakes.torch(machine.site, init=fakes.fake_torch_gpus([]))
     fakes.library(machine.site, "tilelang", "0.1.12")
     fakes.library(machine.site, "vllm", "0.30.0")
-    doc, proc = machine.check_json("--timeout", "20")
+    doc, proc = check_json(machine, "--timeout", "20")
     assert doc["facts"]["torch"]["gpus_visible"] == 0
     assert "torch-sees-no-gpu" in finding_ids(doc)
     assert proc.returncode == 3
-    fast, _ = machine.check_json("--fast")
+    fast, _ = check_json(machine, "--fast")
     assert "torch-sees-no-gpu" not in finding_ids(fast), "--fast initialises no GPU, so it cannot know"
 
 
@@ -194,11 +196,11 @@ def test_an_aiter_that_vllm_selects_but_that_does_not_import_is_a_fail_with_its_
     fakes.rocm(machine.root, "6.4.1-120")
     fakes.aiter(machine.site, version="0.1.14", init=fakes.raises('ImportError("undefined symbol: hipModuleLoad")'))
     fakes.library(machine.site, "vllm", "0.25.0")
-    doc, proc = machine.check_json()
+    doc, proc = check_json(machine)
     finding = next(f for f in doc["findings"] if f["id"] == "aiter-not-importable")
     assert finding["severity"] == "fail" and "undefined symbol: hipModuleLoad" in finding["detail"]
     assert proc.returncode == 3
-    assert "aiter-not-importable" in machine.check().stdout
+    assert "aiter-not-importable" in doctor.run("check", env=machine).stdout
 
 
 def test_a_report_of_another_interpreter_names_it_and_its_version(machine):
@@ -206,17 +208,69 @@ def test_a_report_of_another_interpreter_names_it_and_its_version(machine):
     interpreter, not the doctor's own."""
     asked = subprocess.run([str(machine.python), "-c", "import platform; print(platform.python_version())"],
                            capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
-    doc = json.loads(machine.run("report", "--fast", "--json", "--no-redact").stdout)
+    doc = json.loads(doctor.run("report", "--fast", "--json", "--no-redact", env=machine).stdout)
     assert (doc["host"]["python"], doc["host"]["python_version"]) == (str(machine.python), asked)
     assert doc["host"]["doctor_python"] == sys.executable
-    assert f"Python    {asked} ({machine.python})" in machine.check("--fast").stdout
+    assert f"Python    {asked} ({machine.python})" in doctor.run("check", "--fast", env=machine).stdout
 
 
 def test_the_impostor_shows_why_its_mhc_ops_fail_and_is_never_called_an_old_aiter(machine):
     fakes.impostor_aiter(machine.site)
-    verbose = machine.check("-v").stdout
+    verbose = doctor.run("check", "-v", env=machine).stdout
     probe = verbose.split("aiter.import", 1)[1]
     assert "from aiter.ops import mhc: ModuleNotFoundError: No module named 'aiter.ops'" in probe
-    replay = machine.run("explain", "--platform", "rocm", "--arch", "gfx942").stdout
+    replay = doctor.run("explain", "--platform", "rocm", "--arch", "gfx942", env=machine).stdout
     assert "aiter before" not in replay and "Build aiter 0.1.16" not in replay
     assert "the installed `aiter` is not AMD's aiter and has no aiter.ops.mhc" in replay
+
+
+@pytest.mark.slow
+def test_check_verify_without_a_gpu_names_the_command_that_takes_device_cpu(tmp_path: Path) -> None:
+    """check and report take no --device: the hint names `mhcdoctor verify --device cpu`, which does."""
+    (tmp_path / "machine").mkdir()
+    env = dict(os.environ, MHCDOCTOR_SYSROOT=str(tmp_path / "machine"), CUDA_VISIBLE_DEVICES="", NO_COLOR="1")
+    shown = doctor.run("check", "--verify", "--model", "deepseek-v4-flash", env=env).stdout
+    reasons = [line for line in shown.splitlines() if "(all)" in line and " skip " in line]
+    assert reasons[0].endswith("; `mhcdoctor verify --device cpu` runs the paths on the CPU")
+    first = reasons[0].split()[0]  # one reason, said once: the other paths point at it
+    assert len(reasons) > 1 and all(line.endswith(f"skip      as for {first}") for line in reasons[1:])
+
+
+def test_pypis_aiter_on_an_nvidia_machine_is_to_be_uninstalled_and_its_row_is_no_cross(machine: Machine) -> None:
+    """AMD's aiter runs on AMD GPUs only: on a CUDA host the fix is to remove PyPI's `aiter`, not to build AMD's."""
+    fakes.nvidia_proc(machine.root, gpus=[("0000:18:00.0", "NVIDIA H200")])
+    fakes.impostor_aiter(machine.site)
+    doc, proc = check_json(machine, "--fast", "--model", "deepseek-v4-pro")
+    impostor = next(f for f in doc["findings"] if f["id"] == "aiter-impostor")
+    assert (impostor["severity"], impostor["fix"]) == (
+        "info",
+        "pip uninstall aiter  # not AMD's aiter, which this machine cannot use",
+    )
+    row = next(line for line in doctor.run("check", "--fast", env=machine).stdout.splitlines() if " aiter " in line)
+    assert row.lstrip().startswith("·") and "not AMD's aiter" in row
+
+
+def test_a_tilelang_without_apache_tvm_ffi_is_told_to_install_apache_tvm_ffi(machine: Machine) -> None:
+    fakes.nvidia_proc(machine.root, gpus=[("0000:18:00.0", "NVIDIA H200")])
+    fakes.library(machine.site, "tilelang", "0.1.12", init="import tvm_ffi\n")
+    fakes.library(machine.site, "vllm", "0.30.0")
+    doc, _ = check_json(machine, "--model", "deepseek-v4-pro")
+    missing = next(f for f in doc["findings"] if f["id"] == "tilelang-missing")
+    assert missing["fix"] == "pip install apache-tvm-ffi  # tilelang is installed; the tvm_ffi module it imports is not"
+    assert "No module named 'tvm_ffi'" in missing["detail"]
+
+
+def test_no_vllm_here_points_at_the_python_whose_vllm_it_is(machine: Machine) -> None:
+    doc, _ = check_json(machine, "--fast")
+    fix = next(f["fix"] for f in doc["findings"] if f["id"] == "vllm-not-installed")
+    assert fix.startswith("Installed in another environment? Point mhcdoctor at it: mhcdoctor check --python ")
+
+
+def test_the_verdict_is_followed_by_what_was_found_counted(machine: Machine) -> None:
+    """`2 fail, 1 warning in 3 models`, as other doctors end: here no GPU (fail) and nothing installed (info)."""
+    doc, _ = check_json(machine, "--fast")
+    shown = doctor.run("check", "--fast", env=machine).stdout.splitlines()
+    verdict = next(i for i, line in enumerate(shown) if "Verdict" in line)
+    fails = sum(1 for f in doc["findings"] if f["severity"] == "fail")
+    infos = sum(1 for f in doc["findings"] if f["severity"] == "info")
+    assert shown[verdict + 1] == f"  {fails} fail, {infos} info; 3 of 3 models not ok"

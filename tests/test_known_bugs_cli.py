@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 
+import doctor
 import fakes
-from fakemachine import Machine
+from fakemachine import Machine, check_json
 
 
 def test_aiter_0_1_15_without_3417_is_fail_with_the_016_fix(tmp_path):
     machine = Machine(tmp_path)
-    proc = machine.run(
+    proc = doctor.run(
         "explain", "--json", "--platform", "rocm", "--arch", "gfx942", "--aiter", "0.1.15", "--aiter-fix", "present",
-        "--rocm", "7.2.3", "--vllm", "0.25.0",
+        "--rocm", "7.2.3", "--vllm", "0.25.0", env=machine,
     )  # fmt: skip
     doc = json.loads(proc.stdout)
     found = {f["id"]: f for f in doc["findings"]}
@@ -28,7 +29,7 @@ def test_tilelang_0_1_11_with_apache_tvm_ffi_0_1_15_is_fail_from_metadata_alone(
     fakes.nvidia_proc(machine.root, gpus=[("0000:18:00.0", "NVIDIA H200")])
     fakes.library(machine.site, "tilelang", "0.1.11")
     fakes.library(machine.site, "tvm_ffi", "0.1.15.post2", dist="apache-tvm-ffi")
-    doc, proc = machine.check_json("--fast")
+    doc, proc = check_json(machine, "--fast")
     mismatch = next(f for f in doc["findings"] if f["id"] == "tilelang-tvm-ffi-mismatch")
     assert (proc.returncode, mismatch["severity"]) == (3, "fail")
     assert mismatch["fix"].startswith("pip install 'apache-tvm-ffi<0.1.12'")
@@ -40,7 +41,7 @@ def test_tilelang_0_1_12_with_apache_tvm_ffi_0_1_12_over_its_pin_is_fail_from_me
     fakes.nvidia_proc(machine.root, gpus=[("0000:18:00.0", "NVIDIA H200")])
     fakes.library(machine.site, "tilelang", "0.1.12", requires=["apache-tvm-ffi<=0.1.11,>=0.1.10"])
     fakes.library(machine.site, "tvm_ffi", "0.1.12", dist="apache-tvm-ffi")
-    proc = machine.check("--fast")
+    proc = doctor.run("check", "--fast", env=machine)
     line = next(x.strip() for x in proc.stdout.splitlines() if "tilelang-tvm-ffi-mismatch:" in x)
     assert (proc.returncode, line) == (
         3,
@@ -48,7 +49,7 @@ def test_tilelang_0_1_12_with_apache_tvm_ffi_0_1_12_over_its_pin_is_fail_from_me
     )
     assert "requires apache-tvm-ffi>=0.1.10,<=0.1.11: 0.1.12 was installed over that pin" in proc.stdout
     assert "pip install 'apache-tvm-ffi<0.1.12'" in proc.stdout
-    explained = machine.run("explain")  # the same machine, as explain shows it
+    explained = doctor.run("explain", env=machine)  # the same machine, as explain shows it
     assert "✗ [fail] tilelang-tvm-ffi-mismatch: tilelang and apache-tvm-ffi are a known-bad pair" in explained.stdout
     assert explained.returncode == 3
 
@@ -63,14 +64,14 @@ def test_vllm_0_26_0s_own_pins_tilelang_0_1_9_with_apache_tvm_ffi_0_1_10_are_no_
     machine = Machine(tmp_path)  # measured on the H200: imports, compiles and runs vLLM 0.26.0's kernels
     h200_with_tilelang(machine, "0.1.9", "0.1.10")
     fakes.library(machine.site, "vllm", "0.26.0", requires=["tilelang==0.1.9", "apache-tvm-ffi==0.1.10"])
-    doc, _ = machine.check_json("--fast")
+    doc, _ = check_json(machine, "--fast")
     assert "tilelang-tvm-ffi-mismatch" not in {f["id"] for f in doc["findings"]}
 
 
 def test_tilelang_0_1_9_with_apache_tvm_ffi_0_1_12_is_fail_from_metadata_alone(tmp_path):
     machine = Machine(tmp_path)  # measured: `import tilelang` raises (AttributeError in tvm_ffi/registry.py)
     h200_with_tilelang(machine, "0.1.9", "0.1.12")
-    doc, proc = machine.check_json("--fast")
+    doc, proc = check_json(machine, "--fast")
     mismatch = next(f for f in doc["findings"] if f["id"] == "tilelang-tvm-ffi-mismatch")
     assert (proc.returncode, mismatch["severity"], mismatch["fix"]) == (
         3,
@@ -83,9 +84,9 @@ def test_tilelang_0_1_9_with_apache_tvm_ffi_0_1_12_is_fail_from_metadata_alone(t
 def test_a_full_check_whose_child_imported_tilelang_overrules_the_metadata(tmp_path):
     machine = Machine(tmp_path)  # observed beats inferred: the pair's import abort did not happen here
     h200_with_tilelang(machine, "0.1.11", "0.1.15.post2")
-    fast, _ = machine.check_json("--fast")
+    fast, _ = check_json(machine, "--fast")
     assert next(f for f in fast["findings"] if f["id"] == "tilelang-tvm-ffi-mismatch")["severity"] == "fail"
-    full, _ = machine.check_json()
+    full, _ = check_json(machine)
     assert full["facts"]["tilelang"]["imports"] is True
     assert "tilelang-tvm-ffi-mismatch" not in {f["id"] for f in full["findings"]}
 
@@ -93,7 +94,7 @@ def test_a_full_check_whose_child_imported_tilelang_overrules_the_metadata(tmp_p
 def test_a_full_check_whose_child_saw_the_import_abort_keeps_the_fail(tmp_path):
     machine = Machine(tmp_path)
     h200_with_tilelang(machine, "0.1.11", "0.1.15.post2", init="import os\nos.abort()")
-    full, proc = machine.check_json()
+    full, proc = check_json(machine)
     assert full["facts"]["tilelang"]["imports"] is False
     mismatch = next(f for f in full["findings"] if f["id"] == "tilelang-tvm-ffi-mismatch")
     assert (mismatch["severity"], proc.returncode) == ("fail", 3)

@@ -12,7 +12,7 @@ from pathlib import Path
 import doctor
 import jsonschema
 import pytest
-from fakemachine import Machine
+from fakemachine import Machine, check_json
 
 REPO = Path(__file__).resolve().parents[1]
 CPU = ["--hidden", "256", "--device", "cpu"]
@@ -32,7 +32,7 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
     """check, explain --from, diff and merge's documents, as the doctor writes them on a fake machine."""
     tmp = tmp_path_factory.mktemp("documents")
     machine = Machine(tmp)
-    check, _ = machine.check_json()
+    check, _ = check_json(machine)
     a, b = tmp / "a.json", tmp / "b.json"
     a.write_text(json.dumps(check))
     other = copy.deepcopy(check)

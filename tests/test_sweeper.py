@@ -176,6 +176,7 @@ print(json.dumps({"made": made, "lost": lost}))
 """
 
 
+@pytest.mark.slow
 def test_under_load_no_sweep_ever_takes_a_live_doctors_folder(tmpdir):
     workers = [python(tmpdir, _RACER, "8") for _ in range(6)]
     results = []

@@ -32,6 +32,7 @@ def test_diff_and_merge_colour_their_verdict_on_a_terminal(
     assert "\033[" not in doctor.on_terminal(*args, env={**env, "NO_COLOR": "1"})
 
 
+@pytest.mark.slow
 def test_verify_colours_its_rows_and_verdict_on_a_terminal(saved_report: tuple[Path, dict[str, str]]) -> None:
     _, env = saved_report
     shown = doctor.on_terminal("verify", "--hidden", "256", "--path", "torch", "--tokens", "1", env=env)

@@ -31,7 +31,7 @@ from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.progress import StderrProgress
 from mhcdoctor.text import plural
-from mhcdoctor.verify import check_fits, resolve_devices, resolve_paths, user_kernels_context
+from mhcdoctor.verify import check_fits, no_gpu_reason, resolve_devices, resolve_paths, user_kernels_context
 from mhcdoctor.verify.cases import Params
 from mhcdoctor.verify.runner import Progress, Ran, Task, run_jobs, unavailable
 
@@ -90,9 +90,7 @@ def run_bench(
         raise InputError("--tokens must be positive integers")
     if device.strip().lower() == "all":
         raise InputError("bench times one device at a time: pass --device N, not all")
-    devices, no_device = resolve_devices(device, ctx, min(timeout, 60.0))
-    if not devices:
-        raise InputError(f"nothing to time: {no_device}")
+    devices = resolve_devices(device, ctx, min(timeout, 60.0))
     dev = devices[0]
     if tokens is None and dev == "cpu":
         # the torch path took 209 s for the four ops at 4096 tokens on a 2-core machine (hidden 7168): 16384 would
@@ -119,10 +117,15 @@ def run_bench(
         say(f"timing {name} on {dev} ({sizes}; kernels JIT first)")
         outcomes += run_jobs([(name, dev)], list(OPS), counts, params, ctx, timeout, say, task)
     device_name = next((o.outcome["device_name"] for o in outcomes if o.outcome["device_name"]), None)
+    # auto found no GPU in any path's child: nothing was timed anywhere, so no device and no timer is claimed
+    no_gpu = no_gpu_reason([o.outcome for o in outcomes]) if device.strip().lower() in ("auto", "") else None
     peak = _peak(device_name, dev, params, ctx, timeout, say, options or {})
     printer.close()  # the status line a terminal showed ends before the results
     results = [_result(o.outcome, row, params, peak) for o in outcomes for row in o.rows]
     plan = step_plan(model, bool(fused))
+    verdict, problems = _verdict(results, selected)
+    if no_gpu and not results:
+        problems = [f"nothing was timed: {no_gpu}; --device cpu times the paths on the CPU"]
     model_doc = model.to_dict()
     vllm = next((o.outcome["version"] for o in outcomes if o.outcome["path"].startswith("vllm:") and
                  o.outcome["status"] == "ran"), None)  # fmt: skip
@@ -133,9 +136,9 @@ def run_bench(
         "model": {**model_doc, "sublayers_per_layer": SUBLAYERS},
         "params": params.to_dict(),
         "tokens": counts,
-        "device": dev,
+        "device": None if no_gpu else dev,
         "device_name": device_name,
-        "timer": "cuda-events" if dev.startswith("cuda") else "perf_counter",
+        "timer": None if no_gpu else "cuda-events" if dev.startswith("cuda") else "perf_counter",
         "peak": peak,
         "selected": selected,
         "fused_post_pre": fused,
@@ -144,7 +147,8 @@ def run_bench(
         "paths": [o.outcome for o in outcomes],
         "results": results,
         "step": step_costs(results, plan, selected, [t for t in counts if t in DECODE_TOKENS]),
-        "verdict": _verdict(results, selected),
+        "verdict": verdict,
+        "problems": problems,
         "seconds": round(time.perf_counter() - start, 3),
     }
     if plan is None:
@@ -165,6 +169,8 @@ def _peak(
     known = known_peak(device_name)
     if known is not None:
         return {"tb_per_s": known.tb_per_s, "how": "table", "device": known.device, "source": known.source}
+    if device == "cpu":  # a copy there measured 0.001 TB/s against ops at 124-307% of it: caches, not memory
+        return {"tb_per_s": None, "how": None, "device": device_name, "source": "not measured on the CPU"}
     if device_name is None:
         return {"tb_per_s": None, "how": None, "device": None, "source": "no path ran on the device"}
     say(f"{device_name} is not in the table of known devices: measuring a device-to-device copy")
@@ -237,7 +243,8 @@ def step_costs(
         for r in compared
         if r["median_ms"] is not None
     }
-    ran = {(r["path"], r["op"], r["tokens"]) for r in compared if r["status"] != "skip"}
+    # a case its child never reached (it crashed first) ran, and failed: torch's figures never stand in for it
+    ran = {(r["path"], r["op"], r["tokens"]) for r in compared if r["status"] != "skip" or _unfinished(r)}
     candidates = {(r["path"], r["op"], r["tokens"]) for r in compared if not r["torch_piece"]}
     paths = list(dict.fromkeys(r["path"] for r in compared))
     for batch in batches:
@@ -321,14 +328,27 @@ def _cost(ops: dict[str, str], plan: dict[str, int], times: _Times, batch: int) 
     return {"ms": ms, "ms_per_token": ms / batch, "ops": ops, "timing": "cuda-graph" if graph else "eager"}
 
 
-def _verdict(results: list[BenchResult], selected: dict[str, str] | None) -> Verdict:
+def _verdict(results: list[BenchResult], selected: dict[str, str] | None) -> tuple[Verdict, list[str]]:
     """As verify judges wrong numbers: fail when a path the rules select (vLLM's op or this project's), or the
     user's --kernel, computes wrong (every path counts as selected when the selection is not known) or when nothing
-    was timed; degraded when another path computes wrong or a path did not finish; else ok."""
+    was timed; degraded when another path computes wrong or a path did not finish; else ok. With the reasons."""
     if not any(r["status"] == "pass" for r in results):
-        return "fail"
+        return "fail", ["nothing was timed: no path ran and computed right"]
+    wrong = [f"{r['path']} computes {r['op']} wrong at {plural(r['tokens'], 'token')}" for r in results
+             if r["status"] == "fail"]  # fmt: skip
+    unfinished = [f"{r['path']} {r['op']} at {plural(r['tokens'], 'token')}: {r['reason'] or r['status']}"
+                  for r in results if r["status"] in ("error", "timeout") or _unfinished(r)]  # fmt: skip
+    problems = wrong + unfinished
     for r in results:
         chosen = selected.get(r["op"]) if selected is not None else None
-        if r["status"] == "fail" and (selected is None or r["path"] in (USER_PATH, chosen, f"vllm:{chosen}")):
-            return "fail"
-    return "degraded" if any(r["status"] in ("fail", "error", "timeout") for r in results) else "ok"
+        is_selected = selected is None or r["path"] in (USER_PATH, chosen, f"vllm:{chosen}")
+        # a selected kernel that crashes (vLLM's SIGABRT on the H200) stops the model as surely as a wrong one
+        if is_selected and (r["status"] in ("fail", "error", "timeout") or _unfinished(r)):
+            return "fail", problems
+    return ("degraded" if problems else "ok"), problems
+
+
+def _unfinished(r: BenchResult) -> bool:
+    """A case the path's child never reached because the child crashed, hung or exited first (verify.runner's
+    `not reached: the PATH child ...` rows)."""
+    return r["status"] == "skip" and str(r["reason"] or "").startswith("not reached: the ")

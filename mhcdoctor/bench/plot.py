@@ -64,7 +64,7 @@ def plot(doc: BenchDocument, filename: str) -> Plot:
     for row in axes:
         row[0].set_ylabel("achieved TB/s (byte model: docs/bench.md)")
     model = doc["model"]["name"] or f"hidden {doc['model']['hidden_size']}"
-    fig.suptitle(f"mHC ops on {doc['device_name'] or doc['device']}: {model}")
+    fig.suptitle(f"mHC ops on {doc['device_name'] or doc['device'] or 'no device'}: {model}")
     fig.tight_layout()
     png = io.BytesIO()
     fig.savefig(png, format="png", dpi=110)

@@ -17,7 +17,9 @@ from mhcdoctor.commands.options import (
     timeout_option,
 )
 from mhcdoctor.models import BUILTIN_MODELS, ModelConfig
+from mhcdoctor.probes import PROBES
 from mhcdoctor.probes.target import probe_context
+from mhcdoctor.progress import CheckProgress
 from mhcdoctor.redact import Identity, mask_secrets
 from mhcdoctor.render.check_text import render_check
 from mhcdoctor.render.json_view import render_json
@@ -56,9 +58,12 @@ def command(
     if run_verify and fast:
         raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
     ctx = probe_context(fast=fast, timeout=timeout, python=python)
-    _progress("probing this machine" + ("" if fast else " (imports run in child processes)"))
-    doc = mask_secrets(build_check(ctx, models, verify=run_verify, progress=_progress), Identity.of_this_machine())
-    _progress(None)
+    shown = CheckProgress(len(PROBES))
+    shown.status("probing this machine" + ("" if fast else " (imports run in child processes)"))
+    on_probe = None if fast else lambda r: shown.probe_done(r.name, r.status, r.seconds)  # fast: under a second
+    doc = build_check(ctx, models, verify=run_verify, progress=shown.status, on_probe=on_probe)
+    doc = mask_secrets(doc, Identity.of_this_machine())
+    shown.status(None)
     if as_json:
         click.echo(render_json(doc))
     else:
@@ -73,11 +78,3 @@ def selected_models(
     if model or config_path or hidden is not None or hc_mult is not None:
         return [model_from_options(model, config_path, hidden, hc_mult)]
     return list(BUILTIN_MODELS.values())
-
-
-def _progress(text: str | None) -> None:
-    """A transient status line on stderr, only on a terminal (never in pipes or CI logs)."""
-    if not sys.stderr.isatty():
-        return
-    sys.stderr.write("\r\033[K" + (f"mhcdoctor: {text}…" if text else ""))
-    sys.stderr.flush()

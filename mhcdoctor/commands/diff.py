@@ -8,6 +8,7 @@ import click
 
 from mhcdoctor.commands.options import json_option
 from mhcdoctor.diffing import diff_reports, to_document
+from mhcdoctor.errors import InputError
 from mhcdoctor.render.diff_text import render_text
 from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.term import Style
@@ -24,6 +25,8 @@ def command(a: str, b: str, as_json: bool) -> int:
     A and B are saved `check --json` / `report --json` documents, `report --bundle` files, or saved `report`
     Markdown (an issue body). Exit 0 when they are the same, 1 when they differ, 2 when one cannot be read.
     """
+    if a == b == "-":
+        raise InputError("diff reads stdin (-) for one report only; give a file for the other")
     doc_a, doc_b = load_report(a), load_report(b)
     differences = diff_reports(doc_a, doc_b)
     document = to_document(differences, doc_a, doc_b, (a, b))

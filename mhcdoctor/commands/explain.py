@@ -2,9 +2,10 @@
 
 Probing is fast by default (package metadata, files, sysfs: no import, no GPU initialisation), which is all the
 rules need but one thing: where the release's has_tilelang() is a trial import (0.23–0.27), a tilelang installed
-here is imported in a child process, as vLLM would, so a broken one counts as absent. `--deep` runs every probe
-in full (tilelang, aiter, torch imports; GPU initialisation). The rule set is picked once (rules.pick_rules), which
-says whether the import is needed (rules.tilelang_trial_import) before deciding, so the rules run once.
+here is imported in a child process, as vLLM would, so a broken one counts as absent. `--deep` probes as a full
+check does (tilelang, aiter, torch imports; GPU initialisation; vLLM's self-check). The rule set is picked once
+(rules.pick_rules), which says whether the import is needed (rules.tilelang_trial_import) before deciding, so the
+rules run once.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from mhcdoctor.commands.options import (
     timeout_option,
 )
 from mhcdoctor.facts import Facts
-from mhcdoctor.probes import PROBES, facts_from_probes, run_probes
+from mhcdoctor.probes import PROBES, facts_from_probes, run_all_probes, run_probes
 from mhcdoctor.probes.target import probe_context
 from mhcdoctor.render.decision_text import render_decision
 from mhcdoctor.render.json_view import render_json
@@ -43,9 +44,14 @@ def _import_tilelang_here(facts: Facts, timeout: float, python: str | None) -> N
     facts.sources.update({k: v for k, v in imported.sources.items() if k.startswith("tilelang.")})
 
 
-def probe_facts(deep: bool, timeout: float, python: str | None) -> Callable[[], Facts]:
-    """This machine's facts, probed only when called (not at all when every fact comes from a report)."""
-    return lambda: facts_from_probes(run_probes(probe_context(fast=not deep, timeout=timeout, python=python)))
+def probe_facts(deep: bool, timeout: float, python: str | None, sizes: list[tuple[int, int]]) -> Callable[[], Facts]:
+    """This machine's facts, probed only when called (not at all when every fact comes from a report); --deep as a
+    full check probes, vLLM's self-check included (its `import vllm` alone missed a vLLM whose platforms fail)."""
+    if deep:
+        return lambda: facts_from_probes(
+            run_all_probes(probe_context(fast=False, timeout=timeout, python=python), sizes)
+        )
+    return lambda: facts_from_probes(run_probes(probe_context(fast=True, timeout=timeout, python=python)))
 
 
 EXAMPLES = """\b
@@ -102,7 +108,9 @@ Rules per vLLM release: docs/rules.md; findings and their fixes: docs/findings.m
     help="Take the facts from a saved report: check --json or report --json, a report --bundle, or a saved "
     "report's Markdown.",
 )
-@click.option("--deep", is_flag=True, help="Also import tilelang and aiter (child processes) to see whether they load.")
+@click.option(
+    "--deep", is_flag=True, help="Probe as a full check does: imports and vLLM's self-check, in child processes."
+)
 @python_option
 @json_option
 @timeout_option
@@ -136,7 +144,7 @@ def command(
     refuse_together({"--from": from_path, "--python": python}, f"{report}, and --python names an environment to probe")
     config = model_from_options(model, config_path, hidden, hc_mult)
     whatif = WhatIf(platform, arch, aiter, aiter_fix, tilelang, vllm, rocm, deepgemm)
-    probe = probe_facts(deep, timeout, python)
+    probe = probe_facts(deep, timeout, python, [(config.hidden_size, config.hc_mult)])
     if from_path is not None:
         saved = read_saved_report(from_path, uses=frozenset({"facts"}))  # explain decides on the facts alone
         facts = build_facts(whatif, lambda: report_facts(saved.facts, from_path))

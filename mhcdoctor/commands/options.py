@@ -14,9 +14,32 @@ from mhcdoctor.models import BUILTIN_MODELS, ModelConfig, resolve
 F = Callable[..., Any]
 
 
+class WholeNumber(click.types.IntParamType):
+    """A whole number written in ASCII digits, at most `most`: int() would take full-width digits (`７１６８`) and any
+    length, and a 30-digit size reached the rules as a model."""
+
+    name = "integer"
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip()
+        if not (text.isascii() and text.isdigit()):
+            self.fail(f"takes a whole number in the digits 0-9, not {value!r}", param, ctx)
+        if len(text) > len(str(self.most)) or int(text) > self.most:
+            self.fail(f"takes a whole number up to {self.most}, not {text}", param, ctx)
+        return int(text)
+
+
 def model_options(fn: F) -> F:
-    fn = click.option("--hc-mult", type=int, default=None, help="Residual streams (default 4).")(fn)
-    fn = click.option("--hidden", type=int, default=None, help="Hidden size; overrides the config's.")(fn)
+    # hc_mult up to 2^16: verify's memory check, not this bound, refuses --hc-mult 1000 with the bytes it needs
+    fn = click.option("--hc-mult", type=WholeNumber(1 << 16), default=None, help="Residual streams (default 4).")(fn)
+    fn = click.option("--hidden", type=WholeNumber(1 << 20), default=None, help="Hidden size; overrides the config's.")(
+        fn
+    )
     fn = click.option(
         "--config",
         "config_path",

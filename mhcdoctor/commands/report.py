@@ -8,10 +8,11 @@ and writes nothing. A report never fails for a broken probe: hangs and crashes a
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
-from mhcdoctor.bundle import build_files, write_bundle
+from mhcdoctor.bundle import build_files, read_bundle, write_bundle
 from mhcdoctor.checkreport import build_check
 from mhcdoctor.commands.check import selected_models
 from mhcdoctor.commands.options import (
@@ -78,7 +79,10 @@ def command(
     if bundle_path and os.path.isdir(bundle_path):
         raise InputError(f"--bundle {bundle_path} is a folder; give a file name, e.g. {bundle_path}/report.tar.gz")
     if bundle_path and not preview:  # before the check runs, which can take a while
-        check_target(bundle_path, "bundle", force)
+        try:
+            check_target(bundle_path, "bundle", force)
+        except InputError as refused:
+            _show_kept(bundle_path, as_json, refused)
     if run_verify and fast:
         raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
     ctx = probe_context(fast=fast, timeout=timeout, python=python)
@@ -100,6 +104,22 @@ def command(
     click.echo(f"mhcdoctor: {summary}; --preview shows everything that would be shared", err=True)
     click.echo(main, nl=False)
     return 0
+
+
+def _show_kept(bundle_path: str, as_json: bool, refused: InputError) -> None:
+    """Refuse to replace an existing bundle; when it is one of ours and stdout is not a terminal, print the report it
+    holds again first. `report --bundle b.tar.gz > report.md` run twice: the shell empties report.md before the
+    refusal, and the report written with the bundle is put back beside it instead of being lost."""
+    if sys.stdout.isatty() or not os.path.isfile(bundle_path):
+        raise refused
+    try:
+        kept = read_bundle(bundle_path).files.get("report.json" if as_json else "report.md")
+    except InputError:
+        raise refused from None
+    if kept is None:
+        raise refused
+    click.echo(kept.decode("utf-8", "replace"), nl=False)
+    raise InputError(f"{refused}; the report it holds was printed again, so it matches what stdout goes to")
 
 
 def _trace(model_doc: DecisionDocument) -> str:

@@ -97,9 +97,9 @@ class _BenchDocumentBase(TypedDict):
     model: BenchModel
     params: ParamsDocument
     tokens: list[Positive]
-    device: str
+    device: str | None  # None: nothing was timed on any device (no GPU seen, and none named)
     device_name: str | None
-    timer: Literal["cuda-events", "perf_counter"]
+    timer: Literal["cuda-events", "perf_counter"] | None  # None with no device
     peak: Peak
     selected: dict[str, str] | None
     fused_post_pre: bool | None
@@ -109,6 +109,7 @@ class _BenchDocumentBase(TypedDict):
     results: list[BenchResult]
     step: Step
     verdict: Verdict
+    problems: list[str]  # why the verdict is not ok, one line each
     seconds: NonNegative
 
 

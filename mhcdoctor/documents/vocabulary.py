@@ -70,10 +70,15 @@ class ExitStatus(IntEnum):
 
     OK = 0
     DEGRADED = 1
-    BAD_INPUT = 2  # a usage error or input that cannot be read: one line on stderr
+    # a usage error, input that cannot be read, or output that cannot be written (a full disk, stdout closed): one line
+    # on stderr
+    BAD_INPUT = 2
     FAIL = 3
     INTERNAL_ERROR = 4  # a bug in mhcdoctor itself, kept apart from the verdicts and bad input
-    ABORTED = 130  # Ctrl-C
+    # stopped by a signal: 128 + its number, as a shell reports it (mhcdoctor.cli._stop)
+    HANGUP = 129  # SIGHUP: the terminal closed, the ssh session dropped
+    ABORTED = 130  # Ctrl-C (SIGINT)
+    TERMINATED = 143  # SIGTERM
 
 
 VERDICT_EXIT: dict[str, ExitStatus] = {"ok": ExitStatus.OK, "degraded": ExitStatus.DEGRADED, "fail": ExitStatus.FAIL}
@@ -109,3 +114,15 @@ def token_scope(tokens: int | None) -> str:
     if tokens is None:
         return ""
     return f"from {tokens} tokens" + (": prefill" if tokens >= PREFILL_FROM else "")
+
+
+# The project's public home, decided in issue 32 (none was published before): pyproject's [project.urls] name it,
+# and a finding links to its own section of docs/findings.md there (docsgen writes an anchor per finding id), so
+# the link works for a pip-installed user, who has no docs/ folder.
+HOMEPAGE = "https://github.com/mhcdoctor/mhcdoctor"
+FINDINGS_DOCS = f"{HOMEPAGE}/blob/main/docs/findings.md"
+
+
+def finding_docs(finding_id: str) -> str:
+    """The address of a finding's section of docs/findings.md."""
+    return f"{FINDINGS_DOCS}#{finding_id}"

@@ -54,6 +54,15 @@ def report_files(inputs: list[str]) -> list[ReportFile]:
             raise InputError(f"no such file or folder: {path}")
         if len(files) > MAX_NODES:
             raise InputError(f"more than {MAX_NODES} report files; merge them in parts")
+    seen: dict[tuple[int, int], Path] = {}
+    for file in files:  # one file named twice (or named and in a folder named) would count as two nodes
+        try:
+            info = os.stat(file.path, follow_symlinks=not file.in_folder)  # a link in a folder is not followed
+        except OSError:
+            continue  # its row says why it cannot be read
+        first = seen.setdefault((info.st_dev, info.st_ino), file.path)
+        if first is not file.path:
+            raise InputError(f"{file.path} is named twice (also as {first}); give each node's report once")
     return files
 
 

@@ -9,8 +9,9 @@ node's own `python -m mhcdoctor`, so what is checked is what that node would run
 
 The child is started by mhcdoctor's one child runner (mhcdoctor/childproc.py): in its own session, killed with
 everything it started at the timeout, its output in capped files. It dies with the Ray worker (a parent-death
-signal), so a worker killed mid-run, or a task cancelled, leaves no check running; the runner also makes the
-worker a child subreaper, so what the check orphans is found and killed too. The runner travels with the task:
+signal: SIGTERM, which the check, a doctor, answers by killing what it started), so a worker killed mid-run, or a
+task cancelled, leaves nothing of the check running; the runner also makes the worker a child subreaper, so what
+the check orphans is found and killed too. The runner travels with the task:
 ray_runner sends childproc's source (`runner`), and the node loads it as a module of its own, so every node runs
 the driver's runner whatever mhcdoctor it has, or none. Called without it (directly, in tests), this Python's own
 mhcdoctor.childproc runs the check; a Python without mhcdoctor has nothing to run and is reported as such.
@@ -54,6 +55,7 @@ def run_on_node(
     import base64
     import json
     import os
+    import signal
     import sys
     import time
 
@@ -87,6 +89,9 @@ def run_on_node(
                 folder=folder,
                 cwd=os.getcwd(),
                 stdout_bytes=MAX_STDOUT,
+                # the check is a doctor: told by SIGTERM that this worker died (Ray kills the workers of a stopped
+                # fleet's tasks), it kills what it started; SIGKILL left its import's setsid helpers running
+                death_signal=signal.SIGTERM,
             )
             if want_bundle and os.path.isfile(bundle_path) and os.path.getsize(bundle_path) <= MAX_BUNDLE:
                 with open(bundle_path, "rb") as f:

@@ -42,10 +42,12 @@ from mhcdoctor.userfiles import mismatch, parse_json
 _LOOPBACK_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # read once, when ray is imported
 CONNECT_SECONDS = 5.0  # to reach the cluster's GCS before handing it to Ray
 GRACE = 10.0  # seconds beyond --timeout for Ray to start a node's task and return its result
-STOP_GRACE = 5.0  # seconds a stopped fleet gives its tasks to kill their checks before their workers are killed
-# The signals that stop the doctor (mhcdoctor.cli): while the fleet runs, they are the driver's, not Ray's.
+# Seconds a stopped fleet gives its tasks to kill their checks before their workers are killed. Only a node that does
+# not answer should reach it: a forced cancel has Ray SIGKILL the worker's children, the check among them, so what
+# the check started outlives it (measured here: a helper left running). The tasks took 0.4 s on an idle two-core
+# machine and 3.5 s with eight busy loops beside it; 5 s was passed under the team's load and left a helper.
+STOP_GRACE = 30.0
 _STOP_POLL = 0.2  # seconds between looks at whether a stop signal came while waiting for the nodes
-_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM) + ((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())
 _ERROR_CHARS = 300
 
 Progress = Callable[[str], None]
@@ -160,10 +162,11 @@ class _Stopped(BaseException):
 
 
 def _handlers() -> dict[int, Any]:
-    """The stop signals' handlers now (none off the main thread, where they cannot be set)."""
+    """The stop signals' handlers now (none off the main thread, where they cannot be set): while the fleet runs,
+    they are the driver's, not Ray's."""
     if threading.current_thread() is not threading.main_thread():
         return {}
-    return {number: signal.getsignal(number) for number in _STOP_SIGNALS}
+    return {number: signal.getsignal(number) for number in childproc.STOP_SIGNALS}
 
 
 def _restore(handlers: dict[int, Any]) -> None:
@@ -176,7 +179,7 @@ _signalled: list[int] = []  # the stop signal received while the fleet runs, rea
 
 def _note_stop(signum: int, frame: object) -> None:
     """Only noted: Ray runs this inside its own waits, which cannot unwind through an exception raised here."""
-    for number in _STOP_SIGNALS:  # once: the tasks are being stopped, which is bounded by STOP_GRACE
+    for number in childproc.STOP_SIGNALS:  # once: the tasks are being stopped, which is bounded by STOP_GRACE
         signal.signal(number, signal.SIG_IGN)
     _signalled.append(signum)
 

@@ -28,13 +28,14 @@ from mhcdoctor.probes import (
     rocm,
     torch_build,
     vllm_build,
+    vllm_selfcheck,
 )
 from mhcdoctor.probes.assemble import facts_from_probes
 from mhcdoctor.probes.base import ProbeResult, guarded
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.libraries import TILELANG, TRITON, TVM_FFI, VLLM, XPU_KERNELS, probe_import, probe_metadata
 
-__all__ = ["PROBES", "ProbeContext", "ProbeResult", "facts_from_probes", "run_probes"]
+__all__ = ["PROBES", "ProbeContext", "ProbeResult", "facts_from_probes", "run_all_probes", "run_probes"]
 
 Probe = Callable[[ProbeContext], ProbeResult]
 
@@ -67,13 +68,44 @@ PROBES: dict[str, Probe] = {
 }
 
 
-def run_probes(ctx: ProbeContext, skip: Collection[str] = ()) -> list[ProbeResult]:
+def run_probes(
+    ctx: ProbeContext, skip: Collection[str] = (), on_done: Callable[[ProbeResult], None] | None = None
+) -> list[ProbeResult]:
     """Run every probe but those in `skip`; a probe's own bug becomes an `error` result. Results come back in PROBES
-    order."""
+    order; `on_done` hears of each as it finishes (from the probe's thread: it must be quick and thread-safe)."""
     PathFinder.invalidate_caches()  # packages may have been installed since this process last looked
-    calls = [partial(guarded, name, partial(probe, ctx)) for name, probe in PROBES.items() if name not in skip]
+    told = on_done or (lambda result: None)
+
+    def run(name: str, probe: Probe) -> ProbeResult:
+        result = guarded(name, partial(probe, ctx))
+        told(result)
+        return result
+
+    calls = [partial(run, name, probe) for name, probe in PROBES.items() if name not in skip]
     if ctx.fast:  # files only: sequential is faster than starting threads
         return [call() for call in calls]
     # Threads only wait on children and subprocesses, so one per probe lets every child run at once (fewer at the
     # user's process limit).
     return concurrently(calls, "probe")
+
+
+def run_all_probes(
+    ctx: ProbeContext, sizes: list[tuple[int, int]], on_done: Callable[[ProbeResult], None] | None = None
+) -> list[ProbeResult]:
+    """Every probe and vLLM's self-check for these model sizes (hidden_size, hc_mult), as a full check and
+    `explain --deep` run them: one vLLM child, not two, since the self-check's first step is the import the
+    vllm.import probe would run (and its `vllm.platforms` import, which fails where vLLM's requirements are missing,
+    counts as vLLM not importing for both). Results in PROBES order, the self-check last."""
+
+    def selfcheck() -> list[ProbeResult]:  # vLLM imports slowly: it runs beside the other probes
+        checked = guarded(vllm_selfcheck.NAME, partial(vllm_selfcheck.probe, ctx, sizes))
+        if on_done is not None:
+            on_done(checked)
+        return [checked]
+
+    def others() -> list[ProbeResult]:
+        return run_probes(ctx, skip={vllm_selfcheck.IMPORT_NAME}, on_done=on_done)
+
+    (checked,), results = concurrently([selfcheck, others], "check")
+    results.insert([*PROBES].index(vllm_selfcheck.IMPORT_NAME), vllm_selfcheck.import_result(checked))
+    return [*results, checked]

@@ -55,19 +55,28 @@ def label(path: str, role: str) -> str:
 def render_text(doc: BenchDocument) -> str:
     model = doc["model"]
     name = model["name"] or "custom model"
-    timer = "device events" if doc["timer"] == "cuda-events" else "time.perf_counter (CPU: no device events)"
     graph = any(r["graph_ms"] is not None for r in doc["results"])
+    where = f"on {doc['device']}" if doc["device"] else "on no device: nothing was timed"
     lines = [
-        f"mhcdoctor bench: {name} (hidden {model['hidden_size']}, hc_mult {model['hc_mult']}) on {doc['device']}"
+        f"mhcdoctor bench: {name} (hidden {model['hidden_size']}, hc_mult {model['hc_mult']}) {where}"
         + (f" ({doc['device_name']})" if doc["device_name"] else ""),
         f"vLLM {doc['vllm']}: its own kernels timed as its DeepSeek-V4 model calls them"
         if doc["vllm"]
         else "vLLM is not installed: its own kernels could not be timed; stand-ins are timed instead",
-        f"timed with {timer}; median of repeated runs after warm-up"
-        + ("; `graph ms`: the same call replayed in a CUDA graph, as vLLM serves decode" if graph else "")
-        + "; each timed op's output checked against the oracle",
-        peak_line(doc),
     ]
+    if doc["timer"] is not None:
+        timer = (
+            "device events"
+            if doc["timer"] == "cuda-events"
+            else "time.perf_counter (CPU: no device events; CPU times swing with the machine's load and say nothing "
+            "of a GPU's)"
+        )
+        lines.append(
+            f"timed with {timer}; median of repeated runs after warm-up"
+            + ("; `graph ms`: the same call replayed in a CUDA graph, as vLLM serves decode" if graph else "")
+            + "; each timed op's output checked against the oracle"
+        )
+        lines.append(peak_line(doc))
     roles = doc["roles"]
     for p in doc["paths"]:
         version = f" {p['version']}" if p.get("version") else ""
@@ -94,6 +103,7 @@ def render_text(doc: BenchDocument) -> str:
             lines.append(f"{'':<18}  ↳ {r['reason']}")
     lines += ["", *step_lines(doc)]
     lines += ["", f"verdict: {doc['verdict']} ({doc['seconds']:.1f} s)"]
+    lines += [f"  - {problem}" for problem in doc["problems"]]
     return "\n".join(lines)
 
 

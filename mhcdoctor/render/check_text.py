@@ -15,8 +15,10 @@ from mhcdoctor.documents.check import (
 )
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument
 from mhcdoctor.documents.models import BUILTIN_NAMES
-from mhcdoctor.documents.vocabulary import OPS, token_scope
+from mhcdoctor.documents.vocabulary import OPS, SEVERITIES, finding_docs, token_scope
+from mhcdoctor.render.decision_text import fix_once
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
+from mhcdoctor.text import plural
 
 _GIB = 1 << 30
 _OP_COLUMN = {"mhc_fused_post_pre": "fused post+pre"}  # a column's heading, where not the op's name
@@ -73,7 +75,7 @@ def _machine(
     for key, comp in (("nvcc", facts["nvcc"]), ("hipcc", facts["hipcc"])):
         if comp["found"]:
             rows.append(("ok", key, " ".join(x for x in (comp["version"], comp["path"]) if x)))
-    rows.append(_aiter_row(facts["aiter"]))
+    rows.append(_aiter_row(facts["aiter"], facts["platform"]))
     for label, package in (("tilelang", facts["tilelang"]), ("triton", facts["triton"]), ("vLLM", facts["vllm"])):
         rows.append(_package_row(label, package))
     pins = next((f for f in findings or [] if f["id"] == "vllm-pin-mismatch"), None)
@@ -116,12 +118,13 @@ def _torch_row(torch: TorchDocument) -> tuple[str, str, str]:
     return _with_import("torch", f"{torch['version']} ({build})", torch)
 
 
-def _aiter_row(aiter: AiterDocument) -> tuple[str, str, str]:
+def _aiter_row(aiter: AiterDocument, platform: str) -> tuple[str, str, str]:
     if not aiter["present"]:
         return ("info", "aiter", "not installed")
     if aiter["genuine"] is False:
         who = aiter["distribution"] or "another package"
-        return ("fail", "aiter", f"not AMD's aiter: `aiter` belongs to {who} {aiter['version'] or ''}".rstrip())
+        level = "fail" if platform == "rocm" else "info"  # as aiter-impostor: only a ROCm vLLM would call it
+        return (level, "aiter", f"not AMD's aiter: `aiter` belongs to {who} {aiter['version'] or ''}".rstrip())
     version = aiter["version"] or "version unknown"
     if aiter["has_mhc_ops"] is False:
         return _with_import("aiter", f"{version}: AMD's aiter without mHC ops (no aiter/ops/mhc.py)", aiter, "warn")
@@ -213,6 +216,7 @@ def _models(models: list[DecisionDocument], style: Style) -> list[str]:
 
 def render_findings(findings: list[FindingDocument], style: Style) -> list[str]:
     out = [style.bold("Findings")]
+    fixed_by: dict[str, str] = {}
     for f in findings:
         scope = token_scope(f.get("from_tokens"))
         title = f"{f['title']} ({scope})" if scope else f["title"]
@@ -220,7 +224,8 @@ def render_findings(findings: list[FindingDocument], style: Style) -> list[str]:
         if f.get("detail"):
             out.append(f"      why: {f['detail']}")
         if f.get("fix"):
-            out.append(f"      fix: {f['fix']}")
+            out.append(f"      fix: {fix_once(f['fix'], f['id'], fixed_by)}")
+        out.append(style.dim(f"      docs: {finding_docs(f['id'])}"))
     return out
 
 
@@ -240,6 +245,19 @@ def _probes(probes: list[ProbeDocument], style: Style) -> list[str]:
     return out
 
 
+def summary_line(doc: CheckDocument) -> str:
+    """What the check found, counted: "2 fail, 1 warning, 1 info; 1 of 3 models not ok"."""
+    worst_first = reversed(SEVERITIES)
+    counts = {severity: sum(1 for f in doc["findings"] if f["severity"] == severity) for severity in worst_first}
+    words = {"fail": ("fail", "fail"), "warn": ("warning", "warnings"), "info": ("info", "info")}
+    found = ", ".join(f"{n} {words[s][n != 1]}" for s, n in counts.items() if n) or "no findings"
+    models = doc["models"]
+    not_ok = sum(1 for m in models if m["verdict"] != "ok")
+    if not_ok:
+        return f"{found}; {not_ok} of {plural(len(models), 'model')} not ok"
+    return f"{found}; {plural(len(models), 'model')}, all ok"
+
+
 def _footer(doc: CheckDocument, style: Style) -> list[str]:
     verdict = doc["verdict"]
     text = {
@@ -247,7 +265,7 @@ def _footer(doc: CheckDocument, style: Style) -> list[str]:
         "degraded": "degraded: it will run correctly, but on a fallback path or with a warning",
         "fail": "fail: a selected path will crash or compute wrong results, or no GPU path can run",
     }[verdict]
-    out = [f"{style.mark(VERDICT_LEVEL[verdict])} {style.bold('Verdict')}: {text}"]
+    out = [f"{style.mark(VERDICT_LEVEL[verdict])} {style.bold('Verdict')}: {text}", "  " + summary_line(doc)]
     if doc["mode"] == "fast":
         out.append(style.dim("  --fast: nothing was imported, no GPU initialised; plain `check` imports too."))
     return out

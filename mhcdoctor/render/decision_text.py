@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument, OpDocument
-from mhcdoctor.documents.vocabulary import JsonValue, token_scope
+from mhcdoctor.documents.vocabulary import JsonValue, finding_docs, token_scope
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
 
 _OP_WIDTH = 19
@@ -175,14 +175,23 @@ def _findings(doc: DecisionDocument, style: Style) -> list[str]:
     if not doc["findings"]:
         return [style.bold("Findings: none")]
     out = [style.bold(f"Findings ({len(doc['findings'])})")]
+    fixed_by: dict[str, str] = {}
     for f in doc["findings"]:
         scope = token_scope(f.get("from_tokens"))
         title = f"{f['title']} ({scope})" if scope else f["title"]
         out.append(f"  {style.mark(SEVERITY_LEVEL[f['severity']])} [{f['severity']}] {f['id']}: {title}")
         out.append(f"      {f['detail']}")
-        out.append(f"      fix: {f['fix']}")
+        out.append(f"      fix: {fix_once(f['fix'], f['id'], fixed_by)}")
+        out.append(style.dim(f"      docs: {finding_docs(f['id'])}"))
         out.append(style.dim(f"      refs: {' '.join(f['refs'])}"))
     return out
+
+
+def fix_once(fix: str, finding_id: str, fixed_by: dict[str, str]) -> str:
+    """A finding's fix, or where it was already shown: three aiter findings shared one long fix, printed three
+    times. `fixed_by` maps each fix shown so far to its finding, for one list of findings."""
+    first = fixed_by.setdefault(fix, finding_id)
+    return fix if first == finding_id else f"as for {first} above"
 
 
 def _verdict_line(doc: DecisionDocument, style: Style) -> str:

@@ -23,7 +23,7 @@ from mhcdoctor.documents.check import (
     PackageDocument,
 )
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument, OpDocument
-from mhcdoctor.documents.vocabulary import OP_SHORT, OPS
+from mhcdoctor.documents.vocabulary import OP_SHORT, OPS, finding_docs
 from mhcdoctor.render.check_text import render_check, runtime_parts
 from mhcdoctor.render.md_escape import cell, code, html_text, prose
 from mhcdoctor.render.term import Style
@@ -163,8 +163,8 @@ def _findings(findings: list[FindingDocument]) -> list[str]:
             out.append(f"  {prose(str(f['detail']))}")
         if f.get("fix"):
             out.append(f"  **Fix:** {_fix(str(f['fix']))}")
-        if f.get("refs"):
-            out.append("  Refs: " + ", ".join(prose(str(r)) for r in f["refs"]))
+        refs = [finding_docs(str(f.get("id"))), *(str(r) for r in f.get("refs") or [])]
+        out.append("  Refs: " + ", ".join(prose(r) for r in refs))
     return out + [""]
 
 

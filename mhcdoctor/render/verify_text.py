@@ -49,12 +49,15 @@ def render_text(doc: VerifyDocument, style: Style | None = None) -> str:
     )
     lines += ["", header, "-" * len(header)]
     shown_unavailable = set()
+    reasons: dict[str, str] = {}  # a reason already shown -> the path it was shown for: no GPU was said eight times
     for r in doc["results"]:
         key = (r["path"], r["device"])
         if r["status"] == "skip" and _path_status(doc, key) == "unavailable":
             if key not in shown_unavailable:
                 shown_unavailable.add(key)
-                lines.append(f"{r['path']:<14}{'(all)':<20}{'-':>7}  {_status('skip', style)}  {r['reason']}")
+                first = reasons.setdefault(str(r["reason"]), r["path"])
+                why = r["reason"] if first == r["path"] else f"as for {first}"
+                lines.append(f"{r['path']:<14}{'(all)':<20}{'-':>7}  {_status('skip', style)}  {why}")
             continue
         lines.append(
             f"{r['path']:<14}{r['op']:<20}{r['tokens']:>7}  {_status(r['status'], style)}{_num(r['max_abs_err']):>10}"

@@ -13,6 +13,7 @@ checked where the runner read them back.
 from __future__ import annotations
 
 import dataclasses
+import importlib.machinery
 import json
 import os
 import re
@@ -22,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from mhcdoctor import __version__
 from mhcdoctor.clock import created_now
-from mhcdoctor.documents.verify import ROW_STATUSES, SCHEMA, VerifyDocument, VerifyRow
+from mhcdoctor.documents.verify import ROW_STATUSES, SCHEMA, PathOutcome, VerifyDocument, VerifyRow
 from mhcdoctor.documents.vocabulary import OPS, Verdict, one_of
 from mhcdoctor.errors import InputError
 from mhcdoctor.kernels import REGISTRY, USER_FOLDER_ENV, USER_KERNELS_ENV, USER_PATH, ops_of
@@ -48,12 +49,18 @@ FIRST_GPU = "cuda:0"  # --device auto
 _NO_GPU_REASONS = ("no GPU visible to torch", "torch does not import")
 
 
-def resolve_devices(device: str, ctx: ProbeContext, timeout: float) -> tuple[list[str], str | None]:
-    """--device: `auto` (the first GPU), `all`, `cpu`, `N` or `cuda:N` → the torch devices to run on, and why there
-    are none. A GPU index torch does not see is a usage error (InputError)."""
+# What a user without a GPU is told to do; `check --verify` and `report` take no --device, so they name the command.
+CPU_HINT = "--device cpu runs the paths on the CPU"
+CHECK_CPU_HINT = "`mhcdoctor verify --device cpu` runs the paths on the CPU"
+
+
+def resolve_devices(device: str, ctx: ProbeContext, timeout: float, cpu_hint: str = CPU_HINT) -> list[str]:
+    """--device: `auto` (the first GPU), `all`, `cpu`, `N` or `cuda:N` → the torch devices to run on. GPUs asked for
+    by name (`all`, an index) that torch does not see, or cannot count, are a usage error (InputError), whether or
+    not torch is installed; `auto` finds out in the path children."""
     value = device.strip().lower()
     if value == "cpu":
-        return ["cpu"], None
+        return ["cpu"]
     index: int | None = None
     if value not in ("auto", "", "all"):
         text = value.split(":", 1)[1] if value.startswith(("cuda:", "hip:")) else value
@@ -63,24 +70,23 @@ def resolve_devices(device: str, ctx: ProbeContext, timeout: float) -> tuple[lis
     if index is None and value != "all":
         # auto: the first GPU, found by the path children themselves. Counting first would start one more child that
         # imports torch (seconds) before any path runs; `_no_gpu_seen` turns "none seen" into no device afterwards.
-        return [FIRST_GPU], None
+        return [FIRST_GPU]
     count, error = count_gpus(ctx, timeout)
+    if error is not None:  # a GPU asked for by name (or all of them) that cannot be counted: the same as none
+        raise InputError(f"--device {device}: torch could not count the GPUs ({error}); {cpu_hint}")
     if index is not None:
-        if error is None and index >= count:
+        if index >= count:
             if count == 0:
-                seen = "torch sees no GPU here"
+                seen = f"torch sees no GPU here; {cpu_hint}"
             elif count == 1:
                 seen = "torch sees 1 GPU (cuda:0)"
             else:
                 seen = f"torch sees {count} GPUs (cuda:0 to cuda:{count - 1})"
             raise InputError(f"--device {device}: there is no such GPU; {seen}")
-        return [f"cuda:{index}"], None
-    if count:
-        return ([f"cuda:{i}" for i in range(count)] if value == "all" else ["cuda:0"]), None
-    why = "no GPU visible to torch (torch.cuda.device_count() is 0)"
-    if error:
-        why = f"torch could not count the GPUs ({error})"
-    return [], why + "; --device cpu runs the paths on the CPU"
+        return [f"cuda:{index}"]
+    if not count:  # as for a GPU index torch does not see: the user named GPUs that are not here
+        raise InputError(f"--device {device}: torch sees no GPU here; {cpu_hint}")
+    return [f"cuda:{i}" for i in range(count)]
 
 
 def check_fits(model: ModelConfig, counts: list[int], devices: list[str], ctx: ProbeContext) -> None:
@@ -130,7 +136,13 @@ def user_kernels_context(ctx: ProbeContext, kernels: dict[str, str]) -> ProbeCon
     folder is not on the child's search path when it starts (a sitecustomize.py there would run first, in every
     child); the child appends it to sys.path just before it imports the user's module (kernels/user_path.py), so
     `--kernel mhc_post=mykernels:post` finds mykernels.py beside the user and no file there shadows a library."""
-    env = {**ctx.env, USER_KERNELS_ENV: json.dumps(kernels), USER_FOLDER_ENV: os.getcwd()}
+    folder = os.getcwd()
+    for op, target in kernels.items():
+        top = target.partition(":")[0].split(".")[0]
+        # found, not imported: the user's code runs in the path's child, never in the doctor
+        if importlib.machinery.PathFinder.find_spec(top, [*ctx.search_path, folder]) is None:
+            raise InputError(f"--kernel {op}={target}: no module {top} in the working folder or on this Python's path")
+    env = {**ctx.env, USER_KERNELS_ENV: json.dumps(kernels), USER_FOLDER_ENV: folder}
     return dataclasses.replace(ctx, env=env)
 
 
@@ -147,11 +159,13 @@ def run_verify(
     selected: dict[str, str] | Callable[[], dict[str, str] | None] | None = None,
     seed: int = 0,
     kernels: dict[str, str] | None = None,
+    cpu_hint: str = CPU_HINT,
 ) -> VerifyDocument:
     """Verify every (path, op, token count, device); the verify/1 document.
 
     `kernels` ({op: "module:func"}, from `--kernel`) adds the path `user`: the user's own implementations, which
-    count as selected (a failure is a fail). With kernels and no `paths`, only the user's path runs.
+    count as selected (a failure is a fail). With kernels and no `paths`, only the user's path runs. `cpu_hint`: what a
+    user without a GPU is told to run instead.
 
     `selected` maps an op to the path the rules pick for it (from `mhcdoctor.rules.decide`): a selected path that
     fails makes the verdict `fail`, another failing path `degraded`. Without it every failing path is a fail.
@@ -169,15 +183,13 @@ def run_verify(
     if kernels:
         names.append(USER_PATH)
         ctx = user_kernels_context(ctx, kernels)
-    devices, no_device = resolve_devices(device, ctx, min(timeout, 60.0))
+    devices = resolve_devices(device, ctx, min(timeout, 60.0), cpu_hint)
     check_fits(model, counts, devices, ctx)
     params = Params.from_model(model)
     start = time.perf_counter()
     outcomes: list[Ran[CaseRow]] = []
     requests = []
-    if no_device is not None:
-        outcomes = [Ran(unavailable_outcome(name, NO_GPU, no_device)) for name in names]
-    for name in names if devices else []:
+    for name in names:
         for dev in devices:
             skipped = unavailable(name, dev, ctx)
             if skipped is None:
@@ -199,7 +211,7 @@ def run_verify(
         outcomes += ran
         if device.strip().lower() in ("auto", "") and _no_gpu_seen(ran):
             devices = []
-            why = f"{ran[0].outcome['reason']}; --device cpu runs the paths on the CPU"
+            why = f"{ran[0].outcome['reason']}; {cpu_hint}"
             outcomes = [Ran(unavailable_outcome(name, NO_GPU, why)) for name in names]
     picked = chosen.result()
     pool.shutdown()
@@ -231,6 +243,14 @@ def _no_gpu_seen(ran: list[Ran[CaseRow]]) -> bool:
     return bool(ran) and all(
         o.outcome["status"] == "unavailable" and str(o.outcome["reason"]).startswith(_NO_GPU_REASONS) for o in ran
     )
+
+
+def no_gpu_reason(outcomes: list[PathOutcome]) -> str | None:
+    """Why nothing ran on a GPU, when no path ran and at least one path's child found no GPU (the others are not
+    installed); else None."""
+    if any(o["status"] != "unavailable" for o in outcomes):
+        return None
+    return next((str(o["reason"]) for o in outcomes if str(o["reason"]).startswith(_NO_GPU_REASONS)), None)
 
 
 def _rows_of(ran: Ran[CaseRow], counts: list[int], env: Mapping[str, str]) -> list[CaseRow]:

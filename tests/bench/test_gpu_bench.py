@@ -10,10 +10,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+import doctor
 import jsonschema
 import needs
 import pytest
@@ -39,10 +38,9 @@ def doc() -> dict:
     if made:
         return json.loads(Path(made).read_text())
     args = [a for p in PATHS for a in ("--path", p)]
-    proc = subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", "bench", "--model", "deepseek-v4-pro", "--tokens", "1,64,16384",
-         "--repeats", "20", "--json", *args],
-        capture_output=True, text=True, timeout=1200,
+    proc = doctor.spawn(
+        "bench", "--model", "deepseek-v4-pro", "--tokens", "1,64,16384", "--repeats", "20", "--json", *args,
+        timeout=1200,
     )  # fmt: skip
     assert proc.stdout.startswith("{"), proc.stderr[-2000:]
     return json.loads(proc.stdout)

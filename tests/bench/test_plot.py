@@ -71,6 +71,7 @@ def doc() -> BenchDocument:
         "results": results,
         "step": {"plan": None, "reason": None, "batches": []},
         "verdict": "ok",
+        "problems": [],
         "seconds": 0.0,
     }
 

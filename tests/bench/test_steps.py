@@ -150,3 +150,22 @@ def test_a_path_that_computed_an_op_wrong_gets_no_cost_and_is_never_the_best() -
 
 def test_no_plan_no_batches() -> None:
     assert step_costs(RESULTS, None, None, [64]) == {"plan": None, "reason": None, "batches": []}
+
+
+def test_a_path_whose_child_crashed_gets_no_cost_and_no_stand_in_and_fails_when_selected() -> None:
+    """vLLM's kernel crashed (SIGABRT) before its first case: its rows are `not reached`; neither its own cost nor
+    the selected cost may be made of torch's or a stand-in's figures, and the verdict is fail."""
+    from mhcdoctor.bench import _verdict
+
+    crashed = [
+        {**row("vllm:tilelang", op, 64, None, status="skip"), "reason": "not reached: the vllm:tilelang child crashed"}
+        for op in PLAN_OPS
+    ]
+    results: list[BenchResult] = [*RESULTS, *crashed]  # type: ignore[list-item]
+    selected = {"mhc_pre": "tilelang", "mhc_post": "tilelang", "hc_head": "tilelang"}
+    (batch,) = step_costs(results, PLAN, selected, [64])["batches"]
+    assert "vllm:tilelang" not in batch["paths"] and batch["selected"] is None
+    verdict, problems = _verdict(results, selected)
+    assert verdict == "fail" and "vllm:tilelang mhc_pre at 64 tokens: not reached: the vllm:tilelang child crashed" in (
+        problems
+    )

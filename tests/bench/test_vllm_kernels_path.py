@@ -19,65 +19,10 @@ import jsonschema
 import needs
 import pytest
 import vllm_fixture
+from synthetic_vllm import KERNELS, make_wheel
 
 HERE = Path(__file__).parent
 SCHEMA = json.loads((HERE.parents[1] / "mhcdoctor" / "schemas" / "bench.schema.json").read_text())
-
-# What the synthetic release's tilelang.py holds: vLLM 0.34's names and keywords over mhcdoctor's reference.
-KERNELS = """
-import time
-
-import torch
-
-from mhcdoctor import reference
-from vllm.platforms import current_platform  # the stand-ins these files need are the fixture's
-from vllm.utils.deep_gemm import is_deep_gemm_supported
-from vllm.utils.math_utils import cdiv
-from vllm.utils.torch_utils import direct_register_custom_op
-
-assert not current_platform.is_rocm() and cdiv(7, 2) == 4 and is_deep_gemm_supported() is False
-
-
-def mhc_pre_tilelang(residual, fn, hc_scale, hc_base, rms_eps, hc_pre_eps, hc_sinkhorn_eps, hc_post_mult_value,
-                     sinkhorn_repeat, n_splits=1, norm_weight=None, norm_eps=1e-6):
-    return reference.mhc_pre(residual, fn, hc_scale, hc_base, rms_eps, hc_pre_eps, hc_sinkhorn_eps,
-                             hc_post_mult_value, sinkhorn_repeat, norm_weight=norm_weight, norm_eps=norm_eps)
-
-
-def mhc_post_tilelang(x, residual, post_layer_mix, comb_res_mix):
-    return reference.mhc_post(x, residual, post_layer_mix, comb_res_mix)
-
-
-def mhc_fused_post_pre_tilelang(x, residual, *args, n_splits=1, tile_n=1, norm_weight=None, norm_eps=1e-6):
-    time.sleep(0.5)  # slower than post then pre (about 0.05 s on a CPU): bench says so
-    return reference.mhc_fused_post_pre(x, residual, *args, norm_weight=norm_weight, norm_eps=norm_eps)
-
-
-def mhc_fused_post_pre_tilelang_reuse_residual(x, residual, *args, n_splits=1, tile_n=1, norm_weight=None,
-                                               norm_eps=1e-6):
-    out = mhc_fused_post_pre_tilelang(x, residual, *args, norm_weight=norm_weight, norm_eps=norm_eps)
-    residual.fill_(7.0)  # it may overwrite its residual: a check on the overwritten input would fail
-    return out
-
-
-def hc_head_fused_kernel_tilelang(hs_flat, fn, hc_scale, hc_base, rms_eps, hc_eps):
-    return reference.hc_head(hs_flat, fn, hc_scale, hc_base, rms_eps, hc_eps)
-
-
-direct_register_custom_op(op_name="mhc_pre_tilelang", op_func=mhc_pre_tilelang)
-"""
-
-
-def make_wheel(folder: Path, version: str = "9.9.0") -> Path:
-    wheel = folder / f"vllm-{version}-cp38-abi3-manylinux_2_28_x86_64.whl"
-    with zipfile.ZipFile(wheel, "w") as z:
-        z.writestr(
-            f"vllm-{version}.dist-info/METADATA", f"Name: vllm\nVersion: {version}\nRequires-Dist: tilelang==0.1.12\n"
-        )
-        z.writestr("vllm/model_executor/kernels/mhc/tilelang.py", KERNELS)
-        z.writestr("vllm/model_executor/kernels/mhc/tilelang_kernels.py", "# the kernels: not needed on the CPU\n")
-        z.writestr("vllm/model_executor/kernels/mhc/torch.py", "raise ImportError('not copied by the fixture')\n")
-    return wheel
 
 
 def test_the_fixture_copies_the_kernel_files_and_names_the_release_and_its_tilelang_pin(tmp_path: Path) -> None:
@@ -110,6 +55,7 @@ def bench_doc(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
     return json.loads(proc.stdout), text.stdout
 
 
+@pytest.mark.slow
 def test_vllms_ops_are_called_as_its_model_calls_them_and_each_output_is_right(bench_doc: tuple[dict, str]) -> None:
     doc, _ = bench_doc
     jsonschema.validate(doc, SCHEMA)
@@ -127,6 +73,7 @@ def test_vllms_ops_are_called_as_its_model_calls_them_and_each_output_is_right(b
     assert "prenorm GEMM: vLLM's tilelang GEMM (DeepGEMM is off here)" in notes
 
 
+@pytest.mark.slow
 def test_a_fused_op_slower_than_post_then_pre_is_reported_per_step(bench_doc: tuple[dict, str]) -> None:
     doc, _ = bench_doc
     (batch,) = doc["step"]["batches"]
@@ -136,6 +83,7 @@ def test_a_fused_op_slower_than_post_then_pre_is_reported_per_step(bench_doc: tu
     assert slow[0]["per_step_ms"] == pytest.approx(85 * (slow[0]["fused_ms"] - slow[0]["separate_ms"]))
 
 
+@pytest.mark.slow
 def test_the_text_names_vllms_release_and_labels_the_probe_kernels(bench_doc: tuple[dict, str]) -> None:
     _, text = bench_doc
     assert "vLLM 9.9.0: its own kernels timed as its DeepSeek-V4 model calls them" in text
@@ -143,6 +91,7 @@ def test_the_text_names_vllms_release_and_labels_the_probe_kernels(bench_doc: tu
     assert "finding: vllm:tilelang's fused post+pre takes" in text
 
 
+@pytest.mark.slow
 def test_without_vllm_the_header_says_so_and_probes_are_not_timed_unless_named() -> None:
     if not needs.installed("torch"):
         pytest.skip("needs torch")

@@ -19,7 +19,7 @@ import fakes
 import needs
 import pytest
 import vllm_fixture
-from test_vllm_kernels_path import make_wheel
+from synthetic_vllm import make_wheel
 
 HERE = Path(__file__).parent
 
@@ -125,6 +125,7 @@ def bench(site: Path) -> dict:
     return json.loads(proc.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("fused", "norm_args", "aiter_ops", "dispatch"),
     [
@@ -150,6 +151,7 @@ def test_on_rocm_each_vllm_path_calls_forward_hip_for_the_ops_vllm_sends_it(
     assert "forward_hip; vLLM's dispatch here: " in notes["vllm:aiter"] and dispatch in notes["vllm:aiter"]
 
 
+@pytest.mark.slow
 def test_on_rocm_without_aiter_the_aiter_path_says_vllm_sends_it_nothing(tmp_path: Path) -> None:
     if not needs.installed("torch"):
         pytest.skip("needs torch")
@@ -167,6 +169,7 @@ def test_on_rocm_without_aiter_the_aiter_path_says_vllm_sends_it_nothing(tmp_pat
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("platform", ["xpu", "cpu"])
 def test_on_xpu_and_cpu_the_vllm_paths_say_why_they_are_not_timed(tmp_path: Path, platform: str) -> None:
     # forward_xpu (vllm-xpu-kernels) and forward_cpu (the +cpu build's ops) ran on no machine here: no timing faked

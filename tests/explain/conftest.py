@@ -1,26 +1,13 @@
-"""Run the real `mhcdoctor` (in this process, as a child would see the machine: tests/doctor.py) against a machine
-tree in tmp_path (MHCDOCTOR_SYSROOT)."""
+"""Machines for the explain tests: a machine tree in tmp_path (MHCDOCTOR_SYSROOT) that tests/doctor.py runs the real
+`mhcdoctor` against."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-import doctor
 import pytest
-
-
-@dataclass
-class Run:
-    returncode: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> dict:
-        return json.loads(self.stdout)
 
 
 @pytest.fixture
@@ -54,17 +41,17 @@ def broken_tilelang(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def run_cli(tmp_path: Path) -> Callable[..., Run]:
-    """`mhcdoctor ARGS` with the machine rooted at tmp_path/machine (empty: no GPU) unless `root` is given."""
+def sysroot_env(tmp_path: Path) -> Callable[..., dict[str, str]]:
+    """The environment of a run (doctor.run's `env`) on a machine rooted at tmp_path/machine (empty: no GPU) unless
+    `root` is given, with the packages in `site` found before the real ones."""
     empty = tmp_path / "machine"
     empty.mkdir()
 
-    def run(*args: str, root: Path | None = None, site: Path | None = None) -> Run:
+    def make(root: Path | None = None, site: Path | None = None) -> dict[str, str]:
         env = dict(os.environ, MHCDOCTOR_SYSROOT=str(root or empty), NO_COLOR="1")
         if site is not None:  # packages found before the real ones, as an earlier sys.path entry
             env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), env.get("PYTHONPATH", "")) if p)
         env.pop("MHCDOCTOR_DEBUG", None)
-        proc = doctor.run(*args, env=env)
-        return Run(proc.returncode, proc.stdout, proc.stderr)
+        return env
 
-    return run
+    return make

@@ -6,9 +6,10 @@ aiter.ops.mhc for mhc_pre's norm arguments and the fused op (those fall back), b
 
 from __future__ import annotations
 
+import doctor
 import fakes
 import pytest
-from fakemachine import Machine
+from fakemachine import Machine, check_json
 
 from mhcdoctor.knowledge import aiter_releases
 from mhcdoctor.rules.findings import escaping_exception
@@ -40,8 +41,8 @@ def test_the_pypi_wheel_is_not_called_a_source_build():
 
 
 @pytest.mark.parametrize("vllm", ["0.25.0", "0.27.0", "0.29.0"])
-def test_vllm_025_to_029_send_pre_and_post_to_an_aiter_without_mhc_and_fail(run_cli, vllm):
-    doc = run_cli("explain", "--json", *GFX942, "--aiter", "0.1.7", "--vllm", vllm).json()
+def test_vllm_025_to_029_send_pre_and_post_to_an_aiter_without_mhc_and_fail(sysroot_env, vllm):
+    doc = doctor.run("explain", "--json", *GFX942, "--aiter", "0.1.7", "--vllm", vllm, env=sysroot_env()).json()
     finding = next(f for f in doc["findings"] if f["id"] == "aiter-no-mhc")
     assert finding["severity"] == "fail" and "ModuleNotFoundError" in finding["detail"]
     assert {"mhc_pre", "mhc_post"} <= set(finding["ops"])
@@ -49,8 +50,8 @@ def test_vllm_025_to_029_send_pre_and_post_to_an_aiter_without_mhc_and_fail(run_
     assert not {"aiter-sqrsum-unknown", "aiter-api-too-old", "aiter-no-compiler"} & {f["id"] for f in doc["findings"]}
 
 
-def test_vllm_030_falls_back_for_probed_ops_but_mhc_post_still_calls_aiter(run_cli):
-    result = run_cli("explain", *GFX942, "--aiter", "0.1.7", "--vllm", "0.30.0")
+def test_vllm_030_falls_back_for_probed_ops_but_mhc_post_still_calls_aiter(sysroot_env):
+    result = doctor.run("explain", *GFX942, "--aiter", "0.1.7", "--vllm", "0.30.0", env=sysroot_env())
     answer = result.stdout.split("Trace")[0].splitlines()
     rows = {line.split()[1]: line for line in answer if line.split()[1:2] and line.split()[1].startswith(("mhc", "hc"))}
     assert result.returncode == 3
@@ -59,14 +60,14 @@ def test_vllm_030_falls_back_for_probed_ops_but_mhc_post_still_calls_aiter(run_c
     assert "mhc_post is sent to aiter unprobed" in result.stdout
 
 
-def test_an_op_row_is_marked_by_the_fail_finding_that_names_it(run_cli):
-    result = run_cli("explain", *GFX942, "--aiter", "0.1.13", "--vllm", "0.25.0")
+def test_an_op_row_is_marked_by_the_fail_finding_that_names_it(sysroot_env):
+    result = doctor.run("explain", *GFX942, "--aiter", "0.1.13", "--vllm", "0.25.0", env=sysroot_env())
     pre = next(line for line in result.stdout.split("Trace")[0].splitlines() if line.split()[1:2] == ["mhc_pre"])
     assert pre.split()[0] == "✗" and "[aiter-sqrsum-race, aiter-big-fuse-sync]" in pre
 
 
-def test_a_pre_release_tag_has_its_code_not_its_sort_order(run_cli):
-    doc = run_cli("explain", "--json", *GFX942, "--aiter", "0.1.15rc0", "--vllm", "0.30.0").json()
+def test_a_pre_release_tag_has_its_code_not_its_sort_order(sysroot_env):
+    doc = doctor.run("explain", "--json", *GFX942, "--aiter", "0.1.15rc0", "--vllm", "0.30.0", env=sysroot_env()).json()
     assert doc["ops"]["mhc_pre"]["path"] == "aiter"  # 0.1.15rc0 takes norm_weight/norm_eps
     assert doc["ops"]["mhc_fused_post_pre"]["path"] != "aiter"  # mhc_fused_post_pre only from 0.1.16
 
@@ -93,7 +94,7 @@ def test_an_aiter_whose_import_raises_runtimeerror_stops_vllm_030_from_importing
         machine.site, version="0.1.16", init=fakes.raises('RuntimeError("No gfx arch found in rocminfo output.")')
     )
     fakes.library(machine.site, "vllm", "0.30.0")
-    doc, proc = machine.check_json()
+    doc, proc = check_json(machine)
     finding = next(f for f in doc["findings"] if f["id"] == "aiter-import-breaks-vllm")
     assert finding["severity"] == "fail" and "RuntimeError" in finding["detail"]
     assert set(finding["ops"]) >= {"mhc_pre", "mhc_post", "hc_head"}  # nothing runs
@@ -106,6 +107,6 @@ def test_an_aiter_import_error_vllm_catches_is_not_called_fatal_to_vllm(tmp_path
     fakes.kfd(machine.root, [0, 90402])
     fakes.aiter(machine.site, version="0.1.16", init=fakes.raises("ImportError('libamdhip64.so: cannot open')"))
     fakes.library(machine.site, "vllm", "0.30.0")
-    doc, _ = machine.check_json()
+    doc, _ = check_json(machine)
     assert "aiter-import-breaks-vllm" not in {f["id"] for f in doc["findings"]}
     assert "aiter-not-importable" in {f["id"] for f in doc["findings"]}  # mhc_post still calls it

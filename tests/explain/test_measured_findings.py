@@ -3,6 +3,7 @@ vLLM 0.22–0.26's block-M prenorm GEMM by tilelang version; vLLM 0.33–0.34's 
 
 from __future__ import annotations
 
+import doctor
 import pytest
 
 # An A100 (sm_80: no DeepGEMM), so tilelang's own prenorm GEMM runs, block-M from 1024 tokens.
@@ -22,9 +23,9 @@ def finding_line(stdout: str, finding: str) -> str | None:
      ("0.1.15", None, "✓ verdict: ok", 0)],
 )  # fmt: skip
 def test_block_m_is_fail_under_the_tilelang_measured_wrong_and_gone_under_the_one_measured_right(
-    run_cli, tilelang, line, verdict, code
+    sysroot_env, tilelang, line, verdict, code
 ):
-    result = run_cli("explain", *A100_024, "--tilelang", tilelang)
+    result = doctor.run("explain", *A100_024, "--tilelang", tilelang, env=sysroot_env())
     assert finding_line(result.stdout, "tilelang-prenorm-block-m") == line
     assert (result.stdout.rstrip().splitlines()[-1], result.returncode) == (verdict, code)
     if line and "fail" in line:
@@ -33,8 +34,19 @@ def test_block_m_is_fail_under_the_tilelang_measured_wrong_and_gone_under_the_on
         assert "Not measured with tilelang 0.1.11" in result.stdout
 
 
-def test_vllm_034s_fused_post_pre_under_a_newer_tilelang_warns_with_the_measured_figures(run_cli):
-    result = run_cli("explain", "--platform", "cuda", "--arch", "sm_90", "--vllm", "0.34.0", "--tilelang", "0.1.15")
+def test_vllm_034s_fused_post_pre_under_a_newer_tilelang_warns_with_the_measured_figures(sysroot_env):
+    result = doctor.run(
+        "explain",
+        "--platform",
+        "cuda",
+        "--arch",
+        "sm_90",
+        "--vllm",
+        "0.34.0",
+        "--tilelang",
+        "0.1.15",
+        env=sysroot_env(),
+    )
     assert finding_line(result.stdout, "tilelang-fused-post-pre-slow") == (
         "! [warn] tilelang-fused-post-pre-slow: vLLM 0.33–0.34's fused post+pre is 5x slower per decode call under a "
         "tilelang newer than its pin"
@@ -43,5 +55,16 @@ def test_vllm_034s_fused_post_pre_under_a_newer_tilelang_warns_with_the_measured
     assert "0.0480 ms per call under tilelang 0.1.15 against 0.0091 ms under 0.1.12" in text
     assert "Measured on an H200 only" in text and "about 4.7 ms more per step" in text
     assert "fix: pip install 'tilelang==0.1.12' # vLLM 0.34.0's pin" in text and result.returncode == 1
-    pinned = run_cli("explain", "--platform", "cuda", "--arch", "sm_90", "--vllm", "0.34.0", "--tilelang", "0.1.12")
+    pinned = doctor.run(
+        "explain",
+        "--platform",
+        "cuda",
+        "--arch",
+        "sm_90",
+        "--vllm",
+        "0.34.0",
+        "--tilelang",
+        "0.1.12",
+        env=sysroot_env(),
+    )
     assert finding_line(pinned.stdout, "tilelang-fused-post-pre-slow") is None and pinned.returncode == 0

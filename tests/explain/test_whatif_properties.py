@@ -35,6 +35,7 @@ whatifs = st.builds(
 )
 
 
+@pytest.mark.slow
 @given(whatif=whatifs, hidden=st.integers(1, 20000), hc_mult=st.integers(1, 8))
 @settings(max_examples=300, deadline=None)
 def test_what_ifs_give_a_valid_decision_or_an_input_error(whatif, hidden, hc_mult):
@@ -87,6 +88,7 @@ options = st.lists(
 )
 
 
+@pytest.mark.slow
 @given(chosen=options)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_the_command_line_never_shows_a_traceback(chosen, capsys, monkeypatch, tmp_path):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 import time
+
+import doctor
 
 
 def _free_loopback_port() -> int:
@@ -17,12 +17,7 @@ def _free_loopback_port() -> int:
 def test_no_cluster_at_the_address_is_one_line_and_exit_2() -> None:
     address = f"127.0.0.1:{_free_loopback_port()}"
     start = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", "fleet", "--address", address, "--json"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = doctor.spawn("fleet", "--address", address, "--json", timeout=60)
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr.splitlines() == [
         f"mhcdoctor: error: no Ray cluster at {address}: Connection refused (start one with `ray start --head`)"
@@ -31,7 +26,5 @@ def test_no_cluster_at_the_address_is_one_line_and_exit_2() -> None:
 
 
 def test_an_address_without_a_port_number_is_one_line_and_exit_2() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", "fleet", "--address", "127.0.0.1:head"], capture_output=True, text=True
-    )
+    proc = doctor.run("fleet", "--address", "127.0.0.1:head")
     assert (proc.returncode, proc.stderr) == (2, "mhcdoctor: error: --address 127.0.0.1:head is not HOST:PORT\n")

@@ -2,12 +2,13 @@
 checks started, before it exits as every command does (128 + the signal, one line, no traceback).
 
 A real one-node Ray cluster on 127.0.0.1 of its own: the node's tilelang import leaves a helper that shed its
-session and environment (tests/test_stopping.py's escapee), then hangs. The test stops the fleet once that helper
-runs, and asserts that it, the check and its import child are gone.
+session and environment (tests/procs.py's escapee), then hangs. The tests stop the fleet (or kill the node's Ray
+worker) once that helper runs, and assert that it, the check and its import child are gone.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -16,9 +17,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import doctor
 import fakes
 import pytest
-from test_stopping import escapee, running
+from procs import escapee, running
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -46,13 +48,14 @@ def hanging_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
             os.kill(int(line.split(":")[0]), signal.SIGKILL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_stopped_fleet_stops_every_nodes_check_and_its_helpers_and_exits_as_the_doctor_does(hanging_node, number):
     address, tag, site = hanging_node
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")}
     env["PYTHONPATH"] = str(REPO)
     fleet = subprocess.Popen(
-        [sys.executable, "-m", "mhcdoctor", "fleet", "--address", address, "--json", "--timeout", "120"],
+        doctor.argv("fleet", "--address", address, "--json", "--timeout", "120"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -83,6 +86,41 @@ def test_a_stopped_fleet_stops_every_nodes_check_and_its_helpers_and_exits_as_th
     assert stdout == ""
     assert left == [], "the helper the node's check left behind still runs"
     assert _checks(site) == [], "the node's check still runs"
+
+
+@pytest.mark.slow
+def test_a_check_whose_ray_worker_is_killed_stops_what_it_started(hanging_node):
+    """The worker dies under the check (OOM-killed, crashed): the check, told by its parent-death signal (SIGTERM),
+    kills its own children and the helper they left, then exits; the fleet reports the node lost."""
+    address, tag, site = hanging_node
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")}
+    env["PYTHONPATH"] = str(REPO)
+    fleet = subprocess.Popen(
+        doctor.argv("fleet", "--address", address, "--json", "--timeout", "120"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 120
+    while not running(tag) or not _checks(site):
+        assert fleet.poll() is None, fleet.communicate()
+        assert time.monotonic() < deadline, "the node's check never started its import"
+        time.sleep(0.2)
+    worker = _parent(_checks(site)[0])
+    os.kill(worker, signal.SIGKILL)
+    stdout, stderr = fleet.communicate(timeout=120)
+    end = time.monotonic() + 10
+    while (left := running(tag) + [str(pid) for pid in _checks(site)]) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert json.loads(stdout)["nodes"][0]["status"] == "lost", stderr
+    assert left == [], "the check, or the helper its import left, outlived the Ray worker"
+
+
+def _parent(pid: int) -> int:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rfind(")") + 2 :].split()[1])
 
 
 def _checks(site: str) -> list[int]:

@@ -4,8 +4,12 @@ made-up lines: what vLLM's logger, tilelang's and aiter's would print.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
+# The published schema of `mhcdoctor log --json`, which every test of its JSON holds it to.
+SCHEMA = json.loads((Path(__file__).parents[2] / "mhcdoctor/schemas/log.schema.json").read_text())
 ESC = "\x1b"
 
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import doctor
 import jsonschema
+from logs import SCHEMA
 
 from mhcdoctor.rules.findings import CATALOGUE
 
 DATA = Path(__file__).parent / "data"
-SCHEMA = json.loads((Path(__file__).parents[2] / "mhcdoctor/schemas/log.schema.json").read_text())
 
 
 def log_json(name: str) -> tuple[int, dict]:

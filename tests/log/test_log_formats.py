@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 from logs import (
     ESC,
+    SCHEMA,
     TILELANG_BEGINS,
     Server,
     aiter,
@@ -20,7 +21,6 @@ from logs import (
     vllm,
     vllm_multiline,
 )
-from test_log_excerpts import SCHEMA
 
 
 def read(tmp_path, text: str, *args: str) -> tuple[int, dict]:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import doctor
 import jsonschema
-from logs import Server, aiter_import, tilelang
-from test_log_excerpts import SCHEMA
+from logs import SCHEMA, Server, aiter_import, tilelang
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "triage"))
 from triage_docs import rocm_report, write_json  # noqa: E402  (a check/1 report of an MI300X with vLLM 0.25)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import doctor
 import jsonschema
-from logs import Server, tilelang, vllm
-from test_log_excerpts import SCHEMA
+import pytest
+from logs import SCHEMA, Server, tilelang, vllm
 
 REPO = Path(__file__).parents[2]
 PDL = "RuntimeError: Worker failed with error 'Check failed: is false: PDL is not supported'"
@@ -60,13 +60,7 @@ def test_a_truncated_gzip_is_read_up_to_its_end_and_says_so(tmp_path):
 
 
 def test_stdin_dash_in_a_real_process():
-    done = subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", "log", "-", "--json"],
-        input=gzip.compress(_server_log()),
-        capture_output=True,
-        timeout=120,
-        cwd=REPO,
-    )
+    done = doctor.spawn("log", "-", "--json", input=gzip.compress(_server_log()), timeout=120, cwd=REPO)
     doc = json.loads(done.stdout)
     assert doc["source"]["name"] == "stdin" and doc["ops"]["mhc_post"]["path"] == "tilelang"
     assert done.returncode == 1  # mhc-jit-while-serving
@@ -164,6 +158,7 @@ def test_what_is_printed_is_redacted_as_report_redacts(tmp_path):
     assert "/home/alice/venv" in shown and token not in shown  # secrets stay masked, as with report --no-redact
 
 
+@pytest.mark.slow
 def test_memory_stays_bounded_on_a_large_log_with_a_huge_line():
     """80 MB through stdin, one line of 40 MB among them: the peak RSS of the child stays far below the input."""
     line = vllm("APIServer", 1, "INFO", "loggers.py:1", "Avg prompt throughput: 1.0 tokens/s") + "\n"
@@ -195,6 +190,7 @@ def test_memory_stays_bounded_on_a_large_log_with_a_huge_line():
     assert peak_mib < 120, f"peak RSS {peak_mib:.0f} MiB"
 
 
+@pytest.mark.slow
 def test_state_stays_bounded_when_every_line_names_another_kernel(tmp_path):
     """Kernel names and line numbers come from the log: a million distinct ones must not grow what is kept."""
     from mhcdoctor.vllmlog.scan import Scanner

@@ -5,13 +5,12 @@
 `name==version`, filled atomically (a half-finished install is never reused). A test is skipped, with pip's own
 words as the reason, only when the index cannot be reached; any other pip failure fails the test.
 `environment(*folders)` is a wrapper interpreter that sees only those folders, as `check --python` is pointed at a
-vLLM venv; `machine` gives a fake `/` (MHCDOCTOR_SYSROOT) to put GPUs into.
+vLLM venv; `machine` gives a fake `/` (MHCDOCTOR_SYSROOT) to put GPUs into, and is where `doctor.run` runs.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import re
 import shutil
@@ -19,10 +18,8 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
-import doctor
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -83,16 +80,6 @@ def installed() -> Callable[..., Path]:
     return install
 
 
-@dataclass
-class Result:
-    returncode: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> dict:
-        return json.loads(self.stdout)
-
-
 class Machine:
     """A fake `/` for the probes and a wrapper python that sees only the given package folders."""
 
@@ -110,14 +97,18 @@ class Machine:
         self.python.chmod(0o755)
         return self.python
 
-    def run(self, *args: str) -> Result:
+    @property
+    def cwd(self) -> Path:
+        return self.tmp
+
+    def env(self) -> dict[str, str]:
+        """The environment the doctor runs with here (a doctor.Place: `doctor.run(..., env=machine)` passes the
+        wrapper python as `--python`)."""
         assert self.python is not None, "call environment() first"
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MHCDOCTOR_DEBUG")}
         env.update(MHCDOCTOR_SYSROOT=str(self.root), NO_COLOR="1", HOME=str(self.tmp), PATH=str(self.tmp / "no-bin"))
         env["PYTHONPATH"] = str(REPO)
-        command, *rest = args
-        proc = doctor.run(command, "--python", str(self.python), *rest, env=env, cwd=self.tmp)
-        return Result(proc.returncode, proc.stdout, proc.stderr)
+        return env
 
 
 @pytest.fixture

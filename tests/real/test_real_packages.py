@@ -11,6 +11,7 @@ import os
 import shutil
 from pathlib import Path
 
+import doctor
 import fakes
 import pytest
 
@@ -51,10 +52,10 @@ def finding(doc: dict, name: str) -> dict:
 def test_amd_aiter_from_pypi_is_seen_as_amds_aiter_without_mhc_ops(machine, installed):
     mi300x(machine)
     machine.environment(installed(AMD_AITER))
-    result = machine.run("check", "--fast", "--json")
+    result = doctor.run("check", "--fast", "--json", env=machine)
     aiter = result.json()["facts"]["aiter"]
     assert (aiter["genuine"], aiter["has_mhc_ops"], aiter["version"]) == (True, False, "0.1.7.post2.dev18")
-    text = machine.run("check", "--fast").stdout
+    text = doctor.run("check", "--fast", env=machine).stdout
     row = next(line for line in text.splitlines() if line.split()[1:2] == ["aiter"])
     assert "without mHC ops" in row and "source build" not in text
 
@@ -63,7 +64,7 @@ def test_amd_aiter_from_pypi_is_seen_as_amds_aiter_without_mhc_ops(machine, inst
 def test_vllm_025_to_029_crash_on_it_at_the_first_forward(machine, installed, vllm):
     mi300x(machine)
     machine.environment(installed(AMD_AITER))
-    result = machine.run("explain", "--json", "--model", "deepseek-v4-pro", "--vllm", vllm)
+    result = doctor.run("explain", "--json", "--model", "deepseek-v4-pro", "--vllm", vllm, env=machine)
     doc = result.json()
     assert {op: d["path"] for op, d in doc["ops"].items() if op != "mhc_fused_post_pre"} == {
         "mhc_pre": "aiter",
@@ -77,7 +78,7 @@ def test_vllm_025_to_029_crash_on_it_at_the_first_forward(machine, installed, vl
 def test_vllm_030_falls_back_where_it_probes_and_still_crashes_in_mhc_post(machine, installed):
     mi300x(machine)
     machine.environment(installed(AMD_AITER))
-    doc = machine.run("explain", "--json", "--model", "deepseek-v4-pro", "--vllm", "0.30.0").json()
+    doc = doctor.run("explain", "--json", "--model", "deepseek-v4-pro", "--vllm", "0.30.0", env=machine).json()
     paths = {op: d["path"] for op, d in doc["ops"].items()}
     assert paths["mhc_pre"] == "torch" and paths["mhc_fused_post_pre"] == "torch"  # probed: fall back
     assert paths["mhc_post"] == "aiter"  # not probed: ModuleNotFoundError at the first forward
@@ -88,7 +89,7 @@ def test_vllm_030_falls_back_where_it_probes_and_still_crashes_in_mhc_post(machi
 def test_full_check_imports_it_in_a_child_and_reports_why_it_fails(machine, installed):
     mi300x(machine)
     machine.environment(installed(AMD_AITER))
-    doc = machine.run("check", "--json").json()
+    doc = doctor.run("check", "--json", env=machine).json()
     assert doc["facts"]["aiter"]["imports"] is False
     assert "torch" in doc["facts"]["aiter"]["import_error"]  # --no-deps: its torch is not there
 
@@ -120,7 +121,7 @@ def test_the_real_wheel_with_the_mhc_code_of_v0_1_15_added_is_judged_by_that_cod
 def test_pypis_aiter_is_an_impostor_and_its_version_is_not_shown_as_aiters(machine, installed):
     mi300x(machine)
     machine.environment(installed(IMPOSTOR))
-    result = machine.run("explain", "--model", "deepseek-v4-pro", "--vllm", "0.25.0")
+    result = doctor.run("explain", "--model", "deepseek-v4-pro", "--vllm", "0.25.0", env=machine)
     assert result.returncode == 3
     assert "aiter-impostor" in result.stdout
     header = result.stdout.splitlines()[1]
@@ -134,9 +135,9 @@ def test_pypis_aiter_is_an_impostor_and_its_version_is_not_shown_as_aiters(machi
 def test_tilelang_without_its_requirements_is_seen_and_its_import_failure_is_a_fail_on_cuda(machine, installed):
     h200(machine)
     machine.environment(installed(TILELANG))
-    fast = machine.run("check", "--fast", "--json").json()
+    fast = doctor.run("check", "--fast", "--json", env=machine).json()
     assert fast["facts"]["tilelang"]["version"] == "0.1.15"
-    doc = machine.run("check", "--json").json()
+    doc = doctor.run("check", "--json", env=machine).json()
     assert doc["facts"]["tilelang"]["imports"] is False
     assert "tilelang-missing" in ids(doc) and "torch" in finding(doc, "tilelang-missing")["detail"]
 
@@ -150,12 +151,12 @@ def test_tilelang_0_1_11_with_apache_tvm_ffi_0_1_15_aborts_and_check_names_the_p
         ignore = shutil.ignore_patterns(".complete")
         shutil.copytree(installed(spec), site, copy_function=os.link, dirs_exist_ok=True, ignore=ignore)
     machine.environment(site, torch_site)
-    fast = machine.run("check", "--fast", "--json").json()
+    fast = doctor.run("check", "--fast", "--json", env=machine).json()
     assert (fast["facts"]["tilelang"]["version"], fast["facts"]["tvm_ffi"]["version"]) == ("0.1.11", "0.1.15.post2")
     mismatch = finding(fast, "tilelang-tvm-ffi-mismatch")
     assert mismatch["severity"] == "fail" and "apache-tvm-ffi<0.1.12" in mismatch["fix"]
     assert "0.1.11" in mismatch["detail"] and "0.1.15.post2" in mismatch["detail"]
-    doc = machine.run("check", "--json").json()  # the real import, in a child: it aborts
+    doc = doctor.run("check", "--json", env=machine).json()  # the real import, in a child: it aborts
     assert doc["facts"]["tilelang"]["imports"] is False
     assert (
         "__ffi_repr__" in doc["facts"]["tilelang"]["import_error"]
@@ -204,7 +205,7 @@ def test_the_tilekernels_adapter_calls_the_kernels_of_tile_kernels_2_1_0_with_th
 
 def test_nvml_without_a_driver_is_no_gpu_not_a_broken_probe(machine, installed):
     machine.environment(installed(NVML))
-    doc = machine.run("check", "--json").json()
+    doc = doctor.run("check", "--json", env=machine).json()
     nvml = next(p for p in doc["probes"] if p["name"] == "gpu.nvml")
     assert nvml["status"] == "missing" and "NVML" in nvml["error"]
     assert doc["facts"]["platform"] == "cpu" and "no-gpu" in ids(doc)
@@ -216,7 +217,7 @@ def test_nvml_without_a_driver_is_no_gpu_not_a_broken_probe(machine, installed):
 def test_vllm_installed_without_its_requirements_is_a_fail_and_its_pins_are_read(machine, installed):
     h200(machine)
     machine.environment(installed(VLLM), installed(TILELANG))
-    doc = machine.run("check", "--json").json()
+    doc = doctor.run("check", "--json", env=machine).json()
     assert doc["facts"]["vllm"]["version"] == "0.34.0" and doc["facts"]["vllm"]["imports"] is False
     assert "No module named" in finding(doc, "vllm-not-importable")["detail"]
     assert doc["facts"]["vllm_pins"] == {"torch": "==2.14.0", "tilelang": "==0.1.12"}

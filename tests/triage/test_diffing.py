@@ -139,3 +139,13 @@ def test_a_raw_report_and_a_redacted_one_of_the_same_machine_do_not_differ_by_th
     )
     moved = write_json(tmp_path / "moved.json", variant(shared, **{"facts.torch.location": "~/other/lib"}))
     assert "torch.location" in doctor.run("diff", str(a), str(moved)).stdout  # a real difference still shows
+
+
+def test_a_home_seen_only_inside_a_search_path_is_no_difference():
+    """The redacted side's only `~` is PATH's second entry: the home is read from that entry, not left a difference."""
+    from triage_docs import HOME
+
+    raw = variant(rocm_report(), **{"env.PATH": f"/usr/bin:{HOME}/.local/bin", "env.AITER_JIT_DIR": "/opt/jit"})
+    shared = variant(raw, **{"env.PATH": "/usr/bin:~/.local/bin"})
+    assert _keys(raw, shared) == []
+    assert _keys(raw, variant(shared, **{"env.PATH": "/usr/sbin:~/.local/bin"})) == [("env", "PATH")]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
+import doctor
 import fakes
 import pytest
-
-from mhcdoctor.cli import main
 
 # verdict -> exit code, for each --fail-on (None: the default codes).
 EXPECTED = {
@@ -18,15 +18,6 @@ EXPECTED = {
     "never": {"ok": 0, "degraded": 0, "fail": 0},
 }
 FAIL_ON = [None, "degraded", "fail", "never"]
-
-
-def run(*args: str, env: dict[str, str] | None = None, monkeypatch: pytest.MonkeyPatch) -> int:
-    """The exit code of `mhcdoctor ARGS`, run in this process (exactly what the console script runs)."""
-    for name, value in (env or {}).items():
-        monkeypatch.setenv(name, value)
-    with pytest.raises(SystemExit) as exit_:
-        main(list(args))
-    return int(exit_.value.code or 0)
 
 
 def _fail_on(value: str | None) -> list[str]:
@@ -49,9 +40,10 @@ def mi300x(tmp: Path, racy_aiter: bool) -> tuple[list[str], dict[str, str]]:
 
 @pytest.mark.parametrize("fail_on", FAIL_ON)
 @pytest.mark.parametrize("verdict", ["degraded", "fail"])
-def test_check(tmp_path, monkeypatch, verdict, fail_on):
+def test_check(tmp_path, verdict, fail_on):
     args, env = mi300x(tmp_path, racy_aiter=verdict == "fail")
-    assert run(*args, *_fail_on(fail_on), env=env, monkeypatch=monkeypatch) == EXPECTED[fail_on][verdict]
+    proc = doctor.run(*args, *_fail_on(fail_on), env={**os.environ, **env})
+    assert proc.returncode == EXPECTED[fail_on][verdict]
 
 
 # Every fact the rules read is given, so nothing is probed (no slow tilelang import) and nothing depends on
@@ -65,22 +57,20 @@ _WHAT_IF = {
 
 @pytest.mark.parametrize("fail_on", FAIL_ON)
 @pytest.mark.parametrize("verdict", ["ok", "degraded", "fail"])
-def test_explain(monkeypatch, verdict, fail_on):
+def test_explain(verdict, fail_on):
     machine = ["--platform", "rocm", "--arch", "gfx950", "--vllm", "0.25.0", "--model", "deepseek-v4-pro"]
-    code = run("explain", *machine, *_WHAT_IF[verdict], *_fail_on(fail_on), monkeypatch=monkeypatch)
-    assert code == EXPECTED[fail_on][verdict]
+    proc = doctor.run("explain", *machine, *_WHAT_IF[verdict], *_fail_on(fail_on))
+    assert proc.returncode == EXPECTED[fail_on][verdict]
 
 
 @pytest.mark.parametrize("fail_on", FAIL_ON)
-def test_verify_of_a_path_that_is_not_installed(monkeypatch, fail_on):
+def test_verify_of_a_path_that_is_not_installed(fail_on):
     """No aiter here: every aiter case is skipped, nothing passes, and verify's verdict is fail."""
-    code = run(
-        "verify", "--path", "aiter", "--device", "cpu", "--tokens", "1", *_fail_on(fail_on), monkeypatch=monkeypatch
-    )
-    assert code == EXPECTED[fail_on]["fail"]
+    proc = doctor.run("verify", "--path", "aiter", "--device", "cpu", "--tokens", "1", *_fail_on(fail_on))
+    assert proc.returncode == EXPECTED[fail_on]["fail"]
 
 
 @pytest.mark.parametrize("command", ["check", "explain", "verify"])
-def test_bad_fail_on_is_exit_2_in_every_command(monkeypatch, capsys, command):
-    assert run(command, "--fail-on", "sometimes", monkeypatch=monkeypatch) == 2
-    assert "--fail-on" in capsys.readouterr().err
+def test_bad_fail_on_is_exit_2_in_every_command(command):
+    proc = doctor.run(command, "--fail-on", "sometimes")
+    assert proc.returncode == 2 and "--fail-on" in proc.stderr

@@ -1,4 +1,4 @@
-"""Hostile and odd reports through `explain --from` and `diff` (in a child process, as a user runs them): escape
+"""Hostile and odd reports through `explain --from` and `diff` (pipes, FIFOs and stdin in a child process): escape
 sequences are shown, never obeyed; pipes, FIFOs and stdin are read bounded; malformed reports exit 2 with one line."""
 
 from __future__ import annotations
@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
+import doctor
 import pytest
 from triage_docs import rocm_report, variant, write_json
 
@@ -20,16 +19,7 @@ from mhcdoctor.reportfile import report_from_markdown
 ESCAPES = ["\x1b]0;pwned\x07", "\x1b]8;;https://evil.example\x1b\\link\x1b]8;;\x1b\\", "\x1b[2J", "\r✓ Verdict: ok"]
 
 
-def _run(*args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, NO_COLOR="1")
-    return subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-    )
+PLAIN = dict(os.environ, NO_COLOR="1")
 
 
 def _hostile(tmp_path: Path) -> Path:
@@ -44,14 +34,14 @@ def test_escape_sequences_in_a_report_never_reach_the_terminal(tmp_path, command
     hostile = _hostile(tmp_path)
     good = write_json(tmp_path / "good.json", rocm_report())
     args = ("explain", "--from", str(hostile)) if command == "explain" else ("diff", str(good), str(hostile))
-    done = _run(*args)
+    done = doctor.run(*args, timeout=60, env=PLAIN)
     assert done.returncode in (0, 1, 2), done.stderr
     for stream in (done.stdout, done.stderr):
         assert "\x1b" not in stream and "\r" not in stream and "\x07" not in stream
 
 
 def test_stdin_is_read_with_a_dash(tmp_path):
-    done = _run("explain", "--json", "--from", "-", stdin=json.dumps(rocm_report()))
+    done = doctor.spawn("explain", "--json", "--from", "-", input=json.dumps(rocm_report()), timeout=60, env=PLAIN)
     assert done.returncode not in (2, 4), done.stderr
     assert json.loads(done.stdout)["sources"]["platform"] == "report:-"
 
@@ -61,7 +51,7 @@ def test_a_fifo_nobody_writes_to_is_one_line_not_a_hang(tmp_path):
     fifo = tmp_path / "report.fifo"
     os.mkfifo(fifo)
     start = time.monotonic()
-    done = _run("explain", "--from", str(fifo), timeout=20)
+    done = doctor.spawn("explain", "--from", str(fifo), timeout=20, env=PLAIN)
     assert done.returncode == 2 and time.monotonic() - start < 10
     assert done.stderr.strip().splitlines() == [
         f"mhcdoctor: error: report {fifo} is empty (nothing was written to the pipe or FIFO within 3 s)"
@@ -78,7 +68,7 @@ def test_a_fifo_with_a_report_written_to_it_is_read(tmp_path):
 
     writer = threading.Thread(target=write)
     writer.start()
-    done = _run("explain", "--json", "--from", str(fifo), timeout=30)
+    done = doctor.spawn("explain", "--json", "--from", str(fifo), timeout=30, env=PLAIN)
     writer.join(timeout=5)
     assert done.returncode not in (2, 4), done.stderr
     assert json.loads(done.stdout)["facts"]["aiter"]["version"] == "0.1.13"
@@ -111,12 +101,15 @@ def test_a_malformed_report_exits_2_with_one_bounded_line_where_the_command_read
     bad = write_json(tmp_path / "bad.json", variant(rocm_report(), **change))
     good = write_json(tmp_path / "good.json", rocm_report())
     if command == "explain" and (change, message) in OTHER_PARTS_DAMAGED:
-        damaged, intact = _run("explain", "--json", "--from", str(bad)), _run("explain", "--json", "--from", str(good))
+        damaged, intact = (
+            doctor.run("explain", "--json", "--from", str(bad), timeout=60, env=PLAIN),
+            doctor.run("explain", "--json", "--from", str(good), timeout=60, env=PLAIN),
+        )
         assert damaged.returncode == intact.returncode == 3, damaged.stderr
         assert json.loads(damaged.stdout)["findings"] == json.loads(intact.stdout)["findings"]
         return
     args = ("explain", "--from", str(bad)) if command == "explain" else ("diff", str(good), str(bad))
-    done = _run(*args)
+    done = doctor.run(*args, timeout=60, env=PLAIN)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1 and message in lines[0] and len(lines[0]) < 600, done.stderr
 
@@ -125,7 +118,7 @@ def test_a_malformed_report_exits_2_with_one_bounded_line_where_the_command_read
 def test_diff_output_is_bounded_for_a_50_mb_value(tmp_path):
     big = write_json(tmp_path / "big.json", variant(rocm_report(), **{"facts.aiter.location": "/x" * (25 << 20)}))
     good = write_json(tmp_path / "good.json", rocm_report())
-    done = _run("diff", str(good), str(big))
+    done = doctor.run("diff", str(good), str(big), timeout=60, env=PLAIN)
     assert done.returncode == 1 and len(done.stdout) < 64_000
 
 

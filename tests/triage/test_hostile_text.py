@@ -77,6 +77,7 @@ def test_a_timeout_that_is_not_a_finite_number_is_bad_input(command: list[str], 
     ]
 
 
+@pytest.mark.slow
 def test_folder_names_that_are_not_utf8_in_path_and_cwd(tmp_path: Path) -> None:
     """`report --bundle` exited 4 (UnicodeEncodeError) and `--json` printed lone surrogates (\\udce9)."""
     bad = os.fsencode(tmp_path) + b"/na\xefve-\xff"
@@ -87,7 +88,7 @@ def test_folder_names_that_are_not_utf8_in_path_and_cwd(tmp_path: Path) -> None:
     bundle = tmp_path / "b.tar.gz"
     for args in (["--bundle", str(bundle)], ["--json"]):
         done = subprocess.run(
-            [sys.executable, "-m", "mhcdoctor", "report", "--fast", *args],
+            doctor.argv("report", "--fast", *args),
             env=env_bytes,  # type: ignore[arg-type]
             cwd=bad,
             capture_output=True,

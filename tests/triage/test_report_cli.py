@@ -21,7 +21,8 @@ import pytest
 
 from mhcdoctor.redact import PROTECTED_WORDS
 
-pytestmark = pytest.mark.xdist_group("report-cli")  # user_report, once
+# user_report, once: probes that hang for the 2 s timeout and crash, so seconds for the module
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("report-cli")]
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMAS = REPO / "mhcdoctor" / "schemas"
@@ -74,9 +75,6 @@ class UserMachine:
         )
         return env
 
-    def run(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        return doctor.run(*args, env=self.env(), cwd=cwd or self.tmp)
-
     def planted(self) -> list[str]:
         """Everything that identifies this user: none of it may be shared."""
         return [str(self.home), USER, *SECRETS.values()]
@@ -98,7 +96,17 @@ def user_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[UserMachine, 
     """One full `report --bundle` on the broken machine (children hang for the 2 s timeout), shared by the tests."""
     machine = UserMachine(tmp_path_factory.mktemp("user"))
     bundle = machine.tmp / "mhcdoctor-report.tar.gz"
-    proc = machine.run("report", "--python", str(machine.python), "--timeout", "2", "--bundle", str(bundle))
+    proc = doctor.run(
+        "report",
+        "--python",
+        str(machine.python),
+        "--timeout",
+        "2",
+        "--bundle",
+        str(bundle),
+        env=machine.env(),
+        cwd=machine.tmp,
+    )
     return machine, proc, bundle
 
 
@@ -167,7 +175,9 @@ def test_the_environment_is_the_allowlist_with_secret_names_masked(user_report):
 
 def test_explain_from_the_bundle_replays_the_users_machine(user_report, tmp_path):
     machine, _, bundle = user_report
-    from_bundle = machine.run("explain", "--from", str(bundle), "--model", "deepseek-v4-pro", "--json", cwd=tmp_path)
+    from_bundle = doctor.run(
+        "explain", "--from", str(bundle), "--model", "deepseek-v4-pro", "--json", env=machine.env(), cwd=tmp_path
+    )
     assert from_bundle.returncode == 3, from_bundle.stderr
     doc = json.loads(from_bundle.stdout)
     assert (doc["ops"]["mhc_pre"]["path"], doc["facts"]["arch"]) == ("aiter", "gfx942")
@@ -178,7 +188,7 @@ def test_diff_of_a_bundle_and_its_own_report_json_is_empty(user_report, tmp_path
     machine, _, bundle = user_report
     report_json = tmp_path / "report.json"
     report_json.write_text(_members(bundle)["report.json"])
-    proc = machine.run("diff", str(bundle), str(report_json), cwd=tmp_path)
+    proc = doctor.run("diff", str(bundle), str(report_json), env=machine.env(), cwd=tmp_path)
     assert (proc.returncode, proc.stdout.splitlines()[-1]) == (
         0,
         "no differences in verdict, paths, findings, verify, facts, devices, probes or environment",
@@ -188,7 +198,17 @@ def test_diff_of_a_bundle_and_its_own_report_json_is_empty(user_report, tmp_path
 def test_preview_prints_every_bundle_file_and_writes_nothing(tmp_path):
     machine = UserMachine(tmp_path)
     out = tmp_path / "never.tar.gz"
-    proc = machine.run("report", "--fast", "--python", str(machine.python), "--bundle", str(out), "--preview")
+    proc = doctor.run(
+        "report",
+        "--fast",
+        "--python",
+        str(machine.python),
+        "--bundle",
+        str(out),
+        "--preview",
+        env=machine.env(),
+        cwd=machine.tmp,
+    )
     headers = re.findall(r"^==> (\S+) <==$", proc.stdout, re.MULTILINE)
     assert proc.returncode == 0 and not out.exists()
     assert {"manifest.json", "redactions.json", "report.json", "report.md", "probes/aiter.json"} <= set(headers)
@@ -197,7 +217,9 @@ def test_preview_prints_every_bundle_file_and_writes_nothing(tmp_path):
 
 def test_no_redact_shares_the_home_folder_as_it_is(tmp_path):
     machine = UserMachine(tmp_path)
-    proc = machine.run("report", "--fast", "--python", str(machine.python), "--json", "--no-redact")
+    proc = doctor.run(
+        "report", "--fast", "--python", str(machine.python), "--json", "--no-redact", env=machine.env(), cwd=machine.tmp
+    )
     doc = json.loads(proc.stdout)
     assert doc["env"]["PATH"].startswith(f"{machine.home}/.local/bin")
     assert "NOT redacted" in proc.stderr
@@ -205,9 +227,11 @@ def test_no_redact_shares_the_home_folder_as_it_is(tmp_path):
 
 def test_report_json_is_one_document_that_explain_reads(tmp_path):
     machine = UserMachine(tmp_path)
-    proc = machine.run("report", "--fast", "--python", str(machine.python), "--json")
+    proc = doctor.run("report", "--fast", "--python", str(machine.python), "--json", env=machine.env(), cwd=machine.tmp)
     (tmp_path / "r.json").write_text(proc.stdout)
-    replay = machine.run("explain", "--from", "r.json", "--model", "deepseek-v4-flash", "--json")
+    replay = doctor.run(
+        "explain", "--from", "r.json", "--model", "deepseek-v4-flash", "--json", env=machine.env(), cwd=machine.tmp
+    )
     assert json.loads(replay.stdout)["facts"]["aiter"]["version"] == "0.1.13"
 
 
@@ -220,7 +244,9 @@ def test_a_host_with_mixed_architectures_is_a_finding_with_every_device_listed(u
 def test_a_bundle_path_that_cannot_be_written_is_one_line_and_exit_2(tmp_path):
     machine = UserMachine(tmp_path)
     target = tmp_path / "no-such-folder" / "b.tar.gz"
-    proc = machine.run("report", "--fast", "--python", str(machine.python), "--bundle", str(target))
+    proc = doctor.run(
+        "report", "--fast", "--python", str(machine.python), "--bundle", str(target), env=machine.env(), cwd=machine.tmp
+    )
     assert proc.returncode == 2 and proc.stdout == ""
     expected = f"cannot write bundle {target}: the folder {target.parent} does not exist"
     assert proc.stderr.strip() == f"mhcdoctor: error: {expected}"

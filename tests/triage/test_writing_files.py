@@ -12,7 +12,6 @@ import os
 import resource
 import shutil
 import subprocess
-import sys
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,15 +33,7 @@ def cli(tmp: Path, *args: str, fsize: int | None = None, timeout: float = 60) ->
         if fsize is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
-    return subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp,
-        timeout=timeout,
-        preexec_fn=limit,
-    )
+    return doctor.spawn(*args, env=env, cwd=tmp, timeout=timeout, preexec_fn=limit)
 
 
 def digest(path: Path) -> str:
@@ -77,6 +68,7 @@ def fill(disk: Path, leave: int) -> Path:
     return filler
 
 
+@pytest.mark.slow
 def test_a_full_disk_leaves_no_cut_bundle_and_the_next_run_writes_it(tmp_path):
     with tmpfs(tmp_path / "disk", 1024) as disk:
         target = disk / "b.tar.gz"
@@ -97,6 +89,7 @@ def test_a_full_disk_leaves_no_cut_bundle_and_the_next_run_writes_it(tmp_path):
             assert "mhcdoctor-report/report.json" in tar.getnames()
 
 
+@pytest.mark.slow
 def test_a_full_disk_leaves_the_bundle_being_replaced_as_it_was(tmp_path):
     with tmpfs(tmp_path / "disk", 1024) as disk:
         target = disk / "b.tar.gz"
@@ -237,3 +230,16 @@ def test_a_replaced_file_keeps_its_mode(tmp_path):
     write_file(target, b"new", "test file", replace=True)
 
     assert target.read_bytes() == b"new" and oct(target.stat().st_mode & 0o777) == "0o600"
+
+
+def test_the_documented_report_command_run_twice_keeps_the_report_beside_its_bundle(tmp_path: Path) -> None:
+    """`report --bundle b.tar.gz > report.md` again: the shell has emptied report.md before mhcdoctor refuses to
+    replace the bundle; the report the bundle holds is printed again, so report.md still matches it."""
+    first = cli(tmp_path, "report", "--fast", "--bundle", "b.tar.gz")
+    again = cli(tmp_path, "report", "--fast", "--bundle", "b.tar.gz")
+    assert first.returncode == 0 and first.stdout
+    assert (again.returncode, again.stdout) == (2, first.stdout)
+    assert again.stderr.splitlines()[-1] == (
+        "mhcdoctor: error: cannot write bundle b.tar.gz: it exists (give --force to replace it); the report it holds "
+        "was printed again, so it matches what stdout goes to"
+    )

@@ -27,11 +27,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+import doctor
 
 import mhcdoctor
 
@@ -140,7 +141,7 @@ def start_verify(tree: Path, *args: str) -> subprocess.Popen[str]:
     env["TILELANG_CACHE_DIR"] = str(tree / "tilelang-cache")
     env["TRITON_CACHE_DIR"] = str(tree / "triton-cache")
     return subprocess.Popen(
-        [sys.executable, "-m", "mhcdoctor", "verify", "--json", *args],
+        doctor.argv("verify", "--json", *args),
         cwd=tree,
         env=env,
         stdin=subprocess.DEVNULL,

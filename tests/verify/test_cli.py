@@ -113,14 +113,26 @@ def test_a_gpu_torch_does_not_see_is_a_usage_error() -> None:
     """Torch itself is asked, in a child; how each spelling of a GPU reads is in the next test."""
     proc = verify("--hidden", "256", "--device", "cuda:9", CUDA_VISIBLE_DEVICES="")
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.strip() == "mhcdoctor: error: --device cuda:9: there is no such GPU; torch sees no GPU here"
+    assert proc.stderr.strip() == (
+        "mhcdoctor: error: --device cuda:9: there is no such GPU; torch sees no GPU here; "
+        "--device cpu runs the paths on the CPU"
+    )
 
 
 @pytest.mark.parametrize(
     ("device", "seen", "devices"),
     [
-        ("9", 0, "--device 9: there is no such GPU; torch sees no GPU here"),
-        ("cuda:9", 0, "--device cuda:9: there is no such GPU; torch sees no GPU here"),
+        ("9", 0, "--device 9: there is no such GPU; torch sees no GPU here; --device cpu runs the paths on the CPU"),
+        (
+            "cuda:9",
+            0,
+            "--device cuda:9: there is no such GPU; torch sees no GPU here; --device cpu runs the paths on the CPU",
+        ),
+        (
+            "all",
+            0,
+            "--device all: torch sees no GPU here; --device cpu runs the paths on the CPU",
+        ),  # as for an index: GPUs named that are not here
         ("HIP:2", 2, "--device HIP:2: there is no such GPU; torch sees 2 GPUs (cuda:0 to cuda:1)"),
         ("1", 1, "--device 1: there is no such GPU; torch sees 1 GPU (cuda:0)"),
         ("1", 2, ["cuda:1"]),
@@ -148,7 +160,7 @@ def test_each_spelling_of_a_gpu_is_checked_against_what_torch_sees(
             verify_module.resolve_devices(device, ProbeContext(), 5.0)
         assert str(error.value) == devices
     else:
-        assert verify_module.resolve_devices(device, ProbeContext(), 5.0) == (devices, None)
+        assert verify_module.resolve_devices(device, ProbeContext(), 5.0) == devices
     assert asked == ([] if device == "auto" else [5.0])
 
 
@@ -245,11 +257,10 @@ def test_vllm_ops_are_their_own_rows_and_a_wrong_one_fails(tmp_path: Path) -> No
 
 def _python_without(tmp_path: Path, *missing: str) -> Path:
     """An interpreter that sees this environment's packages except `missing` (as after `pip install . torch`)."""
-    import site as site_module
-
     seen = tmp_path / "seen"
     seen.mkdir()
-    for folder in site_module.getsitepackages():
+    # every site folder this interpreter reads, also those a .pth file adds (a venv layered on another's packages)
+    for folder in [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]:
         for entry in Path(folder).iterdir():
             top = entry.name.split("-")[0].split(".")[0].lower()
             if top not in missing and not (seen / entry.name).exists():
@@ -263,8 +274,7 @@ def _python_without(tmp_path: Path, *missing: str) -> Path:
 
 def test_without_numpy_each_path_says_which_module_is_missing_and_how_to_install_it(tmp_path: Path) -> None:
     python = _python_without(tmp_path, "numpy")
-    args = [str(python), "-m", "mhcdoctor", "verify", *SMALL, "--path", "torch", "--tokens", "1"]
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    proc = doctor.spawn("verify", *SMALL, "--path", "torch", "--tokens", "1", python=python, timeout=120, cwd=tmp_path)
     assert "torch         (all)" in proc.stdout
     assert (
         "numpy is not installed (No module named 'numpy' on the search path); pip install 'mhcdoctor[verify]' "
@@ -287,26 +297,47 @@ def test_a_child_that_dies_on_an_import_says_what_it_died_of(tmp_path: Path) -> 
 
 def test_a_user_kernel_for_one_op_has_rows_for_that_op_only(tmp_path: Path) -> None:
     python = _python_without(tmp_path, "numpy")
-    args = [str(python), "-m", "mhcdoctor", "verify", *SMALL, "--kernel", "mhc_post=mykernels:post", "--json"]
-    doc = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path).stdout)
+    (tmp_path / "mykernels.py").write_text("def post(x, residual, post_layer_mix, comb_res_mix):\n    return x\n")
+    args = ["verify", *SMALL, "--kernel", "mhc_post=mykernels:post", "--json"]
+    doc = doctor.spawn(*args, python=python, timeout=120, cwd=tmp_path).json()
     assert {(r["path"], r["op"]) for r in doc["results"]} == {("user", "mhc_post")}
 
 
 def test_a_venv_without_torch_names_no_gpu_in_the_header(tmp_path: Path) -> None:
     python = _python_without(tmp_path, "torch")
-    args = [str(python), "-m", "mhcdoctor", "verify", "--hidden", "256", "--tokens", "1"]
-    proc = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    proc = doctor.spawn("verify", "--hidden", "256", "--tokens", "1", python=python, timeout=120, cwd=tmp_path)
     header = proc.stdout.splitlines()[0]
     assert header.endswith("on no device: nothing ran") and "cuda:0" not in proc.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("device", ["9", "all", "cuda:0"])
+def test_a_gpu_named_where_torch_is_missing_is_the_same_usage_error(tmp_path: Path, device: str) -> None:
+    """With or without torch, naming a GPU that cannot be used is exit 2 and one line (it was 3 without torch)."""
+    python = _python_without(tmp_path, "torch")
+    proc = doctor.spawn("verify", "--hidden", "256", "--device", device, python=python, timeout=120, cwd=tmp_path)
+    assert (proc.returncode, proc.stdout, len(proc.stderr.splitlines())) == (2, "", 1), proc.stderr
+    assert proc.stderr.startswith(f"mhcdoctor: error: --device {device}: ")
+    assert proc.stderr.rstrip().endswith("--device cpu runs the paths on the CPU")
+
+
+def test_a_kernel_module_that_is_not_there_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    proc = doctor.run("verify", "--hidden", "256", "--kernel", "mhc_post=nomod:post", cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr == (
+        "mhcdoctor: error: --kernel mhc_post=nomod:post: no module nomod in the working folder or on this Python's "
+        "path\n"
+    )
+
+
+@pytest.mark.slow
 def test_each_case_is_progress_on_stderr_and_a_terminal_gets_a_bar_never_stdout(tmp_path: Path) -> None:
     """Long CPU runs are never silent: every (path, op, size) shows as it starts, on stderr only, so --json's stdout
     stays one document; on a terminal one status line is redrawn with a bar."""
     import pty
 
     leader, follower = pty.openpty()
-    args = [sys.executable, "-m", "mhcdoctor", "verify", *SMALL, "--path", "torch", "--tokens", "1,7", "--json"]
+    args = doctor.argv("verify", *SMALL, "--path", "torch", "--tokens", "1,7", "--json")
     env = {**os.environ, "TERM": "xterm", "PYTHONPATH": str(HERE.parents[1])}
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=follower, env=env, cwd=tmp_path)
     os.close(follower)

@@ -5,10 +5,7 @@ Skipped where no GPU is visible (CI); scripts/gpu-tests runs them on the GPU mac
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
+import doctor
 import needs
 import pytest
 
@@ -17,10 +14,8 @@ PATHS = ["--path", "torch", "--path", "triton", "--path", "tilelang"]
 
 
 def verify(*args: str) -> tuple[int, dict]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", "verify", *PATHS, "--json", *args], capture_output=True, text=True
-    )
-    return proc.returncode, json.loads(proc.stdout)
+    proc = doctor.spawn("verify", *PATHS, "--json", *args, timeout=1200)
+    return proc.returncode, proc.json()
 
 
 @pytest.mark.parametrize("model", ["deepseek-v4-pro", "deepseek-v4-flash"])

@@ -186,6 +186,14 @@ def _decide_impostor(c: FindingContext) -> Found | None:
     severity: Severity = "fail" if ops else "warn" if c.facts.platform == "rocm" else "info"
     calls = f"calls aiter for {', '.join(ops)} and fails there." if ops else "may select it."
     detail = f"`aiter` comes from {who}, not amd-aiter. vLLM tests only find_spec('aiter'), so it {calls}"
+    if c.facts.platform != "rocm":  # AMD's aiter runs on AMD GPUs only: here the fix is to remove the other one
+        dist = c.facts.aiter.distribution or "aiter"
+        return Found(
+            detail,
+            ops,
+            fix=f"pip uninstall {dist}  # not AMD's aiter, which this machine cannot use",
+            severity=severity,
+        )
     return Found(detail, ops, severity=severity)
 
 

@@ -263,7 +263,7 @@ PLATFORM: tuple[FindingSpec, ...] = (
     FindingSpec(
         id="no-gpu",
         severity="fail",
-        title="No GPU, and this vLLM is not its CPU build",
+        title="No GPU, and no CPU build of vLLM to run without one",
         summary="No AMD, NVIDIA or Intel GPU was found (or `--platform cpu`) and vLLM's version has no 'cpu' "
         "(PyPI's wheel is the CUDA build): vLLM detects no platform (UnspecifiedPlatform).",
         decide=_decide_no_gpu,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from mhcdoctor.documents.vocabulary import Severity
 from mhcdoctor.knowledge import bugs, known, versions, vllm_releases
 from mhcdoctor.knowledge.evidence import Report
@@ -191,7 +193,14 @@ def _decide_missing(c: FindingContext) -> Found | None:
         "not installed." if tl.present is False else f"installed but fails to import: {_import_error(tl.import_error)}."
     )
     detail = "vLLM's DeepSeek-V4 mHC ops on this platform have no path but tilelang, and tilelang is " + state
-    return Found(detail, c.used_ops())
+    if tl.present is False:
+        return Found(detail, c.used_ops())
+    lacking = re.search(r"No module named '([A-Za-z0-9_]+)", tl.import_error or "")
+    if lacking and lacking.group(1) == "tvm_ffi":  # the tvm_ffi tilelang imports is apache-tvm-ffi's
+        fix = "pip install apache-tvm-ffi  # tilelang is installed; the tvm_ffi module it imports is not"
+    else:
+        fix = "python -c 'import tilelang'  # read the error; then: pip install --force-reinstall tilelang"
+    return Found(detail, c.used_ops(), fix=fix)
 
 
 def _decide_import_broken(c: FindingContext) -> Found | None:

@@ -90,6 +90,13 @@ def _decide_newer_than_rules(c: FindingContext) -> Found | None:
     )
 
 
+# vLLM is often in a venv of its own, which mhcdoctor (installed elsewhere) does not see unless told
+_ELSEWHERE = (
+    "Installed in another environment? Point mhcdoctor at it: mhcdoctor check --python /path/to/venv/bin/python."
+)
+_ASK = "mhcdoctor explain --vllm 0.25.1"
+
+
 def _decide_not_installed(c: FindingContext) -> Found | None:
     if c.rules_reason != "no-vllm":
         return None
@@ -99,7 +106,7 @@ def _decide_not_installed(c: FindingContext) -> Found | None:
     )
     # the same build no-gpu and vllm-build-mismatch name: PyPI's `vllm` is the CUDA build
     build = _VLLM_BUILDS.get(c.facts.platform, _VLLM_BUILDS["cuda"])
-    return Found(detail, fix=f"Install {build}; or ask about a release without it: mhcdoctor explain --vllm 0.25.1")
+    return Found(detail, fix=f"{_ELSEWHERE} Else install {build}; or ask about a release without it: {_ASK}")
 
 
 def _decide_not_importable(c: FindingContext) -> Found | None:
@@ -148,8 +155,8 @@ VLLM: tuple[FindingSpec, ...] = (
         title="vLLM is not installed here",
         summary="No vLLM was found (or `--vllm none`): the newest rule set is applied.",
         decide=_decide_not_installed,
-        fix="Install the vLLM build for this machine (CUDA: pip install vllm; CPU, ROCm, XPU: their own builds); "
-        "or ask about a release without it: mhcdoctor explain --vllm 0.25.1",
+        fix=f"{_ELSEWHERE} Else install the vLLM build for this machine (CUDA: pip install vllm; CPU, ROCm, XPU: "
+        f"their own builds), or ask about a release without it: {_ASK}",
         refs=(PR + "52737",),
     ),
     FindingSpec(
