@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import click
+import doctor
 import pytest
 import users
 
@@ -26,7 +27,7 @@ def test_check_at_the_process_limit_reports_every_probe_instead_of_exit_4(mode: 
         (user.home / "root").mkdir()  # an empty machine: no GPU, so `no-gpu` fails the verdict (exit 3)
         env = {"PYTHONPATH": f"{REPO}:{SITE}", "MHCDOCTOR_SYSROOT": str(user.home / "root")}
         proc = user.popen(
-            [users.PYTHON, "-m", "mhcdoctor", "check", *mode, "--json"],
+            doctor.argv("check", *mode, "--json", python=users.PYTHON),
             env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -9,7 +9,7 @@ import json
 import doctor
 import fakes
 import pytest
-from fakemachine import Machine, finding_ids, model
+from fakemachine import Machine, check_json, finding_ids, model
 
 MI300X, MI355X, GFX1250 = 90402, 90500, 120500  # kfd's gfx_target_version
 BUG_FINDINGS = {
@@ -47,7 +47,7 @@ def machine_with(tmp_path, target: int, code: str, label: str, vllm: str = "0.25
     ],
 )
 def test_the_aiter_findings_follow_the_installed_code(tmp_path, target, code, label, vllm, expected):
-    doc, proc = machine_with(tmp_path, target, code, label, vllm).check_json("--fast")
+    doc, proc = check_json(machine_with(tmp_path, target, code, label, vllm), "--fast")
     assert finding_ids(doc) & BUG_FINDINGS == expected
     failing = bool(expected - {"aiter-mhc-pre-invalid-config"})
     assert (model(doc, "deepseek-v4-pro")["verdict"] == "fail") == failing, "a fail only for buggy code"
@@ -56,7 +56,7 @@ def test_the_aiter_findings_follow_the_installed_code(tmp_path, target, code, la
 
 
 def test_the_rms_guard_finding_names_the_line_it_read(tmp_path):
-    doc, _ = machine_with(tmp_path, MI300X, "v0.1.15-rc0", "0.1.0").check_json("--fast")
+    doc, _ = check_json(machine_with(tmp_path, MI300X, "v0.1.15-rc0", "0.1.0"), "--fast")
     finding = next(f for f in doc["findings"] if f["id"] == "aiter-rocm-compiler")
     assert finding["severity"] == "fail"
     assert "aiter_meta/csrc/kernels/mhc_kernels.cu:" in finding["detail"]
@@ -66,7 +66,7 @@ def test_the_rms_guard_finding_names_the_line_it_read(tmp_path):
 
 def test_a_replay_keeps_what_the_code_told_and_a_what_if_can_state_a_fix(tmp_path):
     machine = machine_with(tmp_path, MI300X, "v0.1.15-rc0", "0.1.0")
-    doc, _ = machine.check_json("--fast")
+    doc, _ = check_json(machine, "--fast")
     report = tmp_path / "report.json"
     report.write_text(json.dumps(doc))
     replay = doctor.run("explain", "--from", str(report), "--model", "deepseek-v4-pro", "--json", cwd=tmp_path)
@@ -82,7 +82,7 @@ def test_a_replay_keeps_what_the_code_told_and_a_what_if_can_state_a_fix(tmp_pat
 
 
 def test_an_old_report_without_the_fix_states_loads_and_is_judged_by_its_version(tmp_path):
-    doc, _ = machine_with(tmp_path, MI300X, "v0.1.15-rc0", "0.1.15").check_json("--fast")
+    doc, _ = check_json(machine_with(tmp_path, MI300X, "v0.1.15-rc0", "0.1.15"), "--fast")
     for key in ("fixes", "fix_evidence"):
         del doc["facts"]["aiter"][key]
     report = tmp_path / "old.json"
@@ -92,20 +92,22 @@ def test_an_old_report_without_the_fix_states_loads_and_is_judged_by_its_version
     assert "Judged by the version label (the code at aiter's tag v0.1.15)" in finding["detail"]
 
 
-def test_fixed_code_given_as_such_under_a_main_build_label_does_not_fail(run_cli):
-    proc = run_cli(
+def test_fixed_code_given_as_such_under_a_main_build_label_does_not_fail(sysroot_env):
+    proc = doctor.run(
         "explain", "--json", "--platform", "rocm", "--arch", "gfx942", "--aiter", "0.1.12.post2.dev5",
         "--aiter-fix", "present", "--tilelang", "none", "--hidden", "7168", "--vllm", "0.25.0",
+        env=sysroot_env(),
     )  # fmt: skip
     doc = proc.json()
     assert (proc.returncode, doc["verdict"], doc["findings"]) == (0, "ok", [])
     assert doc["facts"]["aiter"]["fixes"]["post-race"] == "present", "#2963 is a git ancestor of #3033 on main"
 
 
-def test_without_the_statement_a_main_build_label_is_unknown_not_failed(run_cli):
-    proc = run_cli(
+def test_without_the_statement_a_main_build_label_is_unknown_not_failed(sysroot_env):
+    proc = doctor.run(
         "explain", "--json", "--platform", "rocm", "--arch", "gfx942", "--aiter", "0.1.12.post2.dev5",
         "--tilelang", "none", "--hidden", "7168", "--vllm", "0.25.0",
+        env=sysroot_env(),
     )  # fmt: skip
     doc = proc.json()
     assert proc.returncode == 1
@@ -113,8 +115,9 @@ def test_without_the_statement_a_main_build_label_is_unknown_not_failed(run_cli)
 
 
 @pytest.mark.parametrize("value", ["maybe", "sqrsum=maybe", "big-fuse=present", "sqrsum=present,\x1b[31m=absent"])
-def test_a_bad_aiter_fix_is_one_line_and_exit_2(run_cli, value):
-    proc = run_cli("explain", "--platform", "rocm", "--arch", "gfx942", "--aiter", "0.1.16", "--aiter-fix", value)
+def test_a_bad_aiter_fix_is_one_line_and_exit_2(sysroot_env, value):
+    args = ("explain", "--platform", "rocm", "--arch", "gfx942", "--aiter", "0.1.16", "--aiter-fix", value)
+    proc = doctor.run(*args, env=sysroot_env())
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "--aiter-fix takes" in proc.stderr
     assert "\x1b" not in proc.stderr and "Traceback" not in proc.stderr
@@ -128,10 +131,11 @@ def test_a_bad_aiter_fix_is_one_line_and_exit_2(run_cli, value):
         ("0.1.17.dev4", True, False),  # past v0.1.16, which has them: every later build of main has them
     ],
 )
-def test_the_api_by_version_follows_the_code_at_the_tags_and_git_ancestry(run_cli, aiter, norm_args, too_old):
-    proc = run_cli(
+def test_the_api_by_version_follows_the_code_at_the_tags_and_git_ancestry(sysroot_env, aiter, norm_args, too_old):
+    proc = doctor.run(
         "explain", "--json", "--platform", "rocm", "--arch", "gfx942", "--aiter", aiter, "--aiter-fix", "present",
         "--tilelang", "none", "--model", "deepseek-v4-pro", "--vllm", "0.29.0",
+        env=sysroot_env(),
     )  # fmt: skip
     doc = proc.json()
     assert doc["facts"]["aiter"]["mhc_pre_norm_args"] is norm_args
@@ -142,7 +146,7 @@ def test_diff_shows_two_nodes_with_one_aiter_label_holding_different_code(tmp_pa
     reports = []
     for code in ("v0.1.15-rc0", "v0.1.16"):
         (tmp_path / code).mkdir()
-        doc, _ = machine_with(tmp_path / code, MI300X, code, "0.1.15").check_json("--fast")
+        doc, _ = check_json(machine_with(tmp_path / code, MI300X, code, "0.1.15"), "--fast")
         reports.append(tmp_path / f"{code}.json")
         reports[-1].write_text(json.dumps(doc))
     proc = doctor.run("diff", *map(str, reports), cwd=tmp_path)
@@ -164,10 +168,10 @@ def test_a_built_module_mhc_so_is_named_as_what_the_code_cannot_tell(tmp_path):
     )
 
 
-def test_aiter_fix_states_an_api_feature_too(run_cli):
+def test_aiter_fix_states_an_api_feature_too(sysroot_env):
     args = ("explain", "--json", "--platform", "rocm", "--arch", "gfx942", "--aiter", "0.1.16", "--tilelang", "none")
     args += ("--model", "deepseek-v4-pro", "--vllm", "0.29.0")
-    assert "aiter-api-too-old" not in {f["id"] for f in run_cli(*args).json()["findings"]}
-    proc = run_cli(*args, "--aiter-fix", "fused-op=absent")
+    assert "aiter-api-too-old" not in {f["id"] for f in doctor.run(*args, env=sysroot_env()).json()["findings"]}
+    proc = doctor.run(*args, "--aiter-fix", "fused-op=absent", env=sysroot_env())
     assert proc.json()["facts"]["aiter"]["has_fused_post_pre"] is False
     assert "aiter-api-too-old" in {f["id"] for f in proc.json()["findings"]} and proc.returncode == 3

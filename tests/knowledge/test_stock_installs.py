@@ -14,7 +14,7 @@ from pathlib import Path
 
 import fakes
 import pytest
-from fakemachine import Machine
+from fakemachine import Machine, check_json
 from packaging.version import Version
 
 from mhcdoctor.knowledge.bugs import BY_ID
@@ -58,7 +58,7 @@ CODE_BACKED = {"model-v41-unsupported": lambda release: Version(release) < Versi
 def test_a_stock_install_on_an_h200_gets_no_fail_without_proof(tmp_path, release):
     machine = Machine(tmp_path)
     stock_h200(machine, release)
-    doc, _ = machine.check_json("--fast")
+    doc, _ = check_json(machine, "--fast")
     assert (doc["facts"]["vllm"]["version"], doc["facts"]["arch"]) == (release, "sm_90")
     fails = {f["id"] for f in doc["findings"] if f["severity"] == "fail"}
     proven = {i for i in fails if i in BY_ID and BY_ID[i].proof != "report"}

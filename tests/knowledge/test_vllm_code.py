@@ -13,7 +13,7 @@ from pathlib import Path
 import doctor
 import fakes
 import pytest
-from fakemachine import Machine
+from fakemachine import Machine, check_json
 
 from mhcdoctor.knowledge import vllm_code, vllm_releases
 from mhcdoctor.knowledge.vllm_fingerprints import FINGERPRINTS
@@ -41,7 +41,7 @@ def h200_with_vllm(machine: Machine, version: str, files: dict[str, str]) -> Non
 def test_a_nightly_holding_0_34_0s_code_gets_its_rules_and_no_newer_than_known_warning(tmp_path, releases):
     machine = Machine(tmp_path)
     h200_with_vllm(machine, "0.35.0.dev12+g1234abc", FILES["0.34.0"])
-    doc, _ = machine.check_json("--fast")
+    doc, _ = check_json(machine, "--fast")
     assert (doc["facts"]["vllm"]["code"], doc["facts"]["vllm"]["code_evidence"]) == (
         "0.34.0",
         "its mHC files are vLLM 0.34.0's",
@@ -58,7 +58,7 @@ def test_a_nightly_holding_0_34_0s_code_gets_its_rules_and_no_newer_than_known_w
 def test_a_dev_build_labelled_between_releases_gets_the_release_whose_code_it_holds(tmp_path, releases):
     machine = Machine(tmp_path)
     h200_with_vllm(machine, "0.34.1.dev3", FILES["0.33.0"])  # a build of a 0.33 branch, mislabelled
-    proc = machine.check("--fast")
+    proc = doctor.run("check", "--fast", env=machine)
     assert "vLLM 0.34.1.dev3: its mHC files are vLLM 0.33.0's: the rules (vllm-0.30-0.34) and known bugs of 0.33.0" in (
         proc.stdout
     )
@@ -67,18 +67,18 @@ def test_a_dev_build_labelled_between_releases_gets_the_release_whose_code_it_ho
 def test_a_source_install_with_changed_mhc_files_is_new_code_said_as_such(tmp_path, releases):
     machine = Machine(tmp_path)
     h200_with_vllm(machine, "0.34.0", {**FILES["0.34.0"], "model_executor/layers/mhc.py": "# patched\n"})
-    doc, _ = machine.check_json("--fast")
+    doc, _ = check_json(machine, "--fast")
     evidence = "new mHC code: its files match no vLLM release (nearest 0.34.0; differing: model_executor/layers/mhc.py)"
     assert (doc["facts"]["vllm"]["code"], doc["facts"]["vllm"]["code_evidence"]) == ("new", evidence)
     assert doc["models"][0]["rules_note"] == f"vLLM 0.34.0: {evidence}; rules vllm-0.30-0.34 by its version"
-    text = machine.check("--fast").stdout
+    text = doctor.run("check", "--fast", env=machine).stdout
     assert evidence in text
 
 
 def test_the_release_a_wheel_installs_is_no_note(tmp_path, releases):
     machine = Machine(tmp_path)
     h200_with_vllm(machine, "0.34.0", FILES["0.34.0"])
-    doc, _ = machine.check_json("--fast")
+    doc, _ = check_json(machine, "--fast")
     assert doc["facts"]["vllm"]["code"] == "0.34.0" and doc["models"][0]["rules_note"] is None
 
 
@@ -93,7 +93,7 @@ def test_the_fingerprints_tell_apart_exactly_the_releases_the_audit_says_changed
 def test_without_its_code_a_nightly_is_newer_than_the_rules(tmp_path, releases):
     machine = Machine(tmp_path)  # the same nightly with no mHC files to read: the version alone decides
     h200_with_vllm(machine, "0.35.0.dev12+g1234abc", {})
-    doc, _ = machine.check_json("--fast")
+    doc, _ = check_json(machine, "--fast")
     assert doc["facts"]["vllm"]["code"] is None
     assert "vllm-newer-than-rules" in {f["id"] for f in doc["findings"]}
 
@@ -101,7 +101,7 @@ def test_without_its_code_a_nightly_is_newer_than_the_rules(tmp_path, releases):
 def test_the_check_shows_whose_mhc_code_is_installed_on_the_vllm_build_row(tmp_path, releases):
     machine = Machine(tmp_path)
     h200_with_vllm(machine, "0.34.0", FILES["0.34.0"])
-    row = next(line for line in machine.check("--fast").stdout.splitlines() if "vLLM build" in line)
+    row = next(line for line in doctor.run("check", "--fast", env=machine).stdout.splitlines() if "vLLM build" in line)
     assert "its mHC files are vLLM 0.34.0's" in row
 
 
@@ -121,9 +121,9 @@ def test_explain_and_a_replay_of_the_saved_report_say_whose_code_decided(tmp_pat
     note = (
         "vLLM 0.34.1.dev3: its mHC files are vLLM 0.33.0's: the rules (vllm-0.30-0.34) and known bugs of 0.33.0 apply"
     )
-    assert note in machine.run("explain", "--model", "deepseek-v4-pro").stdout
+    assert note in doctor.run("explain", "--model", "deepseek-v4-pro", env=machine).stdout
     report = tmp_path / "report.json"
-    report.write_text(machine.check("--fast", "--json").stdout, encoding="utf-8")
+    report.write_text(doctor.run("check", "--fast", "--json", env=machine).stdout, encoding="utf-8")
     (tmp_path / "elsewhere").mkdir()
     elsewhere = Machine(tmp_path / "elsewhere")  # no vLLM there: the report's facts alone say whose code it was
     replay = doctor.run("explain", "--from", str(report), "--model", "deepseek-v4-pro", "--json", env=elsewhere.env())
@@ -133,6 +133,6 @@ def test_explain_and_a_replay_of_the_saved_report_say_whose_code_decided(tmp_pat
 def test_a_stand_in_sharing_no_file_with_any_release_names_no_nearest_release(tmp_path, releases):
     machine = Machine(tmp_path)
     h200_with_vllm(machine, "0.34.0", {"model_executor/layers/mhc.py": "HAS_TILELANG_MHC = True\n"})
-    doc, _ = machine.check_json("--fast")
+    doc, _ = check_json(machine, "--fast")
     vllm = doc["facts"]["vllm"]
     assert (vllm["code"], vllm["code_evidence"]) == ("new", "new mHC code: none of its files is a vLLM release's")

@@ -8,9 +8,34 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import doctor
+import jsonschema
+
 # The published schema of `mhcdoctor log --json`, which every test of its JSON holds it to.
 SCHEMA = json.loads((Path(__file__).parents[2] / "mhcdoctor/schemas/log.schema.json").read_text())
+# Log lines users posted in public issues (data/SOURCES.md says where each is from).
+DATA = Path(__file__).parent / "data"
 ESC = "\x1b"
+
+
+def log_json(name: str) -> tuple[int, dict]:
+    """`mhcdoctor log DATA/NAME --json`: its exit code and its document, held to the published schema."""
+    done = doctor.run("log", str(DATA / name), "--json")
+    document = json.loads(done.stdout)
+    jsonschema.validate(document, SCHEMA)
+    return done.returncode, document
+
+
+def read(tmp_path: Path, text: str, *args: str) -> tuple[int, dict]:
+    """`mhcdoctor log --json ARGS` on `text` written to a file: its exit code and its document (schema-checked); it
+    must print nothing on stderr."""
+    path = tmp_path / "vllm.log"
+    path.write_bytes(text.encode())
+    done = doctor.run("log", str(path), "--json", *args)
+    assert done.stderr == "", done.stderr
+    document = json.loads(done.stdout)
+    jsonschema.validate(document, SCHEMA)  # every document the tests read fits the published schema
+    return done.returncode, document
 
 
 def vllm(process: str, pid: int, level: str, where: str, message: str, when: str = "07-06 16:03:24") -> str:

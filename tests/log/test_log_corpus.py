@@ -6,7 +6,7 @@ the paths, the versions, the compiles, and what killed the server.
 from __future__ import annotations
 
 import doctor
-from test_log_excerpts import DATA, log_json
+from logs import DATA, log_json
 
 from mhcdoctor.rules.findings import CATALOGUE
 

@@ -2,23 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import doctor
-import jsonschema
-from logs import SCHEMA
+from logs import DATA, log_json
 
 from mhcdoctor.rules.findings import CATALOGUE
-
-DATA = Path(__file__).parent / "data"
-
-
-def log_json(name: str) -> tuple[int, dict]:
-    done = doctor.run("log", str(DATA / name), "--json")
-    document = json.loads(done.stdout)
-    jsonschema.validate(document, SCHEMA)
-    return done.returncode, document
 
 
 def test_vllm_48809_four_workers_compile_the_pre_kernel_with_tilelang_0_1_9():

@@ -2,35 +2,21 @@
 
 from __future__ import annotations
 
-import json
-
-import doctor
-import jsonschema
 import pytest
 from logs import (
     ESC,
-    SCHEMA,
     TILELANG_BEGINS,
     Server,
     aiter,
     aiter_build,
     aiter_import,
     aiter_log_more,
+    read,
     tilelang,
     traceback,
     vllm,
     vllm_multiline,
 )
-
-
-def read(tmp_path, text: str, *args: str) -> tuple[int, dict]:
-    path = tmp_path / "vllm.log"
-    path.write_bytes(text.encode())
-    done = doctor.run("log", str(path), "--json", *args)
-    assert done.stderr == "", done.stderr
-    document = json.loads(done.stdout)
-    jsonschema.validate(document, SCHEMA)  # every document the tests read fits the published schema
-    return done.returncode, document
 
 
 @pytest.mark.parametrize("release", sorted(TILELANG_BEGINS))

@@ -97,10 +97,8 @@ def test_input_that_is_no_vllm_log_says_so_and_never_passes_a_gate(tmp_path):
     for name, said in cases.items():
         for fail_on in ("degraded", "never"):
             assert said in _error(str(tmp_path / name), "--fail-on", fail_on)
-    done = subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", "log", "-", "--json"], input=b"", capture_output=True, timeout=120, cwd=REPO
-    )
-    assert done.returncode == 2 and b"log stdin is empty: no vLLM line here" in done.stderr and done.stdout == b""
+    done = doctor.spawn("log", "-", "--json", input=b"", timeout=120, cwd=REPO)
+    assert done.returncode == 2 and "log stdin is empty: no vLLM line here" in done.stderr and done.stdout == ""
 
 
 def test_a_vllm_log_without_a_known_line_is_still_read_as_vllms(tmp_path):

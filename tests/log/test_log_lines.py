@@ -4,9 +4,7 @@ wording a support engineer reads (issue 31, items 4, 7 and 11)."""
 from __future__ import annotations
 
 import doctor
-from logs import Server, tilelang, vllm
-from test_log_excerpts import DATA, log_json
-from test_log_formats import read
+from logs import DATA, Server, log_json, read, tilelang, vllm
 
 
 def _wrap(text: str, width: int) -> str:

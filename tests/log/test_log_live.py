@@ -7,11 +7,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
+import doctor as harness  # `doctor` names the process in these tests
 from logs import Server
 
 REPO = Path(__file__).parents[2]
@@ -20,7 +20,7 @@ PDL = "RuntimeError: Worker failed with error 'Check failed: is false: PDL is no
 
 def _doctor(*args: str, **kwargs: object) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "mhcdoctor", "log", *args],
+        harness.argv("log", *args),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=REPO,
@@ -44,12 +44,10 @@ def test_a_fifo_with_no_writer_is_one_line_after_a_bounded_wait(tmp_path):
     fifo = tmp_path / "vllm.fifo"
     os.mkfifo(fifo)
     began = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", "log", str(fifo)], capture_output=True, timeout=60, cwd=REPO
-    )
+    done = harness.spawn("log", str(fifo), timeout=60, cwd=REPO)
     took = time.monotonic() - began
-    assert done.returncode == 2 and done.stdout == b""
-    assert done.stderr.count(b"\n") == 1 and b"is a FIFO that no process wrote to in 5 s" in done.stderr
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "is a FIFO that no process wrote to in 5 s" in done.stderr
     assert took < 30
 
 
@@ -64,9 +62,7 @@ def test_a_fifo_with_a_writer_is_read(tmp_path):
 
     writer = threading.Thread(target=write)
     writer.start()
-    done = subprocess.run(
-        [sys.executable, "-m", "mhcdoctor", "log", str(fifo), "--json"], capture_output=True, timeout=60, cwd=REPO
-    )
+    done = harness.spawn("log", str(fifo), "--json", timeout=60, cwd=REPO)
     writer.join(timeout=30)
     assert done.returncode == 3 and json.loads(done.stdout)["findings"][0]["id"] == "tilelang-pdl-unsupported"
 
@@ -110,12 +106,10 @@ def test_a_pipe_into_a_terminal_shows_errors_as_they_come_without_follow(tmp_pat
     on the terminal while the pipe is open; stdout still gets the whole report at its end."""
     import pty
 
-    import doctor as harness
-
     leader, follower = pty.openpty()
     read_end, write_end = os.pipe()
     doctor = subprocess.Popen(
-        [sys.executable, "-m", "mhcdoctor", "log", "-"],
+        harness.argv("log", "-"),
         stdin=read_end,
         stdout=subprocess.PIPE,
         stderr=follower,

@@ -5,37 +5,15 @@ the content signatures)."""
 
 from __future__ import annotations
 
-import json
-import re
 import time
 import tracemalloc
-from importlib import resources
 
 import fakes
 import pytest
+from aiter_labels import MISLEADING, ROWS, honest_label
 
 from mhcdoctor.probes import aiter as aiter_probe
 from mhcdoctor.probes import facts_from_probes
-
-TABLE = json.loads(resources.files("mhcdoctor.knowledge").joinpath("aiter_code_table.json").read_text())
-ROWS = {re.sub(r"[^0-9A-Za-z.]+", "-", row.get("tag") or row["build"]).strip("-"): row for row in
-        TABLE["tags"] + TABLE["main"]}  # fmt: skip
-# Labels a source build really carries: setuptools_scm's for a build of main (0.1.12.post2.devN), its fallback for
-# a tarball (0.1.0), and a release's label on other code.
-MISLEADING = ("0.1.12.post2.dev5", "0.1.0", "0.1.16", "0.1.13")
-
-
-def honest_label(row: dict) -> str:
-    """The version setuptools_scm gives this code: the tag's, or N commits past a tag (`git describe`)."""
-    if "tag" in row:
-        return row["tag"].lstrip("v")
-    if not row["describe"]:  # no tag behind it: setuptools_scm counts from nothing
-        return "0.1.dev1"
-    described = re.fullmatch(r"v(.+)-(\d+)-g([0-9a-f]+)", row["describe"])
-    assert described is not None, row["describe"]
-    tag, commits, sha = described.groups()
-    bumped = re.sub(r"(\d+)$", lambda m: str(int(m.group(1)) + 1), tag.replace("-rc", "rc"))
-    return f"{bumped}.dev{commits}+g{sha}"
 
 
 def probed_states(tmp_path, code: str, label: str):

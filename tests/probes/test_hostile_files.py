@@ -4,11 +4,10 @@ kernel source or a package's `__init__.py` must not hang the doctor, and metadat
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
+import doctor
 import fakes
 import pytest
 from fakemachine import Machine
@@ -104,9 +103,8 @@ def test_check_fast_finishes_with_fifos_where_kernel_sources_and_deep_gemm_shoul
     _fifo(tmp_path / ".tilelang" / "cache" / "0.1.12-x86_64" / "kernels" / "k" / "device_kernel.cu")
     _device_link(tmp_path / ".tilelang" / "cache" / "0.1.12-x86_64" / "kernels" / "z" / "device_kernel.cu")
     _fifo(machine.site / "deep_gemm" / "__init__.py")
-    argv = [sys.executable, "-m", "mhcdoctor", "check", "--fast", "--json", "--python", str(machine.python)]
     start = time.perf_counter()
-    done = subprocess.run(argv, env=machine.env(), cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    done = doctor.spawn("check", "--fast", "--json", env=machine, timeout=60)  # --python: the machine's
     assert time.perf_counter() - start < 20
     assert done.returncode == 3 and "Traceback" not in done.stderr  # 3: tilelang-missing's fail, not a crash
     assert '"name": "deepgemm"' in done.stdout

@@ -103,7 +103,7 @@ def test_the_real_wheel_with_the_mhc_code_of_v0_1_15_added_is_judged_by_that_cod
     fakes.write(site / "aiter_meta" / "csrc" / "kernels" / "mhc_kernels.cu", fakes.real_kernels("v0.1.15-rc0"))
     fakes.write(site / "aiter" / "ops" / "mhc.py", fakes.real_mhc_ops("v0.1.15-rc0"))
     machine.environment(site)
-    doc = machine.run("explain", "--json", "--model", "deepseek-v4-pro", "--vllm", "0.25.0").json()
+    doc = doctor.run("explain", "--json", "--model", "deepseek-v4-pro", "--vllm", "0.25.0", env=machine).json()
     aiter = doc["facts"]["aiter"]
     assert (aiter["version"], aiter["sqrsum_fix"], aiter["fixes"]["big-fuse-rms"]) == (
         "0.1.7.post2.dev18",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import fakes
 import pytest
-from probes.test_aiter_code import MISLEADING, ROWS, honest_label
+from aiter_labels import MISLEADING, ROWS, honest_label
 
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.probes import aiter as aiter_probe

@@ -15,8 +15,7 @@ from mhcdoctor.vllmlog import observed
 from mhcdoctor.vllmlog.observed import Record, bucket
 
 sys.path[:0] = [str(Path(__file__).parents[1] / "log"), str(Path(__file__).parents[1] / "triage")]
-from logs import Server, tilelang, vllm  # noqa: E402
-from test_log_excerpts import SCHEMA  # noqa: E402
+from logs import SCHEMA, Server, tilelang, vllm  # noqa: E402
 from triage_docs import rocm_report, write_json  # noqa: E402  (an MI300X with vLLM 0.25: aiter predicted)
 
 # As the plugin logged them through vLLM 0.34's logger on the CPU (tests/real/test_vllm_plugin.py makes them).
