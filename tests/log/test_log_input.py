@@ -225,6 +225,7 @@ def test_a_known_error_at_the_start_of_a_block_finds_its_frames_at_the_end_of_th
     assert doc["ops"]["mhc_pre"]["lines"] == [1001] and doc["ops"]["mhc_pre"]["path"] == "aiter"
 
 
+@pytest.mark.slow
 def test_compiles_that_never_complete_keep_memory_bounded():
     """Issue 33 item 3: tilelang compiles that begin and never complete, each of another kernel, in 256 processes,
     40 MB through stdin (1 GB of them peaked at 995 MiB before): the child's peak stays under 100 MiB."""

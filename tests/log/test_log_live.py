@@ -11,7 +11,8 @@ import threading
 import time
 from pathlib import Path
 
-import doctor as harness  # `doctor` names the process in these tests
+import doctor as harness
+import pytest  # `doctor` names the process in these tests
 from logs import Server
 
 REPO = Path(__file__).parents[2]
@@ -40,6 +41,7 @@ def _wait_for(stream, needle: bytes, timeout: float = 60) -> bytes:
     return seen
 
 
+@pytest.mark.slow
 def test_a_fifo_with_no_writer_is_one_line_after_a_bounded_wait(tmp_path):
     fifo = tmp_path / "vllm.fifo"
     os.mkfifo(fifo)
@@ -67,6 +69,7 @@ def test_a_fifo_with_a_writer_is_read(tmp_path):
     assert done.returncode == 3 and json.loads(done.stdout)["findings"][0]["id"] == "tilelang-pdl-unsupported"
 
 
+@pytest.mark.slow
 def test_follow_prints_a_finding_as_it_appears_and_everything_on_ctrl_c(tmp_path):
     path = tmp_path / "vllm.log"
     path.write_text(Server("0.25.0").banner().started().text())
@@ -86,6 +89,7 @@ def test_follow_prints_a_finding_as_it_appears_and_everything_on_ctrl_c(tmp_path
     assert b"Traceback" not in said + err
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_a_pipe_reports_what_was_read(tmp_path):
     """`kubectl logs -f | mhcdoctor log -` that is stopped: no bare "interrupted", the report of the lines read."""
     read_end, write_end = os.pipe()
@@ -130,6 +134,7 @@ def test_a_pipe_into_a_terminal_shows_errors_as_they_come_without_follow(tmp_pat
     assert b"mhcdoctor log: line 3" in said and b"verdict: fail" in out and doctor.returncode == 3
 
 
+@pytest.mark.slow
 def test_follow_waits_for_a_fifos_writer_until_ctrl_c(tmp_path):
     fifo = tmp_path / "vllm.fifo"
     os.mkfifo(fifo)
