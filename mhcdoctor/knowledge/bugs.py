@@ -309,26 +309,36 @@ API_TOO_OLD = KnownBug(
 
 JIT_STALE = KnownBug(
     id="aiter-jit-stale",
-    severity="fail",
+    severity=None,  # fail where aiter loads it by name; info where the installed aiter rebuilds it for this arch
     title="aiter's JIT-built module_mhc.so does not fit this aiter, torch or GPU",
-    summary="aiter runs an op and the module_mhc.so it will load was built for other gfx targets, or before the "
-    "installed aiter or torch: aiter keys it by module name only and loads it anyway.",
+    summary="aiter runs an op and the module_mhc.so it will load was built for other gfx targets (and the installed "
+    "aiter, before v0.1.17, does not rebuild it), or before the installed aiter or torch: aiter keys it by module "
+    "name only and loads it anyway.",
     fix="rm -f \"$(python -c 'import aiter, os; print(os.path.dirname(aiter.__file__))')/jit/module_mhc.so\" "
     "~/.aiter/jit/module_mhc.so  # aiter rebuilds it at the next mHC call",
-    refs=(AITER + "blob/main/aiter/jit/core.py",),
+    refs=(AITER + "blob/main/aiter/jit/core.py", AITER + "pull/3849"),
     effect="crash",
     library="kernel cache",
     path="aiter",
     ops=("mhc_pre", "mhc_post", "mhc_fused_post_pre"),
-    told_by="content",
+    told_by="content",  # probes/caches.arch_rebuild reads the installed aiter/jit/core.py
     evidence=(
         Code(
             "ROCm/aiter",
-            "main",
+            "v0.1.16.post6",
             "aiter/jit/core.py",
-            None,
-            "a JIT module is found and loaded by its name (module_mhc) alone: no check of the gfx targets, aiter or "
-            "torch it was built for",
+            597,
+            "get_module(md_name) calls get_module_custom_op, which imports module_mhc by name: no check of the gfx "
+            "targets, aiter or torch it was built for (the same from v0.1.10, line 506)",
+        ),
+        Code(
+            "ROCm/aiter",
+            "v0.1.17",
+            "aiter/jit/core.py",
+            651,
+            "get_module raises ModuleNotFoundError when _needs_arch_rebuild (line 629) finds the .so's offload "
+            "targets lack the running arch, and compile_ops rebuilds it (aiter #3849, 575bed7; so in v0.1.18–"
+            "v0.1.20.post1): the arch is checked, the aiter and torch that built it still are not",
         ),
     ),
     platforms=("rocm",),
