@@ -358,10 +358,10 @@ def _aiter_code_section() -> list[str]:
     out += [
         "",
         "What content cannot tell, and the doctor does not guess: the cause of aiter #4633 (open); whether a "
-        "`module_mhc.so` was compiled from the installed source (aiter keys it by name only: `aiter-jit-stale` "
-        "compares its age and targets); the compiler's effect on the code (#3417's bug was measured with ROCm "
-        "7.2.3's compiler, and is wrong code under any). The headers `mhc_kernels.cu` includes hold no signature: "
-        "each fix commit changed `mhc_kernels.cu` alone.",
+        "`module_mhc.so` was compiled from the installed source (aiter keys it by name, and from v0.1.17 by gfx "
+        "target too: `aiter-jit-stale` compares its age and targets); the compiler's effect on the code (#3417's "
+        "bug was measured with ROCm 7.2.3's compiler, and is wrong code under any). The headers `mhc_kernels.cu` "
+        "includes hold no signature: each fix commit changed `mhc_kernels.cu` alone.",
     ]
     return out
 

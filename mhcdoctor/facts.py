@@ -189,6 +189,9 @@ class AiterJitFacts:
     mtime: float | None = None
     aiter_mtime: float | None = None  # the installed aiter's metadata (when it was installed)
     torch_mtime: float | None = None  # the installed torch's metadata
+    # the installed aiter/jit/core.py's get_module rebuilds a .so that lacks this GPU's arch (aiter #3849, v0.1.17+);
+    # False: it loads it by name; None: unread
+    arch_rebuild: bool | None = None
 
 
 @dataclass

@@ -47,6 +47,18 @@ def test_mi300x_with_a_racy_aiter_selects_aiter_and_fails_on_the_race(machine):
     assert proc.returncode == 3
 
 
+def test_the_aiter_row_shows_every_fix_the_probe_read(machine):
+    fakes.kfd(machine.root, [0, 90402])
+    fakes.rocm(machine.root, "6.4.1-120")
+    fakes.aiter(machine.site, version="0.1.14", kernel="racy")  # 0.1.14's label on the racy code of 0.1.13
+    fakes.library(machine.site, "vllm", "0.25.0")
+    row = next(
+        line for line in doctor.run("check", "--fast", env=machine).stdout.splitlines() if " aiter " in f" {line} "
+    )
+    assert "aiter       0.1.14, fixes: 2 of 5 present, sqrsum, big-fuse-sync, post-race absent (" in row, row
+    assert row.lstrip().startswith("!")  # the racy sqrsum store guard makes the row a warning, as before
+
+
 def test_the_impostor_aiter_is_named_in_text_output(machine):
     fakes.kfd(machine.root, [0, 90402])
     fakes.impostor_aiter(machine.site)

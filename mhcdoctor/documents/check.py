@@ -89,6 +89,7 @@ class AiterJitDocument(TypedDict):
     mtime: float | None
     aiter_mtime: float | None
     torch_mtime: float | None
+    arch_rebuild: bool | None
 
 
 class TorchDocument(PackageDocument):

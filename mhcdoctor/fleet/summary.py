@@ -4,9 +4,9 @@ Pure: no I/O. The summary holds, in this order: the fleet verdict (the worst nod
 checked counts as fail), the facts that differ between nodes with the odd nodes named (the largest group of
 nodes is "the others"), the facts every checked node shares, once, and the findings grouped by id with the nodes
 that raised each. Only the facts that decide the mHC path or its correctness are compared (GPU arch and count,
-driver, ROCm/CUDA, torch, the Python version, aiter and its sqrsum fix, tilelang, triton, vLLM, the path per op,
-the verdict): the full per-node detail stays in each node's report, and `mhcdoctor diff` compares two of them
-field by field.
+driver, ROCm/CUDA, torch, the Python version, aiter and the state of each of its fixes, tilelang, triton, vLLM, the
+path per op, the verdict): the full per-node detail stays in each node's report, and `mhcdoctor diff` compares two
+of them field by field.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from mhcdoctor.documents.vocabulary import (
     Verdict,
     worst_verdict,
 )
+from mhcdoctor.render.check_text import aiter_fixes
 from mhcdoctor.text import cut, visible
 
 MAX_TEXT = 200  # characters of any one value, title or fix shown
@@ -92,10 +93,15 @@ def _aiter(facts: FactsDocument) -> str:
     text = _package("aiter")(facts)
     if text in ("none", "unknown"):
         return text
-    if facts["aiter"]["genuine"] is False:
-        return f"{text} (not AMD's aiter)"
-    fix = {"present": "fixed", "absent": "race"}.get(facts["aiter"]["sqrsum_fix"], "fix unknown")
-    return f"{text} ({fix})"
+    return f"{text} (not AMD's aiter)" if facts["aiter"]["genuine"] is False else text
+
+
+def _aiter_fixes(facts: FactsDocument) -> str:
+    """Each fix's state, where an AMD aiter with mHC ops is installed (elsewhere there is none to compare)."""
+    aiter = facts["aiter"]
+    if not aiter["present"] or aiter["genuine"] is False or aiter["has_mhc_ops"] is False:
+        return "none"
+    return aiter_fixes(aiter)
 
 
 def _gpus(facts: FactsDocument) -> str:
@@ -151,6 +157,7 @@ FACTS: tuple[tuple[str, str, Callable[[CheckDocument], str]], ...] = (
     # the interpreter decides which wheels work (tile-kernels 2.x needs 3.12+)
     ("python", "Python", lambda d: _or((d.get("host") or {}).get("python_version"))),
     ("aiter", "aiter", _of_facts(_aiter)),
+    ("aiter_fixes", "aiter fixes", _of_facts(_aiter_fixes)),
     ("tilelang", "tilelang", _of_facts(_package("tilelang"))),
     ("triton", "triton", _of_facts(_package("triton"))),
     ("vllm", "vLLM", _of_facts(_package("vllm"))),

@@ -47,8 +47,12 @@ class LogSignature:
 
     keyword: str  # a literal of the line the log reader finds fast before it tries `text` (vllmlog/formats.KEYWORDS)
     text: str
+    # a traceback's end as a log shows it (the frames `frames` needs, then the error line), from the sources cited:
+    # the log reader must map it to this bug, alone and under every other signature's frames (tests/log)
+    sample: tuple[str, ...]
     frames: str | None = None
     unless: str | None = None  # on the stack, the failure is another one than the bug's
+    fallback: bool = False  # `text` is any error under `frames`: tried after every signature that names its error
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,7 @@ class KnownBug:
     fixed_by: str | None = None  # the PR that fixes it
     commit: str | None = None  # the fix's commit
     content: CodeFix | None = None  # how the installed source tells it: the fix's content signature (aiter_code)
-    log: tuple[LogSignature, ...] = ()  # the fatal lines the log reader maps to it, tried in this order
+    log: tuple[LogSignature, ...] = ()  # the fatal lines the log reader maps to it, in this order (fallbacks last)
     log_severity: Severity | None = None  # its severity in a log (a failure the log shows happened); None: no log
     worst: Severity = "fail"  # the most severe it gives (with severity None)
     explanation: str = ""  # what it does, as a finding's detail says it
@@ -267,6 +271,10 @@ INVALID_CONFIG = KnownBug(
         LogSignature(
             "invalid configuration",
             r"invalid configuration argument",
+            (
+                '  File ".../aiter/ops/mhc.py", line 350, in mhc_pre',
+                "torch.AcceleratorError: CUDA error: invalid configuration argument",
+            ),
             frames=r"aiter/ops/mhc\.py|mhc_pre_aiter|aiter\.ops\.mhc",
         ),
     ),
@@ -309,26 +317,36 @@ API_TOO_OLD = KnownBug(
 
 JIT_STALE = KnownBug(
     id="aiter-jit-stale",
-    severity="fail",
+    severity=None,  # fail where aiter loads it by name; info where the installed aiter rebuilds it for this arch
     title="aiter's JIT-built module_mhc.so does not fit this aiter, torch or GPU",
-    summary="aiter runs an op and the module_mhc.so it will load was built for other gfx targets, or before the "
-    "installed aiter or torch: aiter keys it by module name only and loads it anyway.",
+    summary="aiter runs an op and the module_mhc.so it will load was built for other gfx targets (and the installed "
+    "aiter, before v0.1.17, does not rebuild it), or before the installed aiter or torch: aiter keys it by module "
+    "name only and loads it anyway.",
     fix="rm -f \"$(python -c 'import aiter, os; print(os.path.dirname(aiter.__file__))')/jit/module_mhc.so\" "
     "~/.aiter/jit/module_mhc.so  # aiter rebuilds it at the next mHC call",
-    refs=(AITER + "blob/main/aiter/jit/core.py",),
+    refs=(AITER + "blob/main/aiter/jit/core.py", AITER + "pull/3849"),
     effect="crash",
     library="kernel cache",
     path="aiter",
     ops=("mhc_pre", "mhc_post", "mhc_fused_post_pre"),
-    told_by="content",
+    told_by="content",  # probes/caches.arch_rebuild reads the installed aiter/jit/core.py
     evidence=(
         Code(
             "ROCm/aiter",
-            "main",
+            "v0.1.16.post6",
             "aiter/jit/core.py",
-            None,
-            "a JIT module is found and loaded by its name (module_mhc) alone: no check of the gfx targets, aiter or "
-            "torch it was built for",
+            597,
+            "get_module(md_name) calls get_module_custom_op, which imports module_mhc by name: no check of the gfx "
+            "targets, aiter or torch it was built for (the same from v0.1.10, line 506)",
+        ),
+        Code(
+            "ROCm/aiter",
+            "v0.1.17",
+            "aiter/jit/core.py",
+            651,
+            "get_module raises ModuleNotFoundError when _needs_arch_rebuild (line 629) finds the .so's offload "
+            "targets lack the running arch, and compile_ops rebuilds it (aiter #3849, 575bed7; so in v0.1.18–"
+            "v0.1.20.post1): the arch is checked, the aiter and torch that built it still are not",
         ),
     ),
     platforms=("rocm",),
@@ -395,7 +413,16 @@ PDL_UNSUPPORTED = KnownBug(
     fixed_by="43679",
     # tilelang's TVM lowering: "Check failed: (!mutator.has_trigger_launch_ && !mutator.has_grid_sync_) is false: PDL
     # is not supported" (vLLM #42876: mhc_post_tilelang on MI350X, vllm-openai-rocm:v0.21.0).
-    log=(LogSignature("PDL is not", r"PDL is not supported"),),
+    log=(
+        LogSignature(
+            "PDL is not",
+            r"PDL is not supported",
+            (  # vLLM #42876
+                "RuntimeError: Worker failed with error 'Check failed: (!mutator.has_trigger_launch_ && "
+                "!mutator.has_grid_sync_) is false: PDL is not supported'",
+            ),
+        ),
+    ),
     log_severity="fail",
 )
 
@@ -425,10 +452,19 @@ TVM_FFI_MISMATCH = KnownBug(
     log=(
         # A C++ tvm::ffi::Error that nothing caught aborts the process (tilelang #2367, vLLM #45169, sglang #34858
         # print "terminate called after throwing an instance of 'tvm::ffi::Error'").
-        LogSignature("tvm::ffi::Error", r"throwing an instance of '?tvm::ffi::Error"),
+        LogSignature(
+            "tvm::ffi::Error",
+            r"throwing an instance of '?tvm::ffi::Error",
+            ("terminate called after throwing an instance of 'tvm::ffi::Error'",),  # vLLM #45169
+        ),
         # apache-tvm-ffi newer than tilelang's bundled TVM: "TypeAttr `__ffi_repr__` is already registered"
         # (tvm::ffi::Error), sglang #34858, ktransformers #2045.
-        LogSignature("already registered", r"already registered", frames=r"__ffi_|tvm[_:.]|tvm_ffi|TVMFFI|tilelang"),
+        LogSignature(
+            "already registered",
+            r"already registered",
+            ("what(): TypeAttr `__ffi_repr__` is already registered for type index 130",),  # sglang #34858
+            frames=r"__ffi_|tvm[_:.]|tvm_ffi|TVMFFI|tilelang",
+        ),
     ),
     log_severity="fail",
 )
@@ -612,15 +648,28 @@ DEEPGEMM_PRENORM_BROKEN = KnownBug(
     log=(
         # tf32_hc_prenorm_gemm on an arch it has no kernel for: csrc/apis/hyperconnection.hpp:56 "Unsupported
         # architecture" (DeepGEMM #317; vLLM #40778 on L20, #41027 on A100, #43477 on SM120), whatever the stack shows.
-        LogSignature("hyperconnection.hpp", r"hyperconnection\.hpp(?::\d+)?\)?:? ?Unsupported architecture"),
+        LogSignature(
+            "hyperconnection.hpp",
+            r"hyperconnection\.hpp(?::\d+)?\)?:? ?Unsupported architecture",
+            (  # vLLM #40778
+                "RuntimeError: Assertion error (/workspace/.deps/deepgemm-src/csrc/apis/hyperconnection.hpp:56): "
+                "Unsupported architecture",
+            ),
+        ),
         # vLLM's DeepGEMM prenorm GEMM (utils/deep_gemm.py tf32_hc_prenorm_gemm) failing where it is called, unless
         # it is a fork's Triton stand-in (vLLM #41834's sm12x_deep_gemm_fallbacks.py calls
-        # tf32_hc_prenorm_gemm_triton): its failure is not DeepGEMM's. Any error text: tried after the records above.
+        # tf32_hc_prenorm_gemm_triton): its failure is not DeepGEMM's. Any error text, so a fallback.
         LogSignature(
             "tf32_hc_prenorm_gemm",
             r"(?:Error|error|failed|Assertion)",
+            (  # vLLM 0.26.0 vllm/utils/deep_gemm.py:635; the error line of vLLM #40778 (H100)
+                '  File "/usr/local/lib/python3.12/dist-packages/vllm/utils/deep_gemm.py", line 635, in '
+                "tf32_hc_prenorm_gemm",
+                "torch.AcceleratorError: CUDA error: invalid argument",
+            ),
             frames=r"tf32_hc_prenorm_gemm",
             unless=r"tf32_hc_prenorm_gemm_triton|_tf32_hc_prenorm_gemm_kernel\[",
+            fallback=True,
         ),
     ),
     log_severity="fail",
@@ -653,7 +702,8 @@ DEEPGEMM_B300_LAUNCH = KnownBug(
     affected=">=0.23.0",
 )
 
-# The known-bugs page lists them in this order; the log reader tries their `log` signatures in it too.
+# The known-bugs page lists them in this order; the log reader tries their `log` signatures in it too, every
+# fallback after the rest (vllmlog/signatures.py).
 BUGS: tuple[KnownBug, ...] = (
     SQRSUM_RACE,
     BIG_FUSE_SYNC,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["InvalidVersion", "Version", "parse", "parse_strict", "public", "release_key", "within"]
+__all__ = ["InvalidVersion", "Version", "parse", "parse_strict", "public", "release_key", "same", "within"]
 
 
 def parse_strict(text: str) -> Version:
@@ -22,6 +22,15 @@ def parse(text: str | None) -> Version | None:
         return parse_strict(text)
     except InvalidVersion:
         return None
+
+
+def same(one: str, other: str) -> bool:
+    """Whether two version strings name one version ("v0.30.0" and "0.30.0" do); text that is no version is
+    compared as written, spaces aside."""
+    first, second = parse(one), parse(other)
+    if first is None or second is None:
+        return one.strip() == other.strip()
+    return first == second
 
 
 def public(text: str | None) -> Version | None:

@@ -11,6 +11,7 @@ folders, 256 KiB of each source, and SO_SCAN_LIMIT bytes of the .so.
 
 from __future__ import annotations
 
+import ast
 import itertools
 import os
 import re
@@ -122,6 +123,25 @@ def _installed_mtime(ctx: ProbeContext, name: str) -> float | None:
         return None
 
 
+def arch_rebuild(core: str | None) -> bool | None:
+    """Whether aiter/jit/core.py's get_module rebuilds a module whose .so lacks the running arch: it calls
+    _needs_arch_rebuild (aiter #3849; v0.1.17 aiter/jit/core.py:651-654), where v0.1.16.post6's (line 597) imports it
+    by name alone. None: the file could not be read or holds no get_module."""
+    try:
+        tree = ast.parse(core) if core is not None else None
+    except (SyntaxError, ValueError):
+        return None
+    get_module = next(
+        (n for n in (tree.body if tree else []) if isinstance(n, ast.FunctionDef) and n.name == "get_module"), None
+    )
+    if get_module is None:
+        return None
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "_needs_arch_rebuild"
+        for n in ast.walk(get_module)
+    )
+
+
 def probe_aiter_jit(ctx: ProbeContext) -> ProbeResult:
     source = "files: module_mhc.so"
     package = find_package("aiter", ctx.search_path)
@@ -135,9 +155,12 @@ def probe_aiter_jit(ctx: ProbeContext) -> ProbeResult:
         mtime: float | None = so.stat().st_mtime
     except OSError:
         mtime = None
+    rebuild = arch_rebuild(read_text(package / "jit" / "core.py", limit=1 << 20))
     data = {
         "path": str(so), "targets": targets, "mtime": mtime, "aiter_mtime": _installed_mtime(ctx, "amd-aiter"),
-        "torch_mtime": _installed_mtime(ctx, "torch"),
+        "torch_mtime": _installed_mtime(ctx, "torch"), "arch_rebuild": rebuild,
     }  # fmt: skip
     evidence = [f"{so}: offload targets {', '.join(targets or []) or 'none found'}"]
+    rebuilds = {True: "rebuilds", False: "loads by name", None: "could not be read on"}[rebuild]
+    evidence.append(f"{package / 'jit' / 'core.py'}: get_module {rebuilds} a module_mhc.so without the running arch")
     return ProbeResult(AITER_NAME, "ok", data, evidence, source)

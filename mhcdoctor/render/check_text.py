@@ -118,6 +118,20 @@ def _torch_row(torch: TorchDocument) -> tuple[str, str, str]:
     return _with_import("torch", f"{torch['version']} ({build})", torch)
 
 
+def aiter_fixes(aiter: AiterDocument) -> str:
+    """`4 of 5 present, big-fuse-sync unknown`: each of aiter's mHC fixes as the probe read it (sqrsum_fix and
+    `fixes`); a report from before `fixes` has the sqrsum fix alone, and this says so."""
+    states = {"sqrsum": aiter["sqrsum_fix"], **(aiter.get("fixes") or {})}
+    parts = [f"{sum(state == 'present' for state in states.values())} of {len(states)} present"]
+    for state in ("absent", "unknown"):
+        ids = [fix for fix, told in states.items() if told == state]
+        if ids:
+            parts.append(f"{', '.join(ids)} {state}")
+    if len(states) == 1:
+        parts.append("the others not in this report")
+    return ", ".join(parts)
+
+
 def _aiter_row(aiter: AiterDocument, platform: str) -> tuple[str, str, str]:
     if not aiter["present"]:
         return ("info", "aiter", "not installed")
@@ -128,7 +142,7 @@ def _aiter_row(aiter: AiterDocument, platform: str) -> tuple[str, str, str]:
     version = aiter["version"] or "version unknown"
     if aiter["has_mhc_ops"] is False:
         return _with_import("aiter", f"{version}: AMD's aiter without mHC ops (no aiter/ops/mhc.py)", aiter, "warn")
-    text = f"{version}, sqrsum race fix {aiter['sqrsum_fix']}"
+    text = f"{version}, fixes: {aiter_fixes(aiter)}"
     row = _with_import("aiter", text, aiter)
     if row[0] == "ok" and aiter["sqrsum_fix"] == "absent":
         return ("warn", row[1], row[2])

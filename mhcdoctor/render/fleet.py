@@ -20,7 +20,7 @@ def names(nodes: list[str], shown: int = NAMES_SHOWN) -> str:
 
 
 def difference_lines(diff: Difference, dash: str = "—") -> list[str]:
-    """One line per odd group: `node-07: aiter 0.1.13 (race) — 15 others 0.1.14`."""
+    """One line per odd group: `node-07: aiter 0.1.13 — 15 others 0.1.14`."""
     majority = diff["majority"]
     others = f"{majority['count']} other{'s' if majority['count'] != 1 else ''} {majority['value']}"
     return [f"{names(odd['nodes'])}: {diff['label']} {odd['value']} {dash} {others}" for odd in diff["odd"]]

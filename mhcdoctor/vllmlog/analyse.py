@@ -515,7 +515,7 @@ def _version_notes(document: LogDocument, report: CheckDocument) -> list[str]:
     facts = report["facts"]
     vllm_report = facts["vllm"]["version"]
     vllm_log = document["versions"]["vllm"]["value"]
-    if vllm_report and vllm_log and vllm_report != vllm_log:
+    if vllm_report and vllm_log and not versions.same(vllm_report, vllm_log):
         notes.append(
             f"the report is of vLLM {vllm_report}, the log of vLLM {vllm_log}: the prediction is for another install"
         )
@@ -530,7 +530,12 @@ def _version_notes(document: LogDocument, report: CheckDocument) -> list[str]:
         )
     tilelang_report = facts["tilelang"]["version"]
     releases = document["versions"]["tilelang"]["releases"]
-    if tilelang_report and releases and releases != ["<=0.1.8"] and tilelang_report not in releases:
+    if (
+        tilelang_report
+        and releases
+        and releases != ["<=0.1.8"]
+        and not any(versions.same(tilelang_report, r) for r in releases)
+    ):
         notes.append(
             f"the report is of tilelang {tilelang_report}; the log's tilelang lines come from tilelang "
             f"{' or '.join(releases)}"

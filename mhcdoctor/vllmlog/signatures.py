@@ -52,7 +52,9 @@ _OWN: tuple[Signature, ...] = (
     Signature("aiter-impostor", re.compile(r"No module named '?aiter\.ops'?(?![.\w])")),
 )
 
-# The setup errors above, then every known bug's own error text (knowledge/bugs.py), in the records' order.
+# The setup errors above, then every known bug's own error text (knowledge/bugs.py) in the records' order, and last
+# the fallbacks (any error under some frames), so that one never takes a line another signature names: the first
+# that matches wins (tests/log/test_log_signatures.py).
 FATAL_SIGNATURES: tuple[Signature, ...] = _OWN + tuple(
     Signature(
         bug.id,
@@ -61,6 +63,5 @@ FATAL_SIGNATURES: tuple[Signature, ...] = _OWN + tuple(
         bug.ops[0] if len(bug.ops) == 1 else None,  # a bug of one op: that op failed
         re.compile(log.unless) if log.unless else None,
     )
-    for bug in BUGS
-    for log in bug.log
+    for bug, log in sorted(((bug, log) for bug in BUGS for log in bug.log), key=lambda pair: pair[1].fallback)
 )

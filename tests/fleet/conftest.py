@@ -1,7 +1,7 @@
 """A real multi-node Ray cluster on 127.0.0.1, started once for the fleet tests, and the nodes' environments.
 
 Nodes (all on loopback, each a raylet of its own, as on separate machines):
-    head     MI300X tree, AMD's aiter 0.1.14 (fixed)
+    head     MI300X tree, AMD's aiter 0.1.14 (every fix)
     normal   the same as head, and two (pretend) GPUs for Ray to hand to verify tasks
     odd      MI300X tree, aiter 0.1.13 with the sqrsum race: the node the summary must single out
     victim   its check hangs (its Python's sitecustomize sleeps); the test kills its Ray worker mid-run

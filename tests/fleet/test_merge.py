@@ -54,7 +54,9 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_text_names_the_odd_node_and_counts_the_others(saved: Path) -> None:
     proc = doctor.run("merge", str(saved))
     code, out = proc.returncode, proc.stdout
-    assert "node-7: aiter 0.1.13 (race) — 15 others 0.1.14 (fixed)" in out
+    assert "node-7: aiter 0.1.13 — 15 others 0.1.14" in out
+    fixes = "node-7: aiter fixes 2 of 5 present, sqrsum, big-fuse-sync, post-race absent — 15 others 5 of 5 present"
+    assert fixes in out
     assert "aiter-sqrsum-race on 1 of 16 nodes: node-7" in out
     assert code == 3
 
@@ -75,11 +77,22 @@ def test_json_follows_the_published_schema(saved: Path) -> None:
     assert [n["name"] for n in doc["nodes"]][:3] == ["node-0", "node-1", "node-2"]  # node-10 after node-9
 
 
+def test_nodes_of_one_aiter_version_whose_fixes_differ_are_named(tmp_path: Path) -> None:
+    for name, kernel in (("a", "fixed"), ("b", "fixed"), ("c", "racy")):  # c: 0.1.14's label on the racy guard
+        (tmp_path / f"{name}.json").write_text(json.dumps(machine_report(tmp_path, name, kernel=kernel)))
+    out = doctor.run("merge", *(str(tmp_path / f"{n}.json") for n in "abc")).stdout
+    differences = out.split("Differences between nodes")[1].split("\n\n")[0]
+    assert "c: aiter fixes 2 of 5 present, sqrsum, big-fuse-sync, post-race absent — 2 others 5 of 5" in differences
+    assert "aiter 0.1.14" not in differences  # the version is the same: only the fixes tell the nodes apart
+    assert "  aiter                  0.1.14\n" in out.split("Same on all 3 checked nodes:")[1]
+
+
 def test_markdown_holds_the_same_lines(saved: Path) -> None:
     proc = doctor.run("merge", "--markdown", str(saved))
     out = proc.stdout
     assert out.startswith("## mhcdoctor fleet: Fleet of 16 nodes: fail")
-    assert "- node-7: aiter 0.1.13 (race) — 15 others 0.1.14 (fixed)" in out
+    assert "- node-7: aiter 0.1.13 — 15 others 0.1.14" in out
+    assert "- node-7: aiter fixes 2 of 5 present, sqrsum, big-fuse-sync, post-race absent — 15 others" in out
 
 
 def test_an_empty_report_file_is_a_node_not_checked(saved: Path, tmp_path: Path) -> None:
@@ -149,7 +162,7 @@ def test_a_hostile_report_cannot_put_control_characters_on_the_terminal(tmp_path
     proc = doctor.run("merge", str(tmp_path / "a.json"), str(tmp_path / "b.json"))
     out = proc.stdout
     assert "\x1b" not in out and "\x07" not in out
-    assert "b: aiter 0.1.14?[2J?]0;owned? (fixed)" in out
+    assert "b: aiter 0.1.14?[2J?]0;owned? — 1 other 0.1.14" in out
 
 
 def test_a_report_with_a_verdict_not_known_counts_as_fail(tmp_path: Path) -> None:

@@ -149,8 +149,17 @@ def test_every_node_is_a_row_and_the_healthy_ones_are_checked(fleet_run: Run) ->
 
 def test_the_summary_singles_out_the_node_with_the_racy_aiter(fleet_run: Run) -> None:
     aiter = next(d for d in fleet_run.summary["differences"] if d["key"] == "aiter")
-    assert aiter["majority"] == {"value": "0.1.14 (fixed)", "count": 2}
-    assert aiter["odd"] == [{"value": "0.1.13 (race)", "count": 1, "nodes": [fleet_run.names["odd"]]}]
+    assert aiter["majority"] == {"value": "0.1.14", "count": 2}
+    assert aiter["odd"] == [{"value": "0.1.13", "count": 1, "nodes": [fleet_run.names["odd"]]}]
+    fixes = next(d for d in fleet_run.summary["differences"] if d["key"] == "aiter_fixes")
+    assert fixes["majority"] == {"value": "5 of 5 present", "count": 2}
+    assert fixes["odd"] == [
+        {
+            "value": "2 of 5 present, sqrsum, big-fuse-sync, post-race absent",
+            "count": 1,
+            "nodes": [fleet_run.names["odd"]],
+        }
+    ]
     race = next(f for f in fleet_run.summary["findings"] if f["id"] == "aiter-sqrsum-race")
     assert race["nodes"] == [fleet_run.names["odd"]]
 

@@ -34,7 +34,7 @@ NEW = bugs.KnownBug(
     evidence=evidence,
     platforms=("cuda",),
     affected="==0.1.12",
-    log=(bugs.LogSignature("scaled twice", r"mhc_post scaled twice"),),
+    log=(bugs.LogSignature("scaled twice", r"mhc_post scaled twice", ("RuntimeError: mhc_post scaled twice",)),),
     log_severity="fail",
     explanation="its output is scaled by post_mix twice.",
 )

@@ -68,6 +68,19 @@ def test_versions_of_another_install_are_said(tmp_path):
     assert "the report is of tilelang 0.1.9; the log's tilelang lines come from tilelang 0.1.10 or 0.1.12" in notes
 
 
+def test_one_version_written_two_ways_is_one_install(tmp_path):
+    """A report's "v0.25.0" (a hand-edited or tag-named version) against the log's banner 0.25.0: the same vLLM."""
+    report = rocm_report()
+    report["facts"]["vllm"]["version"] = "v0.25.0"
+    report["facts"]["tilelang"]["version"] = "v0.1.12"
+    server = Server("0.25.0").banner().started()
+    server.worker(0, tilelang("0.1.12", "begins", "hc_head_fuse_tilelang"))
+    _, doc, text = _run(tmp_path, server.text(), report)
+    notes = doc["prediction"][0]["notes"]
+    assert not [note for note in notes if "the report is of" in note], notes
+    assert "another install" not in text
+
+
 def test_a_report_that_is_not_one_is_bad_input(tmp_path):
     (tmp_path / "vllm.log").write_text("RuntimeError: PDL is not supported\n")
     (tmp_path / "report.json").write_text('{"schema": "mhcdoctor.explain/1"}')

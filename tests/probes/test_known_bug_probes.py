@@ -76,10 +76,14 @@ def test_a_cold_cache_on_cuda_0_29_is_a_warning_that_kernels_compile_while_servi
     } == set()
 
 
-def _aiter_with_so(tmp_path, targets: list[str], built_before_install: bool):
+def _aiter_with_so(tmp_path, targets: list[str], built_before_install: bool, core: str | None = "v0.1.16.post6"):
+    """A fake aiter whose jit/core.py is the real get_module of `core` (tests/data/aiter_code; None: the fake's
+    placeholder, which holds no get_module), and a module_mhc.so for `targets` in $AITER_JIT_DIR."""
     site = fakes.site(tmp_path)
     jit = tmp_path / "aiterjit"
-    fakes.aiter(site, "0.1.16", norm_args=True, fused=True)
+    package = fakes.aiter(site, "0.1.16", norm_args=True, fused=True)
+    if core is not None:
+        fakes.write(package / "jit" / "core.py", (fakes.AITER_CODE / f"{core}.jit_core_py").read_text())
     bundle = "".join(f"__CLANG_OFFLOAD_BUNDLE__hipv4-amdgcn-amd-amdhsa--{t}:sramecc+" for t in targets)
     so = fakes.write(jit / "module_mhc.so", "ELF" + bundle)
     if built_before_install:
@@ -88,22 +92,40 @@ def _aiter_with_so(tmp_path, targets: list[str], built_before_install: bool):
     return fakes.context(tmp_path, site, env={"AITER_JIT_DIR": str(jit)})
 
 
-def test_module_mhc_so_for_another_gfx_is_stale(tmp_path):
-    ctx = _aiter_with_so(tmp_path, ["gfx950"], built_before_install=False)
-    data = probe("aiter.jit", ctx).data
-    assert data["targets"] == ["gfx950"]
+def _jit_stale(ctx):
     facts = facts_from_probes([probe(n, ctx) for n in ("aiter", "aiter.jit")])
     facts.platform, facts.arch = "rocm", "gfx942"
-    stale = next(
-        f for f in decide(facts, BUILTIN_MODELS["deepseek-v4-pro"], "0.25.0").findings if f.id == "aiter-jit-stale"
-    )
-    assert stale.severity == "fail" and "gfx950" in stale.detail and stale.fix.startswith("rm -f ")
+    found = decide(facts, BUILTIN_MODELS["deepseek-v4-pro"], "0.25.0").findings
+    return next((f for f in found if f.id == "aiter-jit-stale"), None)
+
+
+def test_module_mhc_so_for_another_gfx_fails_where_aiter_loads_it_by_name(tmp_path):
+    ctx = _aiter_with_so(tmp_path, ["gfx950"], built_before_install=False)
+    data = probe("aiter.jit", ctx).data
+    assert (data["targets"], data["arch_rebuild"]) == (["gfx950"], False)
+    stale = _jit_stale(ctx)
+    assert stale is not None and stale.severity == "fail" and "gfx950" in stale.detail
+    assert "the first mHC call fails" in stale.detail and stale.fix.startswith("rm -f ") and stale.ops
+
+
+def test_module_mhc_so_for_another_gfx_is_only_info_where_aiter_0_1_17_rebuilds_it(tmp_path):
+    ctx = _aiter_with_so(tmp_path, ["gfx950"], built_before_install=False, core="v0.1.17")
+    assert probe("aiter.jit", ctx).data["arch_rebuild"] is True
+    stale = _jit_stale(ctx)
+    assert stale is not None and stale.severity == "info" and stale.ops == []
+    assert "rebuilds it for this GPU at the first mHC call" in stale.detail and "#3849" in stale.detail
+
+
+def test_module_mhc_so_for_another_gfx_is_a_warning_where_aiters_jit_code_cannot_be_read(tmp_path):
+    ctx = _aiter_with_so(tmp_path, ["gfx950"], built_before_install=False, core=None)
+    assert probe("aiter.jit", ctx).data["arch_rebuild"] is None
+    stale = _jit_stale(ctx)
+    assert stale is not None and stale.severity == "warn" and "could not be read" in stale.detail
 
 
 def test_module_mhc_so_older_than_the_installed_aiter_is_stale_and_a_fresh_one_is_not(tmp_path):
-    for old, fires in ((True, True), (False, False)):
-        ctx = _aiter_with_so(tmp_path / str(old), ["gfx942"], built_before_install=old)
-        facts = facts_from_probes([probe(n, ctx) for n in ("aiter", "aiter.jit")])
-        facts.platform, facts.arch = "rocm", "gfx942"
-        ids = {f.id for f in decide(facts, BUILTIN_MODELS["deepseek-v4-pro"], "0.25.0").findings}
-        assert ("aiter-jit-stale" in ids) is fires
+    for core in ("v0.1.16.post6", "v0.1.17"):  # v0.1.17 checks the arch only: an old .so still loads by name
+        for old, fires in ((True, True), (False, False)):
+            ctx = _aiter_with_so(tmp_path / core / str(old), ["gfx942"], built_before_install=old, core=core)
+            stale = _jit_stale(ctx)
+            assert (stale is not None and stale.severity == "fail") is fires, (core, old)
