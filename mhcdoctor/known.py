@@ -306,6 +306,20 @@ MEASURED: tuple[tuple[str, str, str, str, str], ...] = (
         "registered (0.1.12's wheel METADATA requires apache-tvm-ffi<=0.1.11,>=0.1.10)",
     ),
     (
+        "tilelang-tvm-ffi-mismatch",
+        "no GPU: x86-64 CPU, Python 3.11.7, torch 2.13.0+cpu (tilelang's passes and CUDA codegen run on the CPU)",
+        "tilelang 0.1.9's wheel with each apache-tvm-ffi 0.1.9, 0.1.10, 0.1.11, 0.1.12 (cp311 wheels) on PYTHONPATH: "
+        "`python bench/tilelang_lower.py` (import tilelang, then tilelang.lower for sm_90 of mhcdoctor's prenorm GEMM, "
+        "pre and post kernels, which runs PreLowerSemanticCheck's _NestedLoopCheckVisitor, the class of tile-ai/tvm "
+        "#32's '_inst' error); the GPU run planned with it (scripts/gpu-measure pins09) lost its machine",
+        "2026-12-04",
+        "vLLM 0.26.0's stock pair (tilelang 0.1.9, apache-tvm-ffi 0.1.10) imports and lowers all three kernels, as "
+        "0.1.9 with 0.1.9 (0.20-0.25's pair) and with 0.1.11 do: no '_inst' error; with apache-tvm-ffi 0.1.12 `import "
+        "tilelang` raises AttributeError: attribute '__dict__' of 'type' objects is not writable. An earlier H200 run "
+        "(docs KNOWLEDGE §10) compiled and ran this project's kernels and vLLM 0.26.0's own under 0.1.9 with 0.1.10. "
+        "So the 0.1.8-0.1.9 pair is bad from apache-tvm-ffi 0.1.12, not 0.1.10",
+    ),
+    (
         "tilelang-fused-post-pre-slow",
         "NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130)",
         "vLLM 0.34.0's kernel files, mhc_fused_post_pre_tilelang_reuse_residual, hidden 7168, 1 token, replayed in a "
