@@ -3,8 +3,9 @@
 tilelang (every NVIDIA release): the functions of `vllm/model_executor/kernels/mhc/tilelang.py` that the DeepSeek-V4
 model imports and calls (`models/deepseek_v4/nvidia/model.py`, 0.22-0.34): `mhc_pre_tilelang`,
 `mhc_post_tilelang`, `mhc_fused_post_pre_tilelang`, `hc_head_fused_kernel_tilelang` (0.22:
-`_hc_head_fused_kernel_tilelang`, which fills a given `out`); in 0.20-0.21 the functions of `vllm/model_executor/layers/mhc.py` the model calls as
-torch.ops.vllm.mhc_pre, mhc_post, mhc_fused_post_pre (0.21) and hc_head_fused_kernel (0.21). The model passes
+`_hc_head_fused_kernel_tilelang`, which fills a given `out`); in 0.20-0.21 the functions of
+`vllm/model_executor/layers/mhc.py` the model calls as torch.ops.vllm.mhc_pre, mhc_post, mhc_fused_post_pre (0.21)
+and hc_head_fused_kernel (0.21). The model passes
 `norm_weight`/`norm_eps` to the pre and the fused op, and 0.34 calls the fused op in its
 `mhc_fused_post_pre_tilelang_reuse_residual` form (it may overwrite the residual): bench times those forms
 (`as_model_calls`). The prenorm GEMM inside is DeepGEMM's `tf32_hc_prenorm_gemm` where vLLM's

@@ -1,14 +1,15 @@
 """vLLM's own mHC kernel files, taken from a released wheel, importable without vLLM.
 
-vLLM's tilelang mHC kernels are pure Python (`vllm/model_executor/kernels/mhc/tilelang.py` and
-`tilelang_kernels.py` in 0.23+; the same wrapper over `vllm/_tilelang_ops.py` in 0.22; the functions and kernels of
-`vllm/model_executor/layers/mhc.py` in 0.20-0.21), so a machine that cannot install vLLM (the GPU machine: no
-package index, 64 MiB carried) can still run them: `build(wheel, folder)` copies those files, and the few vLLM modules they import that are pure
-Python too (`vllm/tilelang_utils`, `vllm/utils/math_utils.py`, the JIT warm-up helpers of 0.30+), out of the wheel,
-and writes small stand-ins for the rest (`vllm.platforms.current_platform` from torch, `vllm.utils.deep_gemm` from
-a standalone `deep_gemm` when one imports, `direct_register_custom_op` that registers nothing). With the folder
-first on PYTHONPATH, mhcdoctor's `vllm:tilelang` path (bench and verify) runs these kernels as vLLM's model calls
-them. `vllm.__version__` is the wheel's; `vllm.MHCDOCTOR_KERNEL_FIXTURE` says that this is not a vLLM install.
+vLLM's tilelang mHC kernels are pure Python (`vllm/model_executor/kernels/mhc/tilelang.py` and `tilelang_kernels.py` in
+0.23+; the same wrapper over `vllm/_tilelang_ops.py` in 0.22; the functions and kernels of
+`vllm/model_executor/layers/mhc.py` in 0.20-0.21), so a machine that cannot install vLLM (the GPU machine: no package
+index, 64 MiB carried) can still run them: `build(wheel, folder)` copies those files, and the few vLLM modules they
+import that are pure Python too (`vllm/tilelang_utils`, `vllm/utils/math_utils.py`, the JIT warm-up helpers of 0.30+),
+out of the wheel, and writes small stand-ins for the rest (`vllm.platforms.current_platform` from torch,
+`vllm.utils.deep_gemm` from a standalone `deep_gemm` when one imports, `direct_register_custom_op` that registers
+nothing). With the folder first on PYTHONPATH, mhcdoctor's `vllm:tilelang` path (bench and verify) runs these kernels as
+vLLM's model calls them. `vllm.__version__` is the wheel's; `vllm.MHCDOCTOR_KERNEL_FIXTURE` says that this is not a vLLM
+install.
 
 Usage: python tests/bench/vllm_fixture.py WHEEL OUT_FOLDER   (a wheel from `pip download --no-deps vllm==X`)
 """
