@@ -219,6 +219,7 @@ KNOWN_BUG_IDS = (
     "aiter-mhc-pre-invalid-config", "tilelang-wrong-arch", "tilelang-pdl-unsupported", "tilelang-tvm-ffi-mismatch",
     "tilelang-prenorm-block-m", "tilelang-hip-allreduce-offset", "deepgemm-prenorm-broken", "aiter-api-too-old",
     "tilelang-cache-cold", "aiter-jit-stale", "deepgemm-prenorm-b300-launch", "tilelang-fused-post-pre-slow",
+    "tilelang-fused-shape",
 )  # fmt: skip
 
 

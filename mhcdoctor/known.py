@@ -223,6 +223,38 @@ AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
     ("v0.1.19.post2 → v0.1.20.post1", "#4246 gfx1250 split-k, #4594 rocprim/hipcub clean-up", "refactor"),
 )  # fmt: skip
 
+# vLLM releases whose fused post+pre, at 16 tokens or fewer (decode), runs mhc_fused_tilelang with a fixed tile and
+# split (0.21.0 layers/mhc.py:656-660, 0.26.0 kernels/mhc/tilelang.py:518-522: tile_n = 2 below 8 tokens else 3;
+# n_splits = 8 below 8 tokens when hidden <= 4096, else 4) and 256 threads whose loops round down
+# (0.26.0 tilelang_kernels.py:545-557: n_tiles = n_out // tile_n, h_iters = (hidden // split_k) // n_thr): where the
+# shape does not divide evenly the kernel skips the last mixes (comb_mix) or hidden columns, whose outputs stay
+# torch.empty (non-finite). 0.30.0 picks tile and split that divide (tilelang_kernels.py
+# mhc_fused_post_pre_split_config: "The kernel drops projection tiles and k-slices it cannot fill evenly").
+FUSED_SMALL_FMA_RELEASES = ">=0.21.0,<0.30.0"
+FUSED_SMALL_FMA_THREADS = 256
+# (first token, last token, tile_n, n_splits at hidden <= 4096, n_splits above)
+FUSED_SMALL_FMA_BANDS: tuple[tuple[int, int, int, int, int], ...] = ((1, 7, 2, 8, 4), (8, 16, 3, 4, 4))
+
+
+def fused_small_fma_gaps(hidden: int, hc_mult: int) -> list[str]:
+    """What 0.21-0.29's small-token fused kernel leaves out at this shape, one line per token band; [] where every
+    band divides evenly (DeepSeek-V4's hidden 4096, 5120 and 7168 with hc_mult 4 do)."""
+    gaps: list[str] = []
+    n_out = hc_mult * (hc_mult + 2)
+    for first, last, tile_n, split_small, split_big in FUSED_SMALL_FMA_BANDS:
+        split = split_small if hidden <= 4096 else split_big
+        per_split = hidden // split
+        covered = (per_split // FUSED_SMALL_FMA_THREADS) * FUSED_SMALL_FMA_THREADS
+        lost = []
+        if covered != per_split or per_split * split != hidden:
+            lost.append(f"{hidden - covered * split} of {hidden} hidden columns (split {split} x 256 threads)")
+        if n_out % tile_n:
+            lost.append(f"{n_out % tile_n} of {n_out} mixes, the last of comb_mix (tile {tile_n})")
+        if lost:
+            gaps.append(f"{first}-{last} tokens: " + " and ".join(lost))
+    return gaps
+
+
 # vLLM releases whose tilelang mhc_pre with a folded RMSNorm reduces the norm over threads 32.. of the block: on a
 # 64-wide wavefront TileLang's HIP AllReduce ignores that offset (vLLM 0.31.0 kernels/mhc/tilelang_kernels.py,
 # _MIX_ON_TRAILING_THREADS, moves it to threads 0..63 on ROCm). The AMD model folds the norm into tilelang from 0.29.

@@ -247,6 +247,24 @@ def _decide_prenorm_block_m(c: FindingContext) -> Found | None:
     return Found(_block_m_text(c, ops, wrong), ops, severity="fail" if wrong else "warn")
 
 
+def _decide_fused_shape(c: FindingContext) -> Found | None:
+    if "mhc_fused_post_pre" not in c.ops_on("tilelang") or not known.within(
+        c.vllm_version, known.FUSED_SMALL_FMA_RELEASES
+    ):
+        return None
+    gaps = known.fused_small_fma_gaps(c.model.hidden_size, c.model.hc_mult)
+    if not gaps:
+        return None
+    detail = (
+        f"vLLM {c.vllm_version}'s fused post+pre at 16 tokens or fewer (every decode step of a small batch) runs "
+        f"mhc_fused_tilelang with a fixed tile and split whose loops round down; at hidden {c.model.hidden_size}, "
+        f"hc_mult {c.model.hc_mult} it leaves out " + "; ".join(gaps) + ". What it leaves out stays torch.empty: "
+        "the residual and mixes come out wrong or non-finite (0.26.0 kernels/mhc/tilelang.py:518-522, "
+        "tilelang_kernels.py:545-557). vLLM 0.30.0 picks a tile and split that divide the shape."
+    )
+    return Found(detail, ["mhc_fused_post_pre"])
+
+
 def _decide_fused_post_pre_slow(c: FindingContext) -> Found | None:
     tilelang = _fused_slow_tilelang(c)
     if tilelang is None:
@@ -357,6 +375,22 @@ PRENORM: tuple[FindingSpec, ...] = (
         "vLLM's pin); mhcdoctor verify --stress checks 1024+ tokens",
         refs=(PR + "43905",),
         from_tokens=1024,  # kernels/mhc/tilelang.py: x.shape[0] >= 1024 takes the block-M GEMM
+    ),
+    FindingSpec(
+        id="tilelang-fused-shape",
+        severity="fail",
+        title="vLLM 0.21–0.29's fused post+pre skips part of a hidden size or hc_mult the DeepSeek-V4 configs do not use",
+        summary="vLLM 0.21–0.29 runs the fused post+pre on tilelang, and the model's hidden size or hc_mult does not "
+        "divide the fixed tile and split of its small-token kernel (hidden not a multiple of 1024, or of 2048 up to "
+        "4096; hc_mult*(hc_mult+2) not a multiple of 2 and 3): part of the output is never written, from the code "
+        "(kernels/mhc/tilelang.py, tilelang_kernels.py); the official configs (hidden 4096, 5120, 7168, hc_mult 4) "
+        "divide.",
+        decide=_decide_fused_shape,
+        fix="pip install -U 'vllm>=0.30'  # picks a tile and split that divide the shape",
+        refs=(
+            "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang.py",
+            "https://github.com/vllm-project/vllm/blob/v0.30.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+        ),
     ),
     FindingSpec(
         id="tilelang-fused-post-pre-slow",
