@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 H200 = ["--platform", "cuda", "--arch", "sm_90", "--tilelang", "0.1.9"]
-TITLE = "tilelang-fused-shape: vLLM 0.21–0.29's fused post+pre skips part of a hidden size or hc_mult"
+TITLE = "tilelang-fused-shape: vLLM 0.21–0.29's fused post+pre skips part of a shape (hidden, hc_mult)"
 
 
 def finding(stdout: str) -> str | None:

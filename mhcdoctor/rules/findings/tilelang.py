@@ -379,7 +379,7 @@ PRENORM: tuple[FindingSpec, ...] = (
     FindingSpec(
         id="tilelang-fused-shape",
         severity="fail",
-        title="vLLM 0.21–0.29's fused post+pre skips part of a hidden size or hc_mult the DeepSeek-V4 configs do not use",
+        title="vLLM 0.21–0.29's fused post+pre skips part of a shape (hidden, hc_mult) the official configs do not use",
         summary="vLLM 0.21–0.29 runs the fused post+pre on tilelang, and the model's hidden size or hc_mult does not "
         "divide the fixed tile and split of its small-token kernel (hidden not a multiple of 1024, or of 2048 up to "
         "4096; hc_mult*(hc_mult+2) not a multiple of 2 and 3): part of the output is never written, from the code "
