@@ -228,8 +228,7 @@ AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
 # n_splits = 8 below 8 tokens when hidden <= 4096, else 4) and 256 threads whose loops round down
 # (0.26.0 tilelang_kernels.py:545-557: n_tiles = n_out // tile_n, h_iters = (hidden // split_k) // 256 threads):
 # where the shape does not divide evenly the kernel skips the last mixes (comb_mix) or hidden columns, whose
-# outputs stay
-# torch.empty (non-finite). 0.30.0 picks tile and split that divide (tilelang_kernels.py
+# outputs stay torch.empty (non-finite). 0.30.0 picks tile and split that divide (tilelang_kernels.py
 # mhc_fused_post_pre_split_config: "The kernel drops projection tiles and k-slices it cannot fill evenly").
 FUSED_SMALL_FMA_RELEASES = ">=0.21.0,<0.30.0"
 FUSED_SMALL_FMA_THREADS = 256
