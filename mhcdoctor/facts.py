@@ -151,6 +151,9 @@ class VllmSelfCheck:
 class VllmFacts(PackageFacts):
     build: str | None = None  # cuda | rocm | xpu | cpu (VLLM_BUILDS); None: not established
     build_evidence: str | None = None  # the local version label or the extension modules that say so
+    # the release whose mHC files the install holds ("0.26.0"; knowledge/vllm_code.py), "new" when none; None: unread
+    code: str | None = field(default=None, metadata=RULES_READ)
+    code_evidence: str | None = None  # what the files are, as the user reads it
     selfcheck: VllmSelfCheck | None = None  # full check only, when vLLM imports
 
 

@@ -17,14 +17,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
-from mhcdoctor import aiter_releases, known
 from mhcdoctor.documents.check import FIX_STATES, PLATFORMS
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import AiterFacts, CompilerFacts, DeepGemmFacts, Facts, PackageFacts, ReportFacts, VllmFacts
+from mhcdoctor.knowledge import aiter_releases, known, versions
+from mhcdoctor.knowledge.vllm_builds import build_from_version
 from mhcdoctor.text import visible
-from mhcdoctor.vllm_builds import build_from_version
 
 # gfx942, gfx950, gfx90a, gfx1100, gfx1250 ...; sm_90, sm_100, sm_120a, sm90.
 _ARCH = re.compile(r"^(gfx[0-9]{2,4}[0-9a-f]?|sm_?[0-9]{2,3}a?)$")
@@ -190,10 +188,10 @@ def _validate(w: WhatIf) -> None:
 _EXAMPLES = {"--aiter": "0.1.16", "--tilelang": "0.1.12", "--vllm": "0.30.0", "--rocm": "7.2.3", "--deepgemm": "2.3.0"}
 
 
-def _version(option: str, value: str) -> Version:
+def _version(option: str, value: str) -> versions.Version:
     try:
-        return Version(value.strip().lstrip("v"))
-    except InvalidVersion:
+        return versions.parse_strict(value)
+    except versions.InvalidVersion:
         allowed = " or 'none'" if option != "--rocm" else ""
         example = _EXAMPLES.get(option, "1.0")
         raise InputError(f"{option} {value!r} is not a version (e.g. {example}){allowed}") from None

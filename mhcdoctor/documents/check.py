@@ -113,6 +113,8 @@ class VllmSelfCheckDocument(TypedDict):
 class VllmDocument(PackageDocument):
     build: TorchBuild | None  # what vLLM was built for (None: not established)
     build_evidence: str | None
+    code: str | None  # the release whose mHC files are installed, "new" when none matches; null: not read
+    code_evidence: str | None
     selfcheck: VllmSelfCheckDocument | None
 
 

@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from mhcdoctor.aiter_releases import sqrsum_fix_from_version
 from mhcdoctor.documents.check import FixState
+from mhcdoctor.knowledge.aiter_releases import sqrsum_fix_from_version
 from mhcdoctor.probes.base import ProbeResult, read_text
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.libraries import version_from_files

@@ -182,7 +182,7 @@ def _vllm(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
     """Which build vLLM is and what it pins (the vllm probe), and what vLLM itself reported (vllm.selfcheck, full
     check only)."""
     data = _ok(by_name, "vllm") or {}
-    for key in ("build", "build_evidence"):
+    for key in ("build", "build_evidence", "code", "code_evidence"):
         if key in data:
             facts.set(f"vllm.{key}", data[key], "probe:vllm")
     if isinstance(data.get("pins"), dict):

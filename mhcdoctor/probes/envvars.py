@@ -3,7 +3,7 @@ as set for this doctor: the values are what `vllm serve` started from this shell
 
 from __future__ import annotations
 
-from mhcdoctor import known
+from mhcdoctor.knowledge import known
 from mhcdoctor.probes.base import ProbeResult
 from mhcdoctor.probes.context import ProbeContext
 

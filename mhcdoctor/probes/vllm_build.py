@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mhcdoctor.knowledge import vllm_code
+from mhcdoctor.knowledge.vllm_builds import build_from_version
 from mhcdoctor.probes.base import ProbeResult
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.libraries import VLLM, probe_metadata
-from mhcdoctor.vllm_builds import build_from_version
 
 NAME = "vllm"
 
@@ -49,4 +50,9 @@ def probe(ctx: ProbeContext) -> ProbeResult:
             evidence += f"; version {version} has no local label"
     result.data = {**result.data, "build": build, "build_evidence": evidence}
     result.evidence.append(f"build: {build or 'not established'} ({evidence})")
+    files = vllm_code.fingerprint(Path(str(result.data["location"])))
+    if files:  # the release whose mHC code this is, told by its files (a dev build's version says little)
+        found = vllm_code.match(files, version if isinstance(version, str) else None)
+        result.data.update(code=found.release or "new", code_evidence=found.text())
+        result.evidence.append(f"mHC code: {found.text()} ({len(files)} files)")
     return result

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from mhcdoctor.knowledge import selfcheck
 from mhcdoctor.probes.base import ProbeResult
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.packages import find_package
@@ -75,8 +76,7 @@ def module_flag(name):
     return None if value is None else bool(value)
 
 step("has_tilelang", has_tilelang)
-for key, name in (("has_tilelang_mhc", "HAS_TILELANG_MHC"), ("has_aiter_mhc", "HAS_AITER_MHC"),
-                  ("aiter_fused", "HAS_AITER_MHC_FUSED"), ("aiter_pre_norm", "HAS_AITER_MHC_PRE_NORM")):
+for key, name in {module_flags!r}:
     step(key, lambda name=name: module_flag(name))
 step("forward", forward)
 
@@ -140,4 +140,5 @@ def probe(ctx: ProbeContext, sizes: list[tuple[int, int]]) -> ProbeResult:
     if find_package("vllm", ctx.search_path) is None:
         return ProbeResult(NAME, "missing", {}, [], SOURCE, error="vllm is not installed")
     quiet = dataclasses.replace(ctx, env={**ctx.env, "VLLM_LOGGING_LEVEL": ctx.env.get("VLLM_LOGGING_LEVEL", "ERROR")})
-    return run_probe_child(NAME, CODE.format(sizes=[list(s) for s in sizes]), quiet, SOURCE)
+    code = CODE.format(sizes=[list(s) for s in sizes], module_flags=selfcheck.MODULE_FLAGS)
+    return run_probe_child(NAME, code, quiet, SOURCE)

@@ -14,17 +14,16 @@ import functools
 import re
 from dataclasses import dataclass
 
-from packaging.version import InvalidVersion
-
 from mhcdoctor.decision import Decision, Finding, Gate, OpDecision, VllmView
 from mhcdoctor.documents.explain import SCHEMA as EXPLAIN_SCHEMA
 from mhcdoctor.documents.vocabulary import OPS, Verdict
 from mhcdoctor.facts import Facts
+from mhcdoctor.knowledge import versions
+from mhcdoctor.knowledge.vllm_builds import build_from_version
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.dispatch import Dispatch, dispatch, preferred_path
 from mhcdoctor.rules.findings import CATALOGUE, FindingContext, evaluate
 from mhcdoctor.rules.releases import NEWEST, RULE_SETS, RuleSet, is_newer_than_known, rules_for_vllm
-from mhcdoctor.vllm_builds import build_from_version
 
 SCHEMA = EXPLAIN_SCHEMA
 
@@ -49,13 +48,40 @@ class RulesPick:
     version: str | None  # the vLLM version decided for (None: not known)
     reason: str  # installed | no-vllm | unknown | newer | too-old
     note: str | None
+    release: str | None = None  # the release whose knowledge applies: whose mHC code is installed, else `version`
 
 
 def pick_rules(facts: Facts, vllm_version: str | None = None) -> RulesPick:
     """The rule set for the installed vLLM (the facts') or for `vllm_version`, where given."""
     version = vllm_version if vllm_version is not None else facts.vllm.version
+    code = facts.vllm.code if vllm_version is None else None  # a what-if release says nothing of these files
+    if code is not None and code != "new" and versions.parse(code) is not None:
+        return _pick_by_code(version, code, facts.vllm.code_evidence)
     rule_set, reason, note = _pick_rules(version, facts.vllm.present if vllm_version is None else True)
-    return RulesPick(rule_set, version, reason, note)
+    if code == "new" and version is not None and rule_set is not None:
+        new = f"vLLM {version}: {facts.vllm.code_evidence or 'new mHC code'}; rules {rule_set.id} by its version"
+        note = f"{note}; {new}" if note else new
+    return RulesPick(rule_set, version, reason, note, version)
+
+
+def _pick_by_code(version: str | None, code: str, evidence: str | None) -> RulesPick:
+    """The rules and knowledge of the release whose mHC files are installed, whatever the version label says."""
+    rule_set = rules_for_vllm(code)
+    key = _release_of(version)
+    note = None
+    if key != code:
+        note = f"vLLM {version or '(version unknown)'}: {evidence or 'its mHC files are ' + code + 's'}: " + (
+            f"the rules ({rule_set.id if rule_set else 'none'}) and known bugs of {code} apply"
+        )
+    return RulesPick(rule_set, version, "installed", note, code)
+
+
+def _release_of(version: str | None) -> str | None:
+    """`0.26.1.dev3+gabc` → "0.26.1"; None when it is not a version."""
+    try:
+        return str(versions.release_key(version)) if version else None
+    except versions.InvalidVersion:
+        return None
 
 
 def decide(
@@ -65,8 +91,8 @@ def decide(
     `rules`, a pick already made for these facts, is used as it is)."""
     pick = rules if rules is not None else pick_rules(facts, vllm_version)
     rule_set, reason, note, version = pick.rule_set, pick.reason, pick.note, pick.version
-    result = dispatch(rule_set, facts, model, version) if rule_set is not None else None
-    ctx = FindingContext(facts, model, rule_set, result, version, reason)
+    result = dispatch(rule_set, facts, model, version, pick.release) if rule_set is not None else None
+    ctx = FindingContext(facts, model, rule_set, result, version, reason, pick.release)
     findings = evaluate(ctx)
     ops = result.ops if result is not None else _no_support_ops(version)
     ops = {op: ops[op] for op in OPS}
@@ -108,7 +134,7 @@ def _pick_rules(version: str | None, installed: bool | None) -> tuple[RuleSet | 
         return NEWEST, "no-vllm", f"no vLLM installed: using the newest known rules ({NEWEST.id})"
     try:
         rule_set = rules_for_vllm(version)
-    except InvalidVersion:
+    except versions.InvalidVersion:
         return NEWEST, "unknown", f"vLLM version {version!r} is not a version: using the newest rules ({NEWEST.id})"
     if rule_set is None:
         return None, "too-old", f"vLLM {version} predates DeepSeek-V4 support (0.20.0)"

@@ -13,12 +13,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from packaging.version import InvalidVersion, Version
-
-from mhcdoctor import aiter_releases, known
 from mhcdoctor.decision import Gate, OpDecision
 from mhcdoctor.documents.vocabulary import OPS, PathName
 from mhcdoctor.facts import Facts
+from mhcdoctor.knowledge import aiter_releases, known, versions
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.releases import RuleSet
 
@@ -50,11 +48,8 @@ def arch_has(facts: Facts, *names: str) -> bool | None:
     return any(name in arch for name in names)
 
 
-def aiter_version(facts: Facts) -> Version | None:
-    try:
-        return Version(facts.aiter.version) if facts.aiter.version else None
-    except InvalidVersion:
-        return None
+def aiter_version(facts: Facts) -> versions.Version | None:
+    return versions.parse(facts.aiter.version)
 
 
 def aiter_feature(facts: Facts, name: str) -> bool | None:
@@ -295,8 +290,11 @@ def aiter_api_gate(f: Facts, feature: str) -> Gate:
 # --- the decision ------------------------------------------------------------------------------------------------
 
 
-def dispatch(rs: RuleSet, f: Facts, model: ModelConfig, vllm_version: str | None = None) -> Dispatch:
-    """The path per op. `vllm_version` is the release asked about (default: the installed one's version)."""
+def dispatch(
+    rs: RuleSet, f: Facts, model: ModelConfig, vllm_version: str | None = None, release: str | None = None
+) -> Dispatch:
+    """The path per op. `vllm_version` is the release asked about (default: the installed one's version); `release`,
+    where given, the release whose mHC code is installed, whose knowledge applies."""
     platform, platform_gate = vllm_platform(f, vllm_version if vllm_version is not None else f.vllm.version)
     if platform == "cpu":
         result = _cpu(rs, platform_gate)
@@ -311,7 +309,7 @@ def dispatch(rs: RuleSet, f: Facts, model: ModelConfig, vllm_version: str | None
     else:
         result = _rocm_module(rs, f)
     if platform in ("cuda", "rocm"):
-        version = vllm_version if vllm_version is not None else f.vllm.version
+        version = release or (vllm_version if vllm_version is not None else f.vllm.version)
         add_prenorm_gates(result, rs, f, model, platform, version)
     result.platform = platform
     if platform not in ("cuda", "rocm"):  # layers/mhc.py still computes its flags: False off CUDA and ROCm
@@ -697,8 +695,8 @@ def deepgemm_supported(rs: RuleSet, f: Facts, version: str | None) -> tuple[bool
         return False, f"{f.arch} is not a DeepGEMM arch (sm_90, sm_10x{', sm_12x' if rs.deepgemm_sm120 else ''})"
     if f.deepgemm.present is False:
         return False, "no deep_gemm (standalone or vendored by vLLM)"
-    if known.within(version or rs.last, known.VLLM_NVCC_GATE_RELEASES):
-        nvcc = known.version_of(f.nvcc.version)
+    if versions.within(version or rs.last, known.VLLM_NVCC_GATE_RELEASES):
+        nvcc = versions.public(f.nvcc.version)
         if f.nvcc.found is False:
             return False, "no nvcc found (0.34 checks)"
         if nvcc is not None and nvcc.release[:2] < known.VLLM_NVCC_GATE:

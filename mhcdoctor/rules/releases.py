@@ -19,7 +19,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from packaging.version import Version
+from mhcdoctor.knowledge.versions import Version, release_key
 
 PR = "https://github.com/vllm-project/vllm/pull/"
 ISSUE = "https://github.com/vllm-project/vllm/issues/"
@@ -270,17 +270,6 @@ RULE_SETS: tuple[RuleSet, ...] = (
 
 FIRST_DSV4 = Version(RULE_SETS[0].first)
 NEWEST = RULE_SETS[-1]
-
-
-def parse_version(text: str) -> Version:
-    """A vLLM version such as "0.25.1", "0.30.0+rocm723" or "0.31.0rc1"; InvalidVersion when it is not one."""
-    return Version(text.strip().lstrip("v"))
-
-
-def release_key(text: str) -> Version:
-    """The release a version belongs to: local builds (+rocm723), dev and rc builds count as their release."""
-    v = parse_version(text)
-    return Version(".".join(str(p) for p in (list(v.release) + [0, 0])[:3]))
 
 
 def rules_for_vllm(version: str) -> RuleSet | None:

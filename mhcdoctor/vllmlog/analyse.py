@@ -27,6 +27,7 @@ from mhcdoctor.documents.log import (
     VersionsDocument,
 )
 from mhcdoctor.documents.vocabulary import OP_LABEL, OPS, worst_verdict
+from mhcdoctor.knowledge import versions, vllm_releases
 from mhcdoctor.vllmlog import formats as F
 from mhcdoctor.vllmlog.findings import text_of
 from mhcdoctor.vllmlog.scan import Compile, Evidence, Found, Kept, Scan
@@ -140,14 +141,10 @@ def _tilelang(scan: Scan) -> TilelangDocument:
             releases=[], line=first, note=f"tilelang logs {numbers}: no tilelang release 0.1.9–0.1.15 logs there"
         )
     return TilelangDocument(
-        releases=sorted(releases, key=_release_key),
+        releases=sorted(releases, key=versions.parse_strict),
         line=first,
         note=f"tilelang/jit/kernel.py logs {numbers} in these releases only",
     )
-
-
-def _release_key(release: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in release.split(".") if part.isdigit())
 
 
 def _phases(scan: Scan) -> PhasesDocument:
@@ -371,22 +368,17 @@ def _unknowns(scan: Scan, document: LogDocument) -> list[str]:
         )
     if scan.vllm is None:
         notes.append(document["versions"]["vllm"]["note"])
-    elif _warmup_release(scan.vllm.value) and scan.warmup_start is None and scan.startup_complete:
+    elif (
+        versions.within(scan.vllm.value, vllm_releases.MHC_WARMUP_MODULE_RELEASES)
+        and scan.warmup_start is None
+        and scan.startup_complete
+    ):
         notes.append(
             f"vLLM {scan.vllm.value} logs 'Warming up DeepSeek V4 mHC TileLang kernels' where its mHC warmup runs, and "
             "this start-up has no such line: the warmup did not run (it finds no decoder layer with hc_pre/hc_post on "
             "NVIDIA, vLLM #51790, so the kernels compile at the first requests instead) or its line was filtered out"
         )
     return notes
-
-
-def _warmup_release(version: str) -> bool:
-    """vLLM 0.24–0.29 have model_executor/warmup/deepseek_v4_mhc_warmup.py."""
-    parts = version.split(".")
-    try:
-        return (int(parts[0]), int(parts[1])) in {(0, 24), (0, 25), (0, 26), (0, 27), (0, 28), (0, 29)}
-    except (ValueError, IndexError):
-        return False
 
 
 def _line(k: Kept) -> LineDocument:

@@ -10,23 +10,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mhcdoctor.knowledge.bugs import BUGS
 from mhcdoctor.rules.findings import CATALOGUE
 
 VLLM = "https://github.com/vllm-project/vllm/"
 
 
-# Findings the catalogue holds: only their severity in a log is given here.
+# Findings the catalogue holds: only their severity in a log is given here; a known bug's is its record's.
 SEVERITY: dict[str, str] = {
-    "tilelang-pdl-unsupported": "fail",
-    "tilelang-tvm-ffi-mismatch": "fail",
-    "aiter-mhc-pre-invalid-config": "fail",
-    "deepgemm-prenorm-broken": "fail",
     "tilelang-missing": "fail",
     "aiter-no-mhc": "fail",
     "aiter-impostor": "fail",
     "aiter-no-compiler": "fail",  # the log shows the build failing
-    "aiter-jit-stale": "warn",  # the log shows aiter v0.1.17+ noticing the wrong arch and rebuilding
-    "tilelang-cache-cold": "info",  # compiles at start-up; while serving is mhc-jit-while-serving
+    **{bug.id: bug.log_severity for bug in BUGS if bug.log_severity is not None},
 }
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from mhcdoctor.knowledge.bugs import BUGS
+
 # Byte strings that mark a line worth a closer look, with how many lines before and after it to look at too (a
 # traceback's frames before its error line, the frames after "Traceback", the AITER_LOG_MORE header before its
 # message). Found with bytes.find on whole blocks, so the lines of a 10 GB log that say nothing of mHC cost a few
@@ -27,17 +29,15 @@ KEYWORDS: tuple[tuple[bytes, int, int], ...] = (
     (b"JIT kernel warmup finished", 0, 0),
     (b"DeepGEMM kernels are disabled", 0, 0),
     (b"Traceback (most recent call last)", 0, 60),
-    (b"PDL is not", 30, 0),
     (b"tilelang is required for mhc", 30, 0),
-    (b"already registered", 30, 0),
-    (b"invalid configuration", 30, 0),
     (b"No module named 'aiter", 30, 0),
     (b"cannot import name 'mhc", 30, 0),
-    (b"tf32_hc_prenorm_gemm", 30, 0),
     (b"EngineCore encountered a fatal error", 0, 0),
     (b"Engine core init", 0, 0),
     (b"WorkerProc ", 0, 0),
     (b"Worker failed with error", 30, 0),
+    # each known bug's error line, with the 30 lines of traceback before it (knowledge/bugs.py)
+    *((bug.log.keyword.encode(), 30, 0) for bug in BUGS if bug.log is not None),
 )
 # Facts a log states once: looked for until found.
 ONCE: tuple[bytes, ...] = (b"Resolved architecture: ", b"Automatically detected platform")

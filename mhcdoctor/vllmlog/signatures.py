@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from mhcdoctor.knowledge.bugs import BUGS
+
 
 class _Line(Protocol):
     text: str
@@ -31,26 +33,10 @@ class Signature:
         return self.frames.search(line) is not None or any(self.frames.search(f.text) for f in frames)
 
 
-FATAL_SIGNATURES: tuple[Signature, ...] = (
-    # tilelang's TVM lowering: "Check failed: (!mutator.has_trigger_launch_ && !mutator.has_grid_sync_) is false: PDL
-    # is not supported" (vLLM #42876: mhc_post_tilelang on MI350X, vllm-openai-rocm:v0.21.0).
-    Signature("tilelang-pdl-unsupported", re.compile(r"PDL is not supported")),
+_OWN: tuple[Signature, ...] = (
     # vLLM layers/mhc.py (0.20–0.21), _tilelang_ops.py (0.22), kernels/mhc/tilelang_kernels.py (0.23–0.27),
     # tilelang_utils/__init__.py (0.28+): ImportError "tilelang is required for mhc but is not installed. ..."
     Signature("tilelang-missing", re.compile(r"tilelang is required for mhc but is not installed")),
-    # apache-tvm-ffi newer than tilelang's bundled TVM: "TypeAttr `__ffi_repr__` is already registered"
-    # (tvm::ffi::Error), sglang #34858, ktransformers #2045.
-    Signature(
-        "tilelang-tvm-ffi-mismatch",
-        re.compile(r"already registered"),
-        frames=re.compile(r"__ffi_|tvm[_:.]|tvm_ffi|TVMFFI|tilelang"),
-    ),
-    # aiter #4633: aiter/ops/mhc.py mhc_pre: "torch.AcceleratorError: CUDA error: invalid configuration argument".
-    Signature(
-        "aiter-mhc-pre-invalid-config",
-        re.compile(r"invalid configuration argument"),
-        frames=re.compile(r"aiter/ops/mhc\.py|mhc_pre_aiter|aiter\.ops\.mhc"),
-    ),
     # An aiter without its mHC ops (PyPI's amd-aiter 0.1.7.post2.dev18 has aiter/ops but no ops/mhc.py): vLLM 0.25+
     # selects it by find_spec("aiter") and the call imports aiter.ops.mhc.
     Signature(
@@ -59,10 +45,11 @@ FATAL_SIGNATURES: tuple[Signature, ...] = (
     ),
     # No aiter.ops at all: the package named aiter is not AMD's (PyPI's unrelated async-iterator `aiter`).
     Signature("aiter-impostor", re.compile(r"No module named '?aiter\.ops'?(?![.\w])")),
-    # vLLM's DeepGEMM prenorm GEMM for mhc_pre (utils/deep_gemm.py tf32_hc_prenorm_gemm) failing where it is called.
-    Signature(
-        "deepgemm-prenorm-broken",
-        re.compile(r"(?:Error|error|failed|Assertion)"),
-        frames=re.compile(r"tf32_hc_prenorm_gemm"),
-    ),
+)
+
+# The setup errors above, then every known bug's own error text (knowledge/bugs.py), in the records' order.
+FATAL_SIGNATURES: tuple[Signature, ...] = _OWN + tuple(
+    Signature(bug.id, re.compile(bug.log.text), re.compile(bug.log.frames) if bug.log.frames else None)
+    for bug in BUGS
+    if bug.log is not None
 )

@@ -10,7 +10,7 @@ import fakes
 import pytest
 from fakemachine import Machine
 
-from mhcdoctor import aiter_releases
+from mhcdoctor.knowledge import aiter_releases
 from mhcdoctor.rules.findings import escaping_exception
 
 GFX942 = ["--platform", "rocm", "--arch", "gfx942", "--model", "deepseek-v4-pro"]

@@ -8,8 +8,8 @@ from pathlib import Path
 import fakes
 import pytest
 
+from mhcdoctor.knowledge.vllm_builds import build_from_version
 from mhcdoctor.probes import gpu_intel, vllm_build
-from mhcdoctor.vllm_builds import build_from_version
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,8 @@ def found(facts: Facts, vllm: str, hidden: int = PRO) -> dict[str, str]:
 @pytest.mark.parametrize(
     "tilelang, ffi, severity, pin",
     [("0.1.11", "0.1.15.post2", "fail", "apache-tvm-ffi<0.1.12"), ("0.1.10", "0.1.12", "fail", "apache-tvm-ffi<0.1.12"),
-     ("0.1.9", "0.1.10", "fail", "apache-tvm-ffi<0.1.10"), ("0.1.11", "0.1.11", None, None),
+     ("0.1.9", "0.1.12", "fail", "apache-tvm-ffi<0.1.12"), ("0.1.8", "0.1.10", "fail", "apache-tvm-ffi<0.1.10"),
+     ("0.1.9", "0.1.10", None, None), ("0.1.9", "0.1.11", None, None), ("0.1.11", "0.1.11", None, None),
      ("0.1.12", "0.1.11", None, None), ("0.1.13", "0.1.12", None, None), ("0.1.7.post3", "0.1.12", None, None)],
 )  # fmt: skip
 def test_tvm_ffi_pair_on_cuda(tilelang, ffi, severity, pin):

@@ -3,7 +3,7 @@ tilelang prenorm GEMM's variants has a size in it (default or --stress), and the
 
 from __future__ import annotations
 
-from mhcdoctor import known
+from mhcdoctor.knowledge import known
 from mhcdoctor.rules.findings import CATALOGUE
 from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from mhcdoctor.decision import Finding
 from mhcdoctor.documents.vocabulary import severity_rank
+from mhcdoctor.knowledge.bugs import BUGS
 from mhcdoctor.rules.findings import aiter, caches, deepgemm, models, platform, tilelang, vllm
 from mhcdoctor.rules.findings.aiter import escaping_exception
-from mhcdoctor.rules.findings.base import FindingContext, FindingSpec, Found
+from mhcdoctor.rules.findings.base import FindingContext, FindingSpec, Found, generic_spec
 from mhcdoctor.rules.findings.platform import selfcheck_disagreements
 
 __all__ = [
@@ -28,7 +29,7 @@ __all__ = [
 ]
 
 # Today's order: docs/findings.md lists it, and findings of one severity are shown in it.
-CATALOGUE: tuple[FindingSpec, ...] = (
+_DECIDED: tuple[FindingSpec, ...] = (
     *platform.PLATFORM,
     *vllm.VLLM,
     *aiter.SETUP,
@@ -43,6 +44,10 @@ CATALOGUE: tuple[FindingSpec, ...] = (
     *platform.TORCH_FALLBACK,
     *models.MODELS,
     *platform.MULTI_GPU,
+)
+# Then every known-bug record no module above decides by hand: a new record is a finding with no other edit.
+CATALOGUE: tuple[FindingSpec, ...] = _DECIDED + tuple(
+    generic_spec(bug) for bug in BUGS if bug.id not in {spec.id for spec in _DECIDED}
 )
 
 IDS: tuple[str, ...] = tuple(spec.id for spec in CATALOGUE)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from mhcdoctor import aiter_releases
 from mhcdoctor.documents.vocabulary import Severity
+from mhcdoctor.knowledge import aiter_releases, bugs
+from mhcdoctor.knowledge.bugs import KnownBug
 from mhcdoctor.rules.dispatch import (
     AITER_ARCHS,
     aiter_feature,
@@ -18,6 +19,7 @@ from mhcdoctor.rules.findings.base import (
     FindingSpec,
     Found,
     _named,
+    bug_spec,
 )
 from mhcdoctor.rules.releases import PR
 
@@ -130,7 +132,7 @@ def _aiter_import_breaks_vllm(ctx: FindingContext) -> bool:
 AITER_ISSUES = AITER + "issues/"
 
 
-def _aiter_bug(ctx: FindingContext, bug: aiter_releases.AiterBug) -> list[str]:
+def _aiter_bug(ctx: FindingContext, bug: KnownBug) -> list[str]:
     """The ops on AMD's aiter that run a kernel with `bug` (by the installed aiter's version and the GPU arch)."""
     if ctx.facts.aiter.genuine is False or ctx.facts.aiter.has_mhc_ops is False:
         return []
@@ -142,21 +144,14 @@ def _aiter_bug(ctx: FindingContext, bug: aiter_releases.AiterBug) -> list[str]:
     return [op for op in ctx.ops_on("aiter") if op in kernels]
 
 
-def _aiter_bug_spec(
-    bug: aiter_releases.AiterBug,
-    severity: Severity,
-    id: str,
-    title: str,
-    summary: str,
-    effect: str,
-    fix: str,
-    refs: tuple[str, ...],
-) -> FindingSpec:
+def _aiter_bug_spec(bug: KnownBug) -> FindingSpec:
     def decide(c: FindingContext) -> Found | None:
         ops = _aiter_bug(c, bug)
-        return Found(f"aiter {c.facts.aiter.version} runs {', '.join(ops)} here: {effect}", ops) if ops else None
+        if not ops:
+            return None
+        return Found(f"aiter {c.facts.aiter.version} runs {', '.join(ops)} here: {bug.explanation}", ops)
 
-    return FindingSpec(id=id, severity=severity, title=title, summary=summary, decide=decide, fix=fix, refs=refs)
+    return bug_spec(bug, decide)
 
 
 def _decide_impostor(c: FindingContext) -> Found | None:
@@ -322,16 +317,7 @@ SETUP: tuple[FindingSpec, ...] = (
         fix="python -c 'import aiter'  # read the error and fix it, or rebuild: " + AITER_BUILD,
         refs=(PR + "52737", AITER + "blob/main/aiter/jit/utils/chip_info.py"),
     ),
-    FindingSpec(
-        id="aiter-sqrsum-race",
-        severity="fail",
-        title="aiter's mhc_pre_gemm_sqrsum race corrupts rows past 16 tokens",
-        summary="The aiter path runs mhc_pre and the installed aiter lacks the race fix (aiter #3033).",
-        decide=_decide_sqrsum_race,
-        fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
-        refs=(AITER + "pull/3033", AITER + "commit/b639cb63bcac4672dce33a731fad042a65cb3649", PR + "43950"),
-        from_tokens=17,  # lanes 16–63 store into other rows: one call of more than 16 tokens
-    ),
+    bug_spec(bugs.SQRSUM_RACE, _decide_sqrsum_race),
     FindingSpec(
         id="aiter-sqrsum-unknown",
         severity="warn",
@@ -352,16 +338,7 @@ SETUP: tuple[FindingSpec, ...] = (
         "mhcdoctor explain --aiter none",
         refs=(AITER + "blob/v0.1.14/csrc/kernels/mhc_kernels.cu", PR + "52737"),
     ),
-    FindingSpec(
-        id="aiter-api-too-old",
-        severity="fail",
-        title="aiter is too old for what this vLLM release calls",
-        summary="vLLM 0.29 calls aiter's mhc_pre with norm_weight/norm_eps (aiter 0.1.15+) and "
-        "mhc_fused_post_pre (0.1.16+) without probing for them.",
-        decide=_decide_api_too_old,
-        fix="Build aiter 0.1.16 or later: " + AITER_BUILD + "  (or pip install 'vllm>=0.30', which falls back)",
-        refs=(PR + "52737", AITER),
-    ),
+    bug_spec(bugs.API_TOO_OLD, _decide_api_too_old),
     FindingSpec(
         id="aiter-api-fallback",
         severity="info",
@@ -384,55 +361,8 @@ SETUP: tuple[FindingSpec, ...] = (
 
 
 BUGS: tuple[FindingSpec, ...] = (
-    _aiter_bug_spec(
-        aiter_releases.INVALID_CONFIG,
-        "warn",
-        id="aiter-mhc-pre-invalid-config",
-        title="aiter's mhc_pre fails with 'invalid configuration argument' on MI300X",
-        summary="aiter 0.1.18+ (the mhc code of v0.1.19, where it was reported, and later) runs mhc_pre on gfx942: "
-        "the profile run dies with 'CUDA error: invalid configuration argument' (aiter #4633, open).",
-        effect="on MI300X (gfx942) every tensor-parallel worker crashed in the profile run at start-up with 'CUDA "
-        "error: invalid configuration argument' in aiter/ops/mhc.py mhc_pre (aiter #4633, reported on v0.1.19 and "
-        "main, ROCm 7.1.1; v0.1.18 ships the same mHC code). Not fixed in any release yet.",
-        fix="Workaround from aiter #4633: set HAS_AITER_MHC = False in vllm/model_executor/layers/mhc.py (vLLM then "
-        "runs mhc_pre on torch on gfx942); or try aiter v0.1.17, the last mHC code before #4115 (not confirmed to "
-        "avoid it): pip uninstall -y aiter amd-aiter && git clone --recursive -b v0.1.17 "
-        "https://github.com/ROCm/aiter && cd aiter && pip install --no-build-isolation .",
-        refs=(AITER_ISSUES + "4633", AITER + "pull/4115"),
-    ),
-    _aiter_bug_spec(
-        aiter_releases.BIG_FUSE_RMS,
-        "fail",
-        id="aiter-rocm-compiler",  # the contract's id; issue 23: wrong results are fail, on any ROCm
-        title="aiter 0.1.15.x: mhc_pre's RMS reduction reads unset lanes (wrong results; aiter #3417)",
-        summary="aiter 0.1.15rc0–0.1.15.post3 runs mhc_pre (aiter #3396 without the fix #3417, first in 0.1.16).",
-        effect="mhc_pre_big_fuse (and its fused-RMSNorm twin) reduce the RMS partial sums across lanes that the "
-        "guard added by aiter #3396 left unset, so the RMS factor is wrong at every token count (GSM8K 1.29% measured "
-        "with ROCm 7.2.3's compiler; the code is wrong under any compiler). Fixed by #3417 (1be6aee) in 0.1.16.",
-        fix="Build aiter 0.1.16 or later: " + AITER_BUILD,
-        refs=(AITER + "pull/3417", AITER + "commit/1be6aee67b7cf9e0e90daccc700f763043a99f5d", AITER + "pull/3396"),
-    ),
-    _aiter_bug_spec(
-        aiter_releases.BIG_FUSE_SYNC,
-        "fail",
-        id="aiter-big-fuse-sync",
-        title="aiter before 0.1.14: mhc_pre_big_fuse reads an LDS tile before every wave finished writing it",
-        summary="aiter 0.1.11–0.1.13.post1 runs mhc_pre (aiter #2978, fixed in 0.1.14-rc0).",
-        effect="mhc_pre_big_fuse's double-buffered residual loop has its barrier before the loop instead of in it, "
-        "so a wave can read a tile another wave is still loading: wrong layer inputs where the loop runs more than "
-        "once (hidden sizes above one residual block). Fixed by aiter #2978 (a858741) in 0.1.14-rc0.",
-        fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
-        refs=(AITER + "pull/2978", AITER + "commit/a85874151dc9a9e607598b8b73f83c6fab954a6b"),
-    ),
-    _aiter_bug_spec(
-        aiter_releases.POST_RACE,
-        "fail",
-        id="aiter-mhc-post-race",
-        title="aiter before 0.1.14: mhc_post prefetches into LDS without a barrier (wrong results)",
-        summary="aiter 0.1.12–0.1.13.post1 runs mhc_post (aiter #2963, fixed in 0.1.14-rc0).",
-        effect="mhc_post loads the next residual tile into the LDS buffer other waves may still read, with no barrier "
-        "between (aiter #2963: 'Fix mhc_post accuracy'); its outputs are wrong. Fixed in 0.1.14-rc0 (9141aa9).",
-        fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
-        refs=(AITER + "pull/2963", AITER + "commit/9141aa9301b960daea99fa9303f39aa28b426284"),
-    ),
+    _aiter_bug_spec(bugs.INVALID_CONFIG),
+    _aiter_bug_spec(bugs.BIG_FUSE_RMS),
+    _aiter_bug_spec(bugs.BIG_FUSE_SYNC),
+    _aiter_bug_spec(bugs.POST_RACE),
 )

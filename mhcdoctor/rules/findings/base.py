@@ -9,9 +9,13 @@ from dataclasses import dataclass, field
 from mhcdoctor.decision import Finding
 from mhcdoctor.documents.vocabulary import Severity
 from mhcdoctor.facts import Facts
+from mhcdoctor.knowledge import versions
+from mhcdoctor.knowledge.bugs import KnownBug
+from mhcdoctor.knowledge.evidence import Report
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.dispatch import (
     Dispatch,
+    arch_has,
     deepgemm_supported,
 )
 from mhcdoctor.rules.releases import RuleSet
@@ -32,6 +36,12 @@ class FindingContext:
     dispatch: Dispatch | None
     vllm_version: str | None
     rules_reason: str  # installed | no-vllm | unknown | newer | too-old
+    code_release: str | None = None  # the release whose mHC files are installed, where they are one release's
+
+    @property
+    def release(self) -> str | None:
+        """The release whose knowledge applies: the one whose mHC code is installed, else the version."""
+        return self.code_release or self.vllm_version
 
     def used_ops(self) -> list[str]:
         """The ops the model calls: the fused op only where the model runs it between sublayers."""
@@ -88,6 +98,21 @@ class FindingSpec:
         return Finding(self.id, severity, self.title, found.detail, fix, list(self.refs), found.ops, self.from_tokens)
 
 
+def bug_spec(bug: KnownBug, decide: Callable[[FindingContext], Found | None]) -> FindingSpec:
+    """The finding a known bug raises: its published data from the record, its decision from `decide`."""
+    first = bug.tokens[0]
+    return FindingSpec(
+        id=bug.id,
+        severity=bug.severity,
+        title=bug.title,
+        fix=bug.fix,
+        refs=bug.refs,
+        summary=bug.summary,
+        decide=decide,
+        from_tokens=first if first > 1 else None,
+    )
+
+
 def _named(name: str, version: str | None) -> str:
     """`vLLM 0.34.0`, or `vLLM` alone when the version is unknown (never a double space)."""
     return f"{name} {version}" if version else name
@@ -114,7 +139,7 @@ def deepgemm_used(ctx: FindingContext) -> bool | None:
     """Whether vLLM computes the prenorm GEMM with DeepGEMM here (is_deep_gemm_supported(); None: unknown)."""
     if ctx.facts.platform != "cuda" or ctx.rules is None:
         return False
-    return deepgemm_supported(ctx.rules, ctx.facts, ctx.vllm_version)[0]
+    return deepgemm_supported(ctx.rules, ctx.facts, ctx.release)[0]
 
 
 # vLLM's build per platform, as the fixes name it (https://docs.vllm.ai/en/latest/getting_started/installation/):
@@ -125,3 +150,55 @@ _VLLM_BUILDS = {
     "rocm": "vLLM's ROCm build (AMD's vLLM image or a +rocm wheel)",
     "xpu": "vLLM's XPU build",
 }
+
+
+def _library_version(ctx: FindingContext, library: str) -> str | None:
+    """The installed version of the library whose code carries a bug (None: unknown, or not a package)."""
+    f = ctx.facts
+    return {
+        "amd-aiter": f.aiter.version,
+        "tilelang": f.tilelang.version,
+        "apache-tvm-ffi": f.tvm_ffi.version,
+        "vllm": ctx.release,
+        "deep_gemm": f.deepgemm.version,
+    }.get(library)
+
+
+def capped_severity(bug: KnownBug) -> Severity:
+    """The severity a bug's evidence allows: a report alone never fails (a fail needs a measurement or the code)."""
+    worst = bug.severity or bug.worst
+    return "warn" if worst == "fail" and bug.proof == "report" else worst
+
+
+def generic_decide(bug: KnownBug) -> Callable[[FindingContext], Found | None]:
+    """The decision a record gives where rules/findings/ has none: the installed `library` version is in the record's
+    `affected` range, on its platforms, archs and shapes, and the model runs one of its ops on its path."""
+
+    def decide(c: FindingContext) -> Found | None:
+        version = _library_version(c, bug.library)
+        if bug.affected is None or versions.within(version, bug.affected) is not True:
+            return None
+        if bug.platforms and c.facts.platform not in bug.platforms:
+            return None
+        if bug.archs and arch_has(c.facts, *bug.archs) is not True:
+            return None
+        if (bug.hidden is not None and c.model.hidden_size not in bug.hidden) or (
+            bug.hc_mult is not None and c.model.hc_mult not in bug.hc_mult
+        ):
+            return None
+        on_path = c.used_ops() if bug.path == "any" else c.ops_on(bug.path)
+        ops = [op for op in on_path if op in bug.ops]
+        if not ops:
+            return None
+        detail = f"{bug.library} {version} runs {', '.join(ops)} here: {bug.explanation or bug.summary}"
+        reports = [e for e in bug.evidence if isinstance(e, Report)]
+        if bug.proof == "report" and reports:
+            detail += f" Only reported ({reports[0].url}), neither measured nor read in code: {reports[0].not_known}."
+        return Found(detail, ops, severity=capped_severity(bug))
+
+    return decide
+
+
+def generic_spec(bug: KnownBug) -> FindingSpec:
+    """The finding of a record that rules/findings/ does not decide by hand."""
+    return bug_spec(bug, generic_decide(bug))

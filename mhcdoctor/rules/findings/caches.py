@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from mhcdoctor import known
+from mhcdoctor.knowledge import bugs, known, versions
 from mhcdoctor.rules.findings.base import (
-    AITER,
     FindingContext,
     FindingSpec,
     Found,
+    bug_spec,
 )
-from mhcdoctor.rules.releases import ISSUE, PR
 
 
 def _cold_cache(ctx: FindingContext) -> bool:
@@ -18,7 +17,7 @@ def _cold_cache(ctx: FindingContext) -> bool:
 
 
 def _warmup_skipped(ctx: FindingContext) -> bool:
-    return ctx.facts.platform == "cuda" and bool(known.within(ctx.vllm_version, known.NVIDIA_WARMUP_SKIPPED_RELEASES))
+    return ctx.facts.platform == "cuda" and bool(versions.within(ctx.release, known.NVIDIA_WARMUP_SKIPPED_RELEASES))
 
 
 def aiter_jit_stale(ctx: FindingContext) -> str | None:
@@ -70,27 +69,6 @@ def _decide_jit_stale(c: FindingContext) -> Found | None:
 
 
 CACHES: tuple[FindingSpec, ...] = (
-    FindingSpec(
-        id="tilelang-cache-cold",
-        severity=None,
-        title="tilelang's kernel cache holds none of vLLM's mHC kernels",
-        summary="tilelang runs an op and $TILELANG_CACHE_DIR (default ~/.tilelang/cache) holds no mHC kernel for the "
-        "installed tilelang. Warn on CUDA in vLLM 0.23–0.29, whose NVIDIA model skips the mHC warm-up (vLLM #51790): "
-        "the kernels compile while serving.",
-        decide=_decide_cache_cold,
-        fix="Warm the cache once before serving, with the same tilelang and TILELANG_CACHE_DIR (e.g. a short "
-        "vllm serve run with prompts of the lengths you serve), and keep the cache folder on persistent storage",
-        refs=(ISSUE + "51790", PR + "52941", PR + "47807"),
-    ),
-    FindingSpec(
-        id="aiter-jit-stale",
-        severity="fail",
-        title="aiter's JIT-built module_mhc.so does not fit this aiter, torch or GPU",
-        summary="aiter runs an op and the module_mhc.so it will load was built for other gfx targets, or before the "
-        "installed aiter or torch: aiter keys it by module name only and loads it anyway.",
-        decide=_decide_jit_stale,
-        fix="rm -f \"$(python -c 'import aiter, os; print(os.path.dirname(aiter.__file__))')/jit/module_mhc.so\" "
-        "~/.aiter/jit/module_mhc.so  # aiter rebuilds it at the next mHC call",
-        refs=(AITER + "blob/main/aiter/jit/core.py",),
-    ),
+    bug_spec(bugs.CACHE_COLD, _decide_cache_cold),
+    bug_spec(bugs.JIT_STALE, _decide_jit_stale),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mhcdoctor import known
+from mhcdoctor.knowledge import bugs, known, versions
 from mhcdoctor.rules.dispatch import (
     deepgemm_arch,
     deepgemm_supported,
@@ -11,9 +11,9 @@ from mhcdoctor.rules.findings.base import (
     FindingContext,
     FindingSpec,
     Found,
+    bug_spec,
     deepgemm_used,
 )
-from mhcdoctor.rules.releases import ISSUE, PR
 
 
 def deepgemm_problem(ctx: FindingContext) -> str | None:
@@ -23,14 +23,12 @@ def deepgemm_problem(ctx: FindingContext) -> str | None:
     if rs is None or f.platform != "cuda" or "mhc_pre" not in ctx.ops_on("tilelang"):
         return None
     forced = rs.cuda_first_pre_deepgemm
-    if not forced and deepgemm_supported(rs, f, ctx.vllm_version)[0] is not True:
+    if not forced and deepgemm_supported(rs, f, ctx.release)[0] is not True:
         return None  # tilelang's own GEMM computes the prenorm mixes
     if deepgemm_arch(f, rs) is False:
         return f"DeepGEMM has no kernel for {f.arch} (it supports sm_90, sm_10x and, in vLLM 0.24+, sm_12x)"
     if (f.arch or "").startswith("sm_12") and dg.present is not False:
-        vendored_ok = dg.vendored is not False and known.within(
-            ctx.vllm_version, known.VENDORED_DEEPGEMM_SM120_RELEASES
-        )
+        vendored_ok = dg.vendored is not False and versions.within(ctx.release, known.VENDORED_DEEPGEMM_SM120_RELEASES)
         if not vendored_ok:
             which = (
                 f"vLLM {ctx.vllm_version}'s vendored DeepGEMM"
@@ -46,7 +44,7 @@ def deepgemm_problem(ctx: FindingContext) -> str | None:
             "neither the standalone deep_gemm nor vLLM's vendored vllm.third_party.deep_gemm is installed, so "
             "vllm.utils.deep_gemm raises 'DeepGEMM backend is not available'"
         )
-    nvcc = known.version_of(f.nvcc.version)
+    nvcc = versions.public(f.nvcc.version)
     sm100 = (f.arch or "").startswith("sm_10")
     needed = known.DEEPGEMM_NVCC_MIN_SM100 if sm100 else known.DEEPGEMM_NVCC_MIN
     if nvcc is not None and nvcc.release[:2] < needed:
@@ -98,7 +96,7 @@ def _decide_prenorm_broken(c: FindingContext) -> Found | None:
 def _decide_b300_launch(c: FindingContext) -> Found | None:
     if c.facts.platform != "cuda" or not (c.facts.arch or "").startswith("sm_103"):
         return None
-    if not known.within(c.vllm_version, ">=0.23.0") or "mhc_pre" not in c.ops_on("tilelang"):
+    if not versions.within(c.release, ">=0.23.0") or "mhc_pre" not in c.ops_on("tilelang"):
         return None
     if not (c.rules and c.rules.cuda_first_pre_deepgemm) and deepgemm_used(c) is False:
         return None
@@ -111,33 +109,7 @@ def _decide_b300_launch(c: FindingContext) -> Found | None:
     return Found(detail, ["mhc_pre"])
 
 
-PRENORM_BROKEN: tuple[FindingSpec, ...] = (
-    FindingSpec(
-        id="deepgemm-prenorm-broken",
-        severity="fail",
-        title="DeepGEMM's tf32_hc_prenorm_gemm cannot run where vLLM calls it",
-        summary="CUDA releases whose mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm with no tilelang fallback "
-        "(0.20–0.21 always, 0.26+ the first layer's pre), on an arch DeepGEMM lacks (sm_90, sm_10x, sm_12x from "
-        "0.24), or with no deep_gemm (standalone or vLLM's vendored copy), or one without tf32_hc_prenorm_gemm.",
-        decide=_decide_prenorm_broken,
-        fix="Run on sm_90/sm_100 (H100/H200/B200); where deep_gemm is the cause: pip uninstall -y deep_gemm  "
-        "# vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm",
-        refs=(PR + "43905", "https://github.com/deepseek-ai/DeepGEMM/issues/317", ISSUE + "52732"),
-    ),
-)
+PRENORM_BROKEN: tuple[FindingSpec, ...] = (bug_spec(bugs.DEEPGEMM_PRENORM_BROKEN, _decide_prenorm_broken),)
 
 
-B300_LAUNCH: tuple[FindingSpec, ...] = (
-    FindingSpec(
-        id="deepgemm-prenorm-b300-launch",
-        severity="warn",
-        title="DeepGEMM's sm100 tf32_hc_prenorm_gemm fails to launch on B300 (sm_103)",
-        summary="vLLM 0.23+ on a B300 (sm_103) computes mhc_pre's prenorm GEMM with DeepGEMM, whose "
-        "sm100_tf32_hc_prenorm_gemm launch failed there at start-up (vLLM #46796, open: invalid argument on CUDA 13, "
-        "invalid configuration on 12.9).",
-        decide=_decide_b300_launch,
-        fix="If it fails at start-up: VLLM_USE_DEEP_GEMM=0 on vLLM 0.22–0.25 (tilelang's GEMM; 0.26+ still call "
-        "DeepGEMM in the first layer), or vLLM 0.20.1 as reported in vLLM #46796",
-        refs=(ISSUE + "46796",),
-    ),
-)
+B300_LAUNCH: tuple[FindingSpec, ...] = (bug_spec(bugs.DEEPGEMM_B300_LAUNCH, _decide_b300_launch),)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from packaging.version import Version
-
+from mhcdoctor.knowledge import versions
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.findings.base import (
     FindingContext,
@@ -12,7 +11,7 @@ from mhcdoctor.rules.findings.base import (
 )
 from mhcdoctor.rules.releases import PR
 
-V41_SINCE = Version("0.30.0")  # models/deepseek_v41 and DeepseekV41ForCausalLM first ship in vLLM 0.30.0
+V41_SINCE = versions.Version("0.30.0")  # models/deepseek_v41 and DeepseekV41ForCausalLM first ship in vLLM 0.30.0
 
 
 def _is_v41(model: ModelConfig) -> bool:
@@ -22,7 +21,7 @@ def _is_v41(model: ModelConfig) -> bool:
 
 
 def _decide_v41_unsupported(c: FindingContext) -> Found | None:
-    if not _is_v41(c.model) or c.rules is None or Version(c.rules.first) >= V41_SINCE:
+    if not _is_v41(c.model) or c.rules is None or versions.parse_strict(c.rules.first) >= V41_SINCE:
         return None
     return Found(
         f"vLLM {c.vllm_version} registers no DeepseekV41ForCausalLM (models/deepseek_v41 first "
@@ -31,7 +30,7 @@ def _decide_v41_unsupported(c: FindingContext) -> Found | None:
 
 
 def _decide_v41_approximate(c: FindingContext) -> Found | None:
-    if not _is_v41(c.model) or c.rules is None or Version(c.rules.first) < V41_SINCE:
+    if not _is_v41(c.model) or c.rules is None or versions.parse_strict(c.rules.first) < V41_SINCE:
         return None
     return Found(
         "vLLM serves DeepSeek-V4.1 with models/deepseek_v41, whose delayed pre op tests the same "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mhcdoctor import aiter_releases
+from mhcdoctor.knowledge import aiter_releases, selfcheck
 from mhcdoctor.rules.dispatch import (
     arch_has,
 )
@@ -95,19 +95,6 @@ def _driver_mismatch(ctx: FindingContext) -> list[str]:
     return out
 
 
-# The self-check's values by the name vLLM's code gives them (VllmSelfCheck field → vLLM's name).
-SELFCHECK_GATES = {
-    "platform": "current_platform",
-    "forward": "CustomOp.dispatch_forward",
-    "has_tilelang": "has_tilelang()",
-    "has_tilelang_mhc": "HAS_TILELANG_MHC",
-    "has_aiter_mhc": "HAS_AITER_MHC",
-    "aiter_fused": "HAS_AITER_MHC_FUSED",
-    "aiter_pre_norm": "HAS_AITER_MHC_PRE_NORM",
-    "fused": "use_fused_mhc",
-}
-
-
 # Subclasses vLLM may resolve for one of the rules' platforms (vllm/platforms/zen_cpu.py: AMD Zen with zentorch).
 _PLATFORM_ALIASES = {"ZenCpuPlatform": "CpuPlatform"}
 
@@ -125,7 +112,7 @@ def selfcheck_disagreements(ctx: FindingContext) -> list[str]:
     out = []
     for key, predicted in result.values.items():
         reported: object = getattr(check, key, None)
-        gate = SELFCHECK_GATES.get(key, key)
+        gate = selfcheck.GATES.get(key, key)
         if key == "fused":
             size = f"{ctx.model.hidden_size}x{ctx.model.hc_mult}"
             flag = (check.fused or {}).get(size)

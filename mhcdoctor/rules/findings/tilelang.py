@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-from mhcdoctor import known
+from mhcdoctor.documents.vocabulary import Severity
+from mhcdoctor.knowledge import bugs, known, versions
+from mhcdoctor.knowledge.evidence import Report
 from mhcdoctor.rules.dispatch import (
     arch_has,
 )
 from mhcdoctor.rules.findings.base import (
-    TILELANG,
     FindingContext,
     FindingSpec,
     Found,
     _import_error,
     _named,
+    bug_spec,
     deepgemm_used,
 )
-from mhcdoctor.rules.releases import ISSUE, PR
+from mhcdoctor.rules.releases import PR
 
 
 def _tilelang_unusable(ctx: FindingContext) -> bool:
@@ -62,7 +64,11 @@ def _tvm_ffi_pair(ctx: FindingContext) -> known.BadPair | None:
     tl, ffi = ctx.facts.tilelang, ctx.facts.tvm_ffi
     if tl.present is False or ffi.present is False:
         return None
-    return known.bad_tvm_ffi_pair(tl.version, ffi.version)
+    pair = known.bad_tvm_ffi_pair(tl.version, ffi.version)
+    observed = not ctx.facts.sources.get("tilelang.imports", "").startswith("user:")  # a what-if only assumes
+    if pair is not None and pair.stage == "import" and tl.imports is True and observed:
+        return None  # observed beats inferred: full check's child imported this very tilelang
+    return pair
 
 
 def _tilelang_loaded(ctx: FindingContext) -> bool:
@@ -77,14 +83,18 @@ def _tilelang_loaded(ctx: FindingContext) -> bool:
 
 def _tvm_ffi_text(ctx: FindingContext, pair: known.BadPair) -> str:
     tl, ffi = ctx.facts.tilelang.version, ctx.facts.tvm_ffi.version
-    requires = known.TILELANG_TVM_FFI_REQUIRES.get(str(known.version_of(tl)))
+    requires = known.TILELANG_TVM_FFI_REQUIRES.get(str(versions.public(tl)))
     text = f"tilelang {tl} with apache-tvm-ffi {ffi}: {pair.effect}"
-    if requires is not None and known.within(ffi, requires):
+    if requires is not None and versions.within(ffi, requires):
         text += f" (tilelang {tl} requires apache-tvm-ffi{requires}, which lets pip pick {ffi})"
     elif requires is not None:
         text += f" (tilelang {tl} requires apache-tvm-ffi{requires}: {ffi} was installed over that pin)"
     where = ctx.ops_text("tilelang") if ctx.ops_on("tilelang") else "vLLM's tilelang import"
-    return text + f". Hit by {where}."
+    text += f". Hit by {where}."
+    if not pair.proven:
+        reports = " ".join(e.url for e in pair.evidence if isinstance(e, Report))
+        text += f" Only reported ({reports}), neither measured nor read in code for this pair."
+    return text
 
 
 def _pdl_on_rocm(ctx: FindingContext) -> bool:
@@ -102,7 +112,7 @@ def _hip_allreduce_ops(ctx: FindingContext) -> list[str]:
     """0.29–0.30 on a wave64 ROCm GPU (gfx9: CDNA): the AMD model folds the RMSNorm into tilelang's pre when aiter does
     not serve it (`fuse_mhc_rmsnorm = HAS_TILELANG_MHC and self.use_fused_mhc`), and that kernel's norm reduction runs
     on threads 32.. of the block."""
-    if ctx.facts.platform != "rocm" or not known.within(ctx.vllm_version, known.HIP_ALLREDUCE_OFFSET_RELEASES):
+    if ctx.facts.platform != "rocm" or not versions.within(ctx.release, known.HIP_ALLREDUCE_OFFSET_RELEASES):
         return []
     if not (ctx.facts.arch or "").startswith("gfx9") or ctx.dispatch is None or not ctx.dispatch.fused_post_pre:
         return []
@@ -112,19 +122,21 @@ def _hip_allreduce_ops(ctx: FindingContext) -> list[str]:
 def _block_m_ops(ctx: FindingContext) -> list[str]:
     """The pre ops that take 0.22–0.26's block-M tilelang prenorm GEMM from 1024 tokens (kernels/mhc/tilelang.py:
     `n_splits == 1 and use_default_config and x.shape[0] >= 1024`, taken where DeepGEMM is not used)."""
-    version = known.version_of(ctx.vllm_version)
-    if version is None or not known.within(str(version), known.BLOCK_M_ACCUMULATOR_RELEASES):
+    version = versions.public(ctx.release)
+    if version is None or not versions.within(str(version), known.BLOCK_M_ACCUMULATOR_RELEASES):
         return []
     if ctx.facts.platform == "cuda" and deepgemm_used(ctx) in (True, None):
         return []  # DeepGEMM computes the prenorm GEMM (or it is not known that it does not)
-    if known.within(ctx.facts.tilelang.version, known.BLOCK_M_RIGHT_TILELANG):
+    if versions.within(ctx.facts.tilelang.version, known.BLOCK_M_RIGHT_TILELANG):
         return []  # measured right under this tilelang
     return [op for op in ctx.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
 
 
 def _block_m_measured_wrong(ctx: FindingContext) -> bool:
     """The installed tilelang is one measured to lower the block-M accumulator wrong, on CUDA where it was measured."""
-    return ctx.facts.platform == "cuda" and bool(known.within(ctx.facts.tilelang.version, known.BLOCK_M_WRONG_TILELANG))
+    return ctx.facts.platform == "cuda" and bool(
+        versions.within(ctx.facts.tilelang.version, known.BLOCK_M_WRONG_TILELANG)
+    )
 
 
 def _block_m_text(ctx: FindingContext, ops: list[str], measured_wrong: bool) -> str:
@@ -149,15 +161,15 @@ def _fused_slow_tilelang(ctx: FindingContext) -> str | None:
     """The installed tilelang, where it is newer than the pin of a vLLM whose CUDA fused post+pre was measured slow."""
     if ctx.facts.platform != "cuda" or "mhc_fused_post_pre" not in ctx.ops_on("tilelang"):
         return None
-    pin, tl = known.vllm_tilelang_pin(ctx.vllm_version), ctx.facts.tilelang.version
-    if pin is None or not known.within(ctx.vllm_version, known.FUSED_POST_PRE_SLOW_RELEASES):
+    pin, tl = known.vllm_tilelang_pin(ctx.release), ctx.facts.tilelang.version
+    if pin is None or not versions.within(ctx.release, known.FUSED_POST_PRE_SLOW_RELEASES):
         return None
-    return tl if known.within(tl, f">{pin}") else None
+    return tl if versions.within(tl, f">{pin}") else None
 
 
 def _fused_slow_text(ctx: FindingContext, tilelang: str) -> str:
     slow, fast = known.FUSED_POST_PRE_SLOW_MS
-    pin = known.vllm_tilelang_pin(ctx.vllm_version)
+    pin = known.vllm_tilelang_pin(ctx.release)
     text = (
         f"vLLM {ctx.vllm_version}'s fused post+pre (mhc_fused_post_pre_tilelang, the same tilelang kernels in 0.33 "
         f"and 0.34) runs under tilelang {tilelang}, newer than the {pin} vLLM pins. Measured on an "
@@ -248,15 +260,16 @@ def _decide_prenorm_block_m(c: FindingContext) -> Found | None:
 
 
 def _decide_fused_shape(c: FindingContext) -> Found | None:
-    if "mhc_fused_post_pre" not in c.ops_on("tilelang") or not known.within(
-        c.vllm_version, known.FUSED_SMALL_FMA_RELEASES
+    version = versions.public(c.release)
+    if "mhc_fused_post_pre" not in c.ops_on("tilelang") or not versions.within(
+        str(version) if version else None, known.FUSED_SMALL_FMA_RELEASES
     ):
         return None
     gaps = known.fused_small_fma_gaps(c.model.hidden_size, c.model.hc_mult)
     if not gaps:
         return None
     detail = (
-        f"vLLM {c.vllm_version}'s fused post+pre at 16 tokens or fewer (every decode step of a small batch) runs "
+        f"vLLM {c.release}'s fused post+pre at 16 tokens or fewer (every decode step of a small batch) runs "
         f"mhc_fused_tilelang with a fixed tile and split whose loops round down; at hidden {c.model.hidden_size}, "
         f"hc_mult {c.model.hc_mult} it leaves out " + "; ".join(gaps) + ". What it leaves out stays torch.empty: "
         "the residual and mixes come out wrong or non-finite (0.26.0 kernels/mhc/tilelang.py:518-522, "
@@ -269,7 +282,7 @@ def _decide_fused_post_pre_slow(c: FindingContext) -> Found | None:
     tilelang = _fused_slow_tilelang(c)
     if tilelang is None:
         return None
-    fix = f"pip install 'tilelang=={known.vllm_tilelang_pin(c.vllm_version)}'  # vLLM {c.vllm_version}'s pin"
+    fix = f"pip install 'tilelang=={known.vllm_tilelang_pin(c.release)}'  # vLLM {c.release}'s pin"
     return Found(_fused_slow_text(c, tilelang), ["mhc_fused_post_pre"], fix=fix)
 
 
@@ -277,9 +290,12 @@ def _decide_tvm_ffi_mismatch(c: FindingContext) -> Found | None:
     pair = _tvm_ffi_pair(c)
     if pair is None:
         return None
-    fix = pair.pin + "  # or a tilelang that registers it once (0.1.13+, tilelang #2795): pip install -U tilelang"
+    fix = pair.pin
+    if "__ffi_repr__" in pair.effect:
+        fix += "  # or a tilelang that registers it once (0.1.13+, tilelang #2795): pip install -U tilelang"
     ops = c.ops_on("tilelang")
-    return Found(_tvm_ffi_text(c, pair), ops, fix=fix, severity="fail" if _tilelang_loaded(c) else "warn")
+    severity: Severity = "fail" if _tilelang_loaded(c) and pair.proven else "warn"  # a report alone never fails
+    return Found(_tvm_ffi_text(c, pair), ops, fix=fix, severity=severity)
 
 
 def _decide_pdl_unsupported(c: FindingContext) -> Found | None:
@@ -322,15 +338,7 @@ SETUP: tuple[FindingSpec, ...] = (
         fix="python -c 'import tilelang'  # read the error; then: pip install --force-reinstall tilelang",
         refs=(PR + "44035",),
     ),
-    FindingSpec(
-        id="tilelang-wrong-arch",
-        severity="fail",
-        title="tilelang mHC kernels are selected on gfx942, where they compute wrong results",
-        summary="A tilelang mHC kernel runs on gfx942 (releases before 0.24 do not exclude it).",
-        decide=_decide_wrong_arch,
-        fix="pip install -U 'vllm>=0.25'  # or remove tilelang: pip uninstall -y tilelang",
-        refs=("https://github.com/vllm-project/vllm/issues/45698", PR + "45931"),
-    ),
+    bug_spec(bugs.WRONG_ARCH, _decide_wrong_arch),
     FindingSpec(
         id="tilelang-no-compiler",
         severity="fail",
@@ -345,93 +353,17 @@ SETUP: tuple[FindingSpec, ...] = (
 )
 
 
-HIP_ALLREDUCE_OFFSET: tuple[FindingSpec, ...] = (
-    FindingSpec(
-        id="tilelang-hip-allreduce-offset",
-        severity="fail",
-        title="vLLM 0.29–0.30's tilelang mhc_pre with a folded RMSNorm reduces on threads TileLang's HIP AllReduce "
-        "gets wrong",
-        summary="vLLM 0.29–0.30 on a 64-wide-wavefront ROCm GPU (gfx9) folds the RMSNorm into tilelang's mhc_pre where "
-        "aiter does not serve; the norm's sum runs on threads 32.. and TileLang's HIP AllReduce ignores that offset "
-        "(vLLM 0.31.0 moved it to threads 0..63 on ROCm).",
-        decide=_decide_hip_allreduce_offset,
-        fix="pip install -U 'vllm>=0.31'",
-        refs=("https://github.com/vllm-project/vllm/blob/v0.31.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",),
-    ),
-)
+HIP_ALLREDUCE_OFFSET: tuple[FindingSpec, ...] = (bug_spec(bugs.HIP_ALLREDUCE_OFFSET, _decide_hip_allreduce_offset),)
 
 
 PRENORM: tuple[FindingSpec, ...] = (
-    FindingSpec(
-        id="tilelang-prenorm-block-m",
-        severity=None,
-        title="vLLM 0.22–0.26's block-M prenorm GEMM (1024+ tokens) is wrong under tilelang 0.1.9",
-        summary="vLLM 0.22–0.26 runs mhc_pre's prenorm GEMM on tilelang (no DeepGEMM: ROCm, or CUDA where "
-        "is_deep_gemm_supported() is False); from 1024 tokens its hc_prenorm_gemm_block_m_tilelang reduces into a "
-        "T.alloc_var that tilelang 0.1.9 (vLLM's pin) lowers wrong: measured wrong on an H200 (fail); warn for "
-        "tilelang 0.1.10–0.1.11 or off CUDA (not measured); measured right under tilelang 0.1.12 and 0.1.15.",
-        decide=_decide_prenorm_block_m,
-        fix="pip install -U 'vllm>=0.27'  # or tilelang>=0.1.12 (measured right with 0.26's kernel, outside "
-        "vLLM's pin); mhcdoctor verify --stress checks 1024+ tokens",
-        refs=(PR + "43905",),
-        from_tokens=1024,  # kernels/mhc/tilelang.py: x.shape[0] >= 1024 takes the block-M GEMM
-    ),
-    FindingSpec(
-        id="tilelang-fused-shape",
-        severity="fail",
-        title="vLLM 0.21–0.29's fused post+pre skips part of a shape (hidden, hc_mult) the official configs do not use",
-        summary="vLLM 0.21–0.29 runs the fused post+pre on tilelang, and the model's hidden size or hc_mult does not "
-        "divide the fixed tile and split of its small-token kernel (hidden not a multiple of 1024, or of 2048 up to "
-        "4096; hc_mult*(hc_mult+2) not a multiple of 2 and 3): part of the output is never written, from the code "
-        "(kernels/mhc/tilelang.py, tilelang_kernels.py); the official configs (hidden 4096, 5120, 7168, hc_mult 4) "
-        "divide.",
-        decide=_decide_fused_shape,
-        fix="pip install -U 'vllm>=0.30'  # picks a tile and split that divide the shape",
-        refs=(
-            "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang.py",
-            "https://github.com/vllm-project/vllm/blob/v0.30.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",
-        ),
-    ),
-    FindingSpec(
-        id="tilelang-fused-post-pre-slow",
-        severity="warn",
-        title="vLLM 0.33–0.34's fused post+pre is 5x slower per decode call under a tilelang newer than its pin",
-        summary="vLLM 0.33–0.34 on CUDA runs the fused post+pre on tilelang, and the installed tilelang is newer than "
-        "the 0.1.12 it pins: measured on an H200, 0.0480 ms per 1-token call under 0.1.15 against 0.0091 ms under "
-        "0.1.12 (slow, not wrong).",
-        decide=_decide_fused_post_pre_slow,
-        fix="pip install 'tilelang==0.1.12'  # the tilelang vLLM 0.33–0.34 pin",
-        refs=("https://github.com/vllm-project/vllm/blob/v0.34.0/vllm/model_executor/kernels/mhc/tilelang.py",),
-    ),
+    bug_spec(bugs.PRENORM_BLOCK_M, _decide_prenorm_block_m),
+    bug_spec(bugs.FUSED_SHAPE, _decide_fused_shape),
+    bug_spec(bugs.FUSED_POST_PRE_SLOW, _decide_fused_post_pre_slow),
 )
 
 
 LIBRARY: tuple[FindingSpec, ...] = (
-    FindingSpec(
-        id="tilelang-tvm-ffi-mismatch",
-        severity=None,
-        title="tilelang and apache-tvm-ffi are a known-bad pair",
-        summary="The installed tilelang and apache-tvm-ffi (read from their metadata, also with --fast) form a "
-        "pair known to break: tilelang 0.1.10–0.1.12 with apache-tvm-ffi 0.1.12+ aborts at import (0.1.12 measured); "
-        "tilelang 0.1.8–0.1.9 with 0.1.10+ fails to compile kernels. Fail where vLLM imports tilelang.",
-        decide=_decide_tvm_ffi_mismatch,
-        fix="pip install 'apache-tvm-ffi<0.1.12'",
-        refs=(
-            TILELANG_ISSUES + "2367",
-            TILELANG + "pull/2795",
-            TILELANG_ISSUES + "2040",
-            "https://github.com/kvcache-ai/ktransformers/issues/2045",
-            PR + "45169",
-        ),  # fmt: skip
-    ),
-    FindingSpec(
-        id="tilelang-pdl-unsupported",
-        severity="fail",
-        title="vLLM's tilelang mHC kernels ask for PDL, which ROCm lacks",
-        summary="vLLM 0.20–0.21 on ROCm sends an op to its tilelang kernels, which call T.pdl_sync/T.pdl_trigger "
-        "unconditionally: tilelang raises 'PDL is not supported' when it compiles them (vLLM #42876).",
-        decide=_decide_pdl_unsupported,
-        fix="pip install -U 'vllm>=0.25'  # ROCm runs aiter or tilelang without PDL from 0.22",
-        refs=(ISSUE + "42876", PR + "43679"),
-    ),
+    bug_spec(bugs.TVM_FFI_MISMATCH, _decide_tvm_ffi_mismatch),
+    bug_spec(bugs.PDL_UNSUPPORTED, _decide_pdl_unsupported),
 )

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from mhcdoctor.facts import Facts
+from mhcdoctor.knowledge import versions
 from mhcdoctor.rules.findings.base import (
     _VLLM_BUILDS,
     FindingContext,
@@ -19,7 +17,7 @@ from mhcdoctor.rules.releases import NEWEST, PR
 # The tilelang API vLLM's mHC kernels (kernels/mhc/tilelang_kernels.py, 0.25–0.34) call that older tilelang lacks:
 # T.pdl_sync / T.pdl_trigger arrive in tilelang 0.1.8 (tilelang/language/pdl.py). tilelang.utils.target, gone in
 # 0.1.12 (moved to tilelang.backend.target), is imported by DeepSeek's TileKernels, not by vLLM's kernels.
-TILELANG_KERNEL_API_SINCE = Version("0.1.8")
+TILELANG_KERNEL_API_SINCE = versions.Version("0.1.8")
 
 
 NOT_INSTALLED = "not installed"
@@ -42,13 +40,8 @@ def pin_differences(facts: Facts) -> list[tuple[str, str, str]]:
     out = []
     for name, spec in (facts.vllm_pins or {}).items():
         installed = _installed_version(facts, name)
-        try:
-            if installed == NOT_INSTALLED or (
-                installed and not SpecifierSet(spec).contains(installed, prereleases=True)
-            ):
-                out.append((name, spec, installed))
-        except (InvalidSpecifier, InvalidVersion):
-            continue
+        if installed == NOT_INSTALLED or (installed and versions.within(installed, spec) is False):
+            out.append((name, spec, installed))
     return out
 
 
@@ -59,7 +52,7 @@ def _torch_missing(differences: list[tuple[str, str, str]]) -> bool:
 
 def _kernel_api_gone(ctx: FindingContext, differences: list[tuple[str, str, str]]) -> list[str]:
     """The tilelang ops, where the installed tilelang predates an API vLLM's tilelang mHC kernels call."""
-    version = next((Version(v) for n, _, v in differences if n == "tilelang" and v != NOT_INSTALLED), None)
+    version = next((versions.parse(v) for n, _, v in differences if n == "tilelang" and v != NOT_INSTALLED), None)
     return ctx.ops_on("tilelang") if version is not None and version < TILELANG_KERNEL_API_SINCE else []
 
 

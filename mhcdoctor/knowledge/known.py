@@ -7,41 +7,38 @@ names the source that proves it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
-
-
-def version_of(text: str | None) -> Version | None:
-    """A version without its local label (`0.1.15.post2+g1234` → 0.1.15.post2); None when it is not one."""
-    if not text:
-        return None
-    try:
-        return Version(Version(text.strip().lstrip("v")).public)
-    except InvalidVersion:
-        return None
-
-
-def within(text: str | None, spec: str) -> bool | None:
-    """Whether version `text` is in `spec` (pre-releases included); None when either is not readable."""
-    version = version_of(text)
-    if version is None:
-        return None
-    try:
-        return SpecifierSet(spec).contains(version, prereleases=True)
-    except InvalidSpecifier:
-        return None
+from mhcdoctor.knowledge import vllm_releases
+from mhcdoctor.knowledge.evidence import Code, Evidence, Measured, Report
+from mhcdoctor.knowledge.versions import Version, within
 
 
 @dataclass(frozen=True)
 class BadPair:
-    """A tilelang release range that fails with an apache-tvm-ffi range."""
+    """A tilelang release range that fails with an apache-tvm-ffi range, and what backs it."""
 
     tilelang: str  # specifier of the tilelang releases
     tvm_ffi: str  # specifier of the apache-tvm-ffi releases
+    stage: Literal["import", "compile"]  # where it breaks: `import tilelang`, or compiling a kernel
     effect: str
     pin: str  # the pip line that fixes it
     refs: tuple[str, ...]
+    evidence: tuple[Evidence, ...]
+
+    @property
+    def proven(self) -> bool:
+        """Measured or read in the code (a report alone is not proof)."""
+        return any(isinstance(e, Measured | Code) for e in self.evidence)
+
+
+@dataclass(frozen=True)
+class GoodPair:
+    """A tilelang and apache-tvm-ffi pair measured to work: never called bad, whatever a range says."""
+
+    tilelang: str
+    tvm_ffi: str
+    evidence: tuple[Evidence, ...]
 
 
 TILELANG = "https://github.com/tile-ai/tilelang/"
@@ -59,14 +56,21 @@ TILELANG_TVM_FFI_REQUIRES: dict[str, str] = {
     "0.1.14": ">=0.1.11,<0.1.13",
     "0.1.15": ">=0.1.11,<0.1.13",
 }
+# `import tilelang` under each pair on a CPU machine (knowledge engineer, 2026-12-04): each tilelang and
+# apache-tvm-ffi wheel unpacked with its requirements into one folder, then PYTHONPATH=FOLDER python -c
+# "import tilelang, tvm_ffi" with CPU torch 2.13.0 (Python 3.11).
+_CPU_IMPORT = "PYTHONPATH=<tilelang + apache-tvm-ffi + z3-solver unpacked> python -c 'import tilelang, tvm_ffi'"
+_CPU = "x86-64 CPU machine (Python 3.11, torch 2.13.0+cpu)"
+
 TVM_FFI_BAD_PAIRS: tuple[BadPair, ...] = (
     # apache-tvm-ffi 0.1.12 registers AccessPath's __ffi_repr__ itself; the tvm inside tilelang 0.1.10–0.1.12
     # registers it again and the C++ error aborts the interpreter at `import tilelang` (SIGABRT). tile-ai/tvm #60,
     # shipped by tilelang #2795 in 0.1.13, stops the second registration. 0.1.12 pins apache-tvm-ffi<=0.1.11 (its
-    # wheel's METADATA) and still aborts when 0.1.12 is installed over that pin (H200, 2026-12-04, `import tilelang`).
+    # wheel's METADATA) and still aborts when 0.1.12 is installed over that pin.
     BadPair(
         tilelang=">=0.1.10,<0.1.13",
         tvm_ffi=">=0.1.12",
+        stage="import",
         effect="`import tilelang` aborts (SIGABRT): TypeAttr `__ffi_repr__` is already registered",
         pin="pip install 'apache-tvm-ffi<0.1.12'",
         refs=(
@@ -74,12 +78,60 @@ TVM_FFI_BAD_PAIRS: tuple[BadPair, ...] = (
             TILELANG + "pull/2795",
             "https://github.com/kvcache-ai/ktransformers/issues/2045",
         ),
+        evidence=(
+            Measured(
+                "scripts/gpu-vllm-kernels matrix with tilelang 0.1.12 and apache-tvm-ffi 0.1.12: importing vLLM "
+                "0.27–0.34's kernels/mhc/tilelang (which imports tilelang)",
+                "NVIDIA H200 (driver 580.159.04)",
+                "2026-12-04",
+                "every run aborts: terminate called after throwing tvm::ffi::Error, TypeAttr `__ffi_repr__` is "
+                "already registered",
+            ),
+            Measured(
+                "tests/real/test_real_packages.py: tilelang 0.1.11 with apache-tvm-ffi 0.1.15.post2 (what its "
+                "Requires-Dist resolves to), mhcdoctor check's import child",
+                "x86-64 CPU machine (the project's build machine)",
+                "2026-12-04",
+                "`import tilelang` aborts: __ffi_repr__ already registered",
+            ),
+            Measured(
+                _CPU_IMPORT + " with tilelang 0.1.10 and apache-tvm-ffi 0.1.12",
+                _CPU,
+                "2026-12-04",
+                "exit 134 (SIGABRT): TypeAttr `__ffi_repr__` is already registered for type index 130",
+            ),
+        ),
     ),
-    # tilelang 0.1.8–0.1.9's derived_object (TVMDerivedObject without __slots__) breaks on apache-tvm-ffi 0.1.10's
-    # CObject: AttributeError '_inst' when a kernel compiles (tile-ai/tvm #32); tilelang 0.1.10 requires >=0.1.10.
+    # tilelang 0.1.9's bundled tvm registers its Python classes in a way apache-tvm-ffi 0.1.12+ refuses: `import
+    # tilelang` raises (0.1.12: AttributeError "attribute '__dict__' of 'type' objects is not writable" in
+    # tvm_ffi/registry.py; 0.1.13: ValueError "Type 'ffi.Tensor' already has a registered class"). 0.1.9's
+    # Requires-Dist (>=0.1.2,~=0.1.0) lets pip pick them; vLLM 0.20–0.26 pin 0.1.9 or 0.1.10.
     BadPair(
-        tilelang=">=0.1.8,<0.1.10",
+        tilelang=">=0.1.9,<0.1.10",
+        tvm_ffi=">=0.1.12",
+        stage="import",
+        effect="`import tilelang` fails: apache-tvm-ffi 0.1.12+ refuses the classes tilelang 0.1.9's bundled tvm "
+        "registers (AttributeError: attribute '__dict__' of 'type' objects is not writable)",
+        pin="pip install 'apache-tvm-ffi<0.1.12'",
+        refs=(TILELANG + "issues/2367",),
+        evidence=(
+            Measured(
+                _CPU_IMPORT + " with tilelang 0.1.9 and apache-tvm-ffi 0.1.12, 0.1.13 and 0.1.15.post2",
+                _CPU,
+                "2026-12-04",
+                "exit 1: AttributeError: attribute '__dict__' of 'type' objects is not writable (0.1.12); "
+                "ValueError: Type 'ffi.Tensor' already has a registered class (0.1.13, 0.1.15.post2); "
+                "0.1.9, 0.1.10 and 0.1.11 import",
+            ),
+        ),
+    ),
+    # tilelang 0.1.8's derived_object (TVMDerivedObject without __slots__) breaks on apache-tvm-ffi 0.1.10's CObject:
+    # AttributeError '_inst' when a kernel's pass uses a derived object (tile-ai/tvm #32). tilelang 0.1.9's bundled
+    # tvm already has the fix; 0.1.10 requires apache-tvm-ffi>=0.1.10.
+    BadPair(
+        tilelang=">=0.1.8,<0.1.9",
         tvm_ffi=">=0.1.10",
+        stage="compile",
         effect="tilelang's kernels fail to compile: AttributeError: '_NestedLoopCheckVisitor' object has no "
         "attribute '_inst'",
         pin="pip install 'apache-tvm-ffi<0.1.10'",
@@ -88,12 +140,44 @@ TVM_FFI_BAD_PAIRS: tuple[BadPair, ...] = (
             "https://github.com/tile-ai/tvm/pull/32",
             "https://github.com/state-spaces/mamba/pull/995",
         ),
+        evidence=(
+            Code(
+                "tile-ai/tilelang",
+                "v0.1.8 (PyPI wheel)",
+                "tilelang/3rdparty/tvm/python/tvm/runtime/support.py",
+                151,
+                "class TVMDerivedObject(metadata['cls']) has no __slots__ and sets self._inst: apache-tvm-ffi 0.1.10's "
+                "CObject has no __dict__ (tile-ai/tvm #32); the v0.1.9 wheel's copy declares __slots__ with _inst "
+                "(line 160)",
+            ),
+            Report(TILELANG + "issues/2040", "reported with tilelang 0.1.8, apache-tvm-ffi 0.1.10, a mamba kernel"),
+        ),
+    ),
+)
+
+TVM_FFI_GOOD_PAIRS: tuple[GoodPair, ...] = (
+    # vLLM 0.26.0's own pins (tilelang==0.1.9, apache-tvm-ffi==0.1.10).
+    GoodPair(
+        "==0.1.9",
+        "==0.1.10",
+        (
+            Measured(
+                "mhcdoctor verify --path tilelang and vLLM 0.26.0's kernel files (scripts/gpu-vllm-kernels) under "
+                "tilelang 0.1.9 with apache-tvm-ffi 0.1.10",
+                "NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130)",
+                "2026-12-04",
+                "imports, compiles and runs: mhcdoctor's tilelang kernels 9/9 pass and vLLM 0.26.0's kernels give the "
+                "same results as with apache-tvm-ffi 0.1.9 (issue 30)",
+            ),
+        ),
     ),
 )
 
 
 def bad_tvm_ffi_pair(tilelang: str | None, tvm_ffi: str | None) -> BadPair | None:
-    """The known-bad pair the installed tilelang and apache-tvm-ffi form, if any."""
+    """The known-bad pair the installed tilelang and apache-tvm-ffi form, if any (none for a pair measured good)."""
+    if any(within(tilelang, p.tilelang) and within(tvm_ffi, p.tvm_ffi) for p in TVM_FFI_GOOD_PAIRS):
+        return None
     for pair in TVM_FFI_BAD_PAIRS:
         if within(tilelang, pair.tilelang) and within(tvm_ffi, pair.tvm_ffi):
             return pair
@@ -139,13 +223,11 @@ BLOCK_M_WRONG_TILELANG = "<=0.1.9"
 BLOCK_M_RIGHT_TILELANG = ">=0.1.12"
 BLOCK_M_MEASURED_RELEASES = ("0.24.0", "0.26.0")
 
-# The tilelang each vLLM wheel's Requires-Dist pins (vllm-X.dist-info/METADATA, read from each wheel 0.20.0–0.34.0).
-_VLLM_TILELANG_PINS = ((">=0.20.0,<0.27.0", "0.1.9"), (">=0.27.0,<0.35.0", "0.1.12"))
-
 
 def vllm_tilelang_pin(vllm: str | None) -> str | None:
     """The tilelang version vLLM `vllm`'s wheel pins, where known."""
-    return next((pin for spec, pin in _VLLM_TILELANG_PINS if within(vllm, spec)), None)
+    release = vllm_releases.release_of(vllm)
+    return release.tilelang if release is not None else None
 
 
 # vLLM releases whose fused post+pre runs the kernels measured slow under a tilelang newer than the pin:
@@ -263,14 +345,12 @@ HIP_ALLREDUCE_OFFSET_RELEASES = ">=0.29.0,<0.31.0"
 
 # DeepGEMM's tf32_hc_prenorm_gemm arrives in 2.3.0 (deepseek-ai/DeepGEMM #280, 0f5f266: deep_gemm/__init__.py).
 DEEPGEMM_PRENORM_SINCE = Version("2.3.0")
-# The DeepGEMM each vLLM wheel vendors (vllm/third_party/deep_gemm/__init__.py __version__, read from each wheel).
-_VENDORED_DEEPGEMM = ((">=0.20.0,<0.27.0", "2.5.0"), (">=0.27.0,<0.30.0", "2.6.1"), (">=0.30.0,<0.33.0", "2.8.0"),
-                      (">=0.33.0,<0.35.0", "2.8.1"))  # fmt: skip
 
 
 def vendored_deepgemm(vllm: str | None) -> str | None:
     """The DeepGEMM version vLLM `vllm`'s wheel vendors, where known."""
-    return next((dg for spec, dg in _VENDORED_DEEPGEMM if within(vllm, spec)), None)
+    release = vllm_releases.release_of(vllm)
+    return release.deepgemm if release is not None else None
 
 
 # vLLM releases whose NVIDIA DeepSeek-V4 model skips the mHC JIT warm-up: warmup/deepseek_v4_mhc_warmup.py's
@@ -308,57 +388,5 @@ AWAITING_MEASUREMENT: tuple[tuple[str, str], ...] = (
         "vLLM 0.30.0's mhc_pre_big_fuse_with_norm_tilelang on a wave64 ROCm GPU (gfx950 or gfx90a), hidden 4096 and "
         "7168, 1, 80 and 1024 tokens, under each tilelang that vLLM 0.29–0.30 accept, against 0.31.0's kernel; needs "
         "an AMD GPU (the H200 cannot show it: a CUDA warp is 32 threads).",
-    ),
-)
-
-# What was measured on the GPU machine and which finding it settled: (finding, GPU, what ran, date, result).
-MEASURED: tuple[tuple[str, str, str, str, str], ...] = (
-    (
-        "tilelang-prenorm-block-m",
-        "NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130)",
-        "scripts/gpu-vllm-kernels matrix (bench/vllm_kernels.py --check-only): vLLM 0.24.0, 0.26.0, 0.27.0, 0.28.0, "
-        "0.30.0, 0.31.0, 0.33.0 and 0.34.0's kernel files from each wheel, called as the DeepSeek-V4 model calls them "
-        "(DeepGEMM off), against the float64 oracle; hidden 4096 and 7168; 1, 7, 80, 512, 1024, 4096 and 16384 "
-        "tokens; each release under its pinned tilelang (0.1.9 or 0.1.12) and under 0.1.15; then 0.26.0 alone "
-        "under 0.1.12 at 1, 7, 80, 512, 1024, 1025, 4096 and 16384 tokens",
-        "2026-12-04",
-        "0.24.0 and 0.26.0 under tilelang 0.1.9: mhc_pre and the fused post+pre wrong at 1024, 4096 and 16384 tokens "
-        "at both hidden sizes (post_mix off by up to 1.58, about half of comb_mix wrong); right under 0.1.15, and "
-        "0.26.0 right under 0.1.12 (64 of 64 cases, 1025 tokens included). The block-M kernel is the same text in "
-        "0.22.0–0.26.0. 0.27.0+ right at those sizes under 0.1.12 and 0.1.15. So: fail with tilelang <= 0.1.9, warn "
-        "for 0.1.10–0.1.11 (not measured), nothing from 0.1.12",
-    ),
-    (
-        "tilelang-tvm-ffi-mismatch",
-        "NVIDIA H200 (driver 580.159.04)",
-        "scripts/gpu-vllm-kernels matrix with tilelang 0.1.12 and apache-tvm-ffi 0.1.12: importing vLLM 0.27–0.34's "
-        "kernels/mhc/tilelang (which imports tilelang)",
-        "2026-12-04",
-        "every run aborts: terminate called after throwing tvm::ffi::Error, TypeAttr `__ffi_repr__` is already "
-        "registered (0.1.12's wheel METADATA requires apache-tvm-ffi<=0.1.11,>=0.1.10)",
-    ),
-    (
-        "tilelang-tvm-ffi-mismatch",
-        "no GPU: x86-64 CPU, Python 3.11.7, torch 2.13.0+cpu (tilelang's passes and CUDA codegen run on the CPU)",
-        "tilelang 0.1.9's wheel with each apache-tvm-ffi 0.1.9, 0.1.10, 0.1.11, 0.1.12 (cp311 wheels) on PYTHONPATH: "
-        "`python bench/tilelang_lower.py` (import tilelang, then tilelang.lower for sm_90 of mhcdoctor's prenorm GEMM, "
-        "pre and post kernels, which runs PreLowerSemanticCheck's _NestedLoopCheckVisitor, the class of tile-ai/tvm "
-        "#32's '_inst' error); the GPU run planned with it (scripts/gpu-measure pins09) lost its machine",
-        "2026-12-04",
-        "vLLM 0.26.0's stock pair (tilelang 0.1.9, apache-tvm-ffi 0.1.10) imports and lowers all three kernels, as "
-        "0.1.9 with 0.1.9 (0.20-0.25's pair) and with 0.1.11 do: no '_inst' error; with apache-tvm-ffi 0.1.12 `import "
-        "tilelang` raises AttributeError: attribute '__dict__' of 'type' objects is not writable. An earlier H200 run "
-        "(docs KNOWLEDGE §10) compiled and ran this project's kernels and vLLM 0.26.0's own under 0.1.9 with 0.1.10. "
-        "So the 0.1.8-0.1.9 pair is bad from apache-tvm-ffi 0.1.12, not 0.1.10",
-    ),
-    (
-        "tilelang-fused-post-pre-slow",
-        "NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130)",
-        "vLLM 0.34.0's kernel files, mhc_fused_post_pre_tilelang_reuse_residual, hidden 7168, 1 token, replayed in a "
-        "CUDA graph: mhcdoctor bench --model deepseek-v4-pro under tilelang 0.1.15; scripts/gpu-vllm-kernels time "
-        "(bench/vllm_kernels.py) under 0.1.12, vLLM 0.34's pin",
-        "2026-12-04",
-        "0.0480 ms per call under tilelang 0.1.15 against 0.0091 ms under 0.1.12: slow, not wrong (0.33.0 has the "
-        "same kernel file; not timed)",
     ),
 )

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from packaging.version import InvalidVersion, Version
-
 from mhcdoctor.documents.check import FixState
+from mhcdoctor.knowledge.bugs import KnownBug
+from mhcdoctor.knowledge.versions import Version, parse
 
 MHC_OPS_SINCE = Version("0.1.11")  # aiter/ops/mhc.py (#2136)
 NORM_ARGS_SINCE = Version("0.1.15rc0")  # mhc_pre takes norm_weight/norm_eps (tag v0.1.15-rc0)
@@ -42,15 +42,6 @@ class AiterRelease:
     has_fused_post_pre: bool | None
     sqrsum_fix: FixState
     sqrsum_why: str
-
-
-def parse(version: str | None) -> Version | None:
-    if not version:
-        return None
-    try:
-        return Version(version.strip().lstrip("v"))
-    except InvalidVersion:
-        return None
 
 
 def sqrsum_fix_from_version(version: str | None) -> tuple[FixState, str]:
@@ -89,45 +80,15 @@ def release_of(v: Version) -> AiterRelease:
     return AiterRelease(str(v), v >= MHC_OPS_SINCE, v >= NORM_ARGS_SINCE, v >= FUSED_SINCE, fix, why)
 
 
-@dataclass(frozen=True)
-class AiterBug:
-    """A bug in aiter's mHC kernels, by the tags whose code has it (`git show TAG:csrc/kernels/mhc_kernels.cu`)."""
-
-    id: str
-    first: str  # the first tag whose code has it
-    last: str | None  # the last tag whose code has it; None: not fixed in any tag yet
-    ops: tuple[str, ...]  # the aiter ops whose kernels carry it
-    archs: tuple[str, ...]  # where it shows; () on every arch
-    fixed_by: str | None  # the PR that fixes it
-    commit: str | None
-
-
-# mhc_pre_big_fuse barrier placed before the double-buffered LDS loop instead of in it (the loop reads a tile
-# another wave may still be writing): in v0.1.11 to v0.1.13.post1, moved into the loop by #2978 (a858741) in
-# v0.1.14-rc0.
-BIG_FUSE_SYNC = AiterBug("big-fuse-sync", "0.1.11", "0.1.13.post1", ("mhc_pre",), (), "2978", "a85874151d")
-# mhc_post (arrives in v0.1.12 with #2479) prefetches the next residual tile into LDS without a barrier: fixed by
-# #2963 (9141aa9) in v0.1.14-rc0.
-POST_RACE = AiterBug("post-race", "0.1.12", "0.1.13.post1", ("mhc_post",), (), "2963", "9141aa9301")
-# #3396 (v0.1.15-rc0) reduces the RMS partial sums only in lanes inside a guard, and the cross-lane reduction then
-# reads lanes outside it: wrong RMS factors (GSM8K 1.29% measured with ROCm 7.2.3's compiler). #3417 (1be6aee, in
-# v0.1.16) zeroes those lanes; every 0.1.15 tag (rc0 to post3) has the same mhc_kernels.cu without it.
-BIG_FUSE_RMS = AiterBug("big-fuse-rms", "0.1.15rc0", "0.1.15.post3", ("mhc_pre",), (), "3417", "1be6aee67b")
-# aiter #4633 (open): mhc_pre fails with "invalid configuration argument" on MI300X, reported on v0.1.19 and main;
-# v0.1.18 ships the same mhc_kernels.cu and aiter/ops/mhc.py as v0.1.19 (#4115 changed them last, in v0.1.18).
-INVALID_CONFIG = AiterBug("invalid-config", "0.1.18", None, ("mhc_pre",), ("gfx942",), None, None)
-BUGS: tuple[AiterBug, ...] = (BIG_FUSE_SYNC, POST_RACE, BIG_FUSE_RMS, INVALID_CONFIG)
-
-
-def has_bug(version: str | None, bug: AiterBug) -> bool | None:
+def has_bug(version: str | None, bug: KnownBug) -> bool | None:
     """Whether AMD's aiter `version` carries `bug`: None for a version that says nothing (none, unreadable,
     setuptools_scm's fallback, or a development build past the last tag that has it)."""
     v = parse(version)
     if v is None or v == SCM_FALLBACK:
         return None
     public = Version(v.public)
-    if public < Version(bug.first):
+    if bug.first_bad is None or public < Version(bug.first_bad):
         return False
-    if bug.last is None or public <= Version(bug.last):
+    if bug.last_bad is None or public <= Version(bug.last_bad):
         return True
     return None if v.is_devrelease else False  # a development build past the last buggy tag may predate the fix

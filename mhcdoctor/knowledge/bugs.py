@@ -1,0 +1,716 @@
+"""One record per known bug inside the mHC paths: the one place its facts live.
+
+A record holds what a user reads (the finding's id, severity, title, summary, fix and references), what the bug
+breaks and where (effect, ops, platforms, archs, shapes, token range), which code carries it (first bad and first
+good release or commit, the fix), how a machine tells it (content of the installed files, the installed code,
+the version alone, or a measurement), the text a vLLM log shows for it, and its evidence. The findings catalogue
+(rules/findings/), docs/known-bugs.md (docsgen) and the log reader (vllmlog) read these records; a record with no
+hand-written decision in rules/findings/ gets the generic one there, so a new bug is one record and one test.
+
+Evidence rule (tests/knowledge/test_bug_evidence.py): a fail for wrong results or a crash needs `Measured` or
+`Code` evidence; a bug backed only by a `Report` is at most a warning, and its text says what is not known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from mhcdoctor.documents.vocabulary import Severity
+from mhcdoctor.knowledge import known
+from mhcdoctor.knowledge.evidence import H200, Code, Evidence, Measured, Report
+
+Effect = Literal["wrong results", "crash", "slow", "slow start-up"]
+# How a machine tells whether its install carries the bug: the content of the installed source (a signature of
+# the fix), the installed code (which release's kernel files it holds), the version label alone, or only a
+# measurement on the GPU (verify).
+ToldBy = Literal["content", "installed code", "version", "measured"]
+Library = Literal["amd-aiter", "tilelang", "apache-tvm-ffi", "vllm", "deep_gemm", "kernel cache"]
+PathName = Literal["aiter", "tilelang", "triton", "torch", "any"]
+
+AITER = "https://github.com/ROCm/aiter/"
+TILELANG = "https://github.com/tile-ai/tilelang/"
+VLLM_PR = "https://github.com/vllm-project/vllm/pull/"
+VLLM_ISSUE = "https://github.com/vllm-project/vllm/issues/"
+AITER_BUILD = (
+    "pip uninstall -y aiter amd-aiter && git clone --recursive https://github.com/ROCm/aiter && "
+    "cd aiter && pip install --no-build-isolation ."
+)
+
+
+@dataclass(frozen=True)
+class LogSignature:
+    """The error a vLLM log shows for the bug: a regular expression over the error's line, and where the text alone
+    is ambiguous one over the traceback's frames (the line itself counts as part of them)."""
+
+    keyword: str  # a literal of the line the log reader finds fast before it tries `text` (vllmlog/formats.KEYWORDS)
+    text: str
+    frames: str | None = None
+
+
+@dataclass(frozen=True)
+class ContentSignature:
+    """A fix told by the installed source: `fixed` is text the file holds once the fix is in, `buggy` text it holds
+    while the bug is (None: absence of `fixed` alone says buggy). `file` is relative to the package folder."""
+
+    file: str
+    fixed: str
+    buggy: str | None = None
+
+
+@dataclass(frozen=True)
+class KnownBug:
+    """A known bug inside an mHC path, with the finding it raises."""
+
+    id: str  # the finding id it raises
+    severity: Severity | None  # the finding's severity; None: it gives one per case (at most `worst`)
+    title: str
+    summary: str  # one line for the docs: when it fires
+    fix: str
+    refs: tuple[str, ...]
+    effect: Effect
+    library: Library  # whose code carries it
+    path: PathName  # the mHC path whose ops run that code
+    ops: tuple[str, ...]  # the ops whose kernels carry it
+    told_by: ToldBy
+    evidence: tuple[Evidence, ...]
+    platforms: tuple[str, ...] = ()  # () every platform
+    archs: tuple[str, ...] = ()  # () every arch
+    hidden: tuple[int, ...] | None = None  # hidden sizes that trigger it; None: any
+    hc_mult: tuple[int, ...] | None = None  # None: any
+    tokens: tuple[int, int | None] = (1, None)  # calls of this many tokens show it (first, last; None: no limit)
+    affected: str | None = None  # specifier of the `library` versions that carry it (what the version tells)
+    first_bad: str | None = None  # first release or tag whose code has it
+    last_bad: str | None = None  # last release or tag whose code has it; None: not fixed in any release yet
+    first_good: str | None = None  # first release or tag with the fix
+    fixed_by: str | None = None  # the PR that fixes it
+    commit: str | None = None  # the fix's commit
+    content: tuple[ContentSignature, ...] = ()  # how the installed source tells it (aitersig fills the aiter ones)
+    log: LogSignature | None = None  # the fatal line the log reader maps to it
+    log_severity: Severity | None = None  # its severity in a log (a failure the log shows happened); None: no log
+    worst: Severity = "fail"  # the most severe it gives (with severity None)
+    explanation: str = ""  # what it does, as a finding's detail says it
+
+    @property
+    def proof(self) -> Literal["measured", "code", "report"]:
+        """The strongest evidence it has."""
+        kinds = {type(e) for e in self.evidence}
+        return "measured" if Measured in kinds else "code" if Code in kinds else "report"
+
+
+# --- aiter ---------------------------------------------------------------------------------------------------------
+
+SQRSUM_RACE = KnownBug(
+    id="aiter-sqrsum-race",
+    severity="fail",
+    title="aiter's mhc_pre_gemm_sqrsum race corrupts rows past 16 tokens",
+    summary="The aiter path runs mhc_pre and the installed aiter lacks the race fix (aiter #3033).",
+    fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
+    refs=(AITER + "pull/3033", AITER + "commit/b639cb63bcac4672dce33a731fad042a65cb3649", VLLM_PR + "43950"),
+    effect="wrong results",
+    library="amd-aiter",
+    path="aiter",
+    ops=("mhc_pre",),
+    told_by="content",
+    evidence=(
+        Code(
+            "ROCm/aiter",
+            "v0.1.13.post1",
+            "csrc/kernels/mhc_kernels.cu",
+            None,
+            "mhc_pre_gemm_sqrsum_kernel stores row sums under `if ((warp_id * mfma_m + lane_id < m_oob))`: lanes "
+            "16–63 write other warps' rows; #3033 adds `lane_id < mfma_m &&`",
+        ),
+    ),
+    platforms=("rocm",),
+    hc_mult=(4,),
+    tokens=(17, None),  # lanes 16–63 store into other rows: one call of more than 16 tokens
+    affected=">=0.1.12,<0.1.14rc0",
+    first_bad="0.1.12",
+    last_bad="0.1.13.post1",
+    first_good="0.1.14rc0",
+    fixed_by="3033",
+    commit="b639cb63bc",
+    content=(
+        ContentSignature(
+            "csrc/kernels/mhc_kernels.cu",
+            fixed="lane_id < mfma_m && (warp_id * mfma_m + lane_id < m_oob)",
+            buggy="if ((warp_id * mfma_m + lane_id < m_oob))",
+        ),
+    ),
+)
+
+BIG_FUSE_SYNC = KnownBug(
+    id="aiter-big-fuse-sync",
+    severity="fail",
+    title="aiter before 0.1.14: mhc_pre_big_fuse reads an LDS tile before every wave finished writing it",
+    summary="aiter 0.1.11–0.1.13.post1 runs mhc_pre (aiter #2978, fixed in 0.1.14-rc0).",
+    fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
+    refs=(AITER + "pull/2978", AITER + "commit/a85874151dc9a9e607598b8b73f83c6fab954a6b"),
+    effect="wrong results",
+    library="amd-aiter",
+    path="aiter",
+    ops=("mhc_pre",),
+    told_by="version",
+    evidence=(
+        Code(
+            "ROCm/aiter",
+            "v0.1.13.post1",
+            "csrc/kernels/mhc_kernels.cu",
+            None,
+            "mhc_pre_big_fuse's double-buffered residual loop has its barrier before the loop, not in it; #2978 "
+            "(a858741) moves it in",
+        ),
+    ),
+    platforms=("rocm",),
+    affected=">=0.1.11,<0.1.14rc0",
+    first_bad="0.1.11",
+    last_bad="0.1.13.post1",
+    first_good="0.1.14rc0",
+    fixed_by="2978",
+    commit="a85874151d",
+    explanation="mhc_pre_big_fuse's double-buffered residual loop has its barrier before the loop instead of in it, "
+    "so a wave can read a tile another wave is still loading: wrong layer inputs where the loop runs more than "
+    "once (hidden sizes above one residual block). Fixed by aiter #2978 (a858741) in 0.1.14-rc0.",
+)
+
+POST_RACE = KnownBug(
+    id="aiter-mhc-post-race",
+    severity="fail",
+    title="aiter before 0.1.14: mhc_post prefetches into LDS without a barrier (wrong results)",
+    summary="aiter 0.1.12–0.1.13.post1 runs mhc_post (aiter #2963, fixed in 0.1.14-rc0).",
+    fix="Build aiter v0.1.14 or later from source (PyPI's amd-aiter is stale): " + AITER_BUILD,
+    refs=(AITER + "pull/2963", AITER + "commit/9141aa9301b960daea99fa9303f39aa28b426284"),
+    effect="wrong results",
+    library="amd-aiter",
+    path="aiter",
+    ops=("mhc_post",),
+    told_by="version",
+    evidence=(
+        Code(
+            "ROCm/aiter",
+            "v0.1.13.post1",
+            "csrc/kernels/mhc_kernels.cu",
+            None,
+            "mhc_post loads the next residual tile into the LDS buffer other waves may still read, no barrier between; "
+            "#2963 (9141aa9, 'Fix mhc_post accuracy') adds it",
+        ),
+    ),
+    platforms=("rocm",),
+    affected=">=0.1.12,<0.1.14rc0",
+    first_bad="0.1.12",
+    last_bad="0.1.13.post1",
+    first_good="0.1.14rc0",
+    fixed_by="2963",
+    commit="9141aa9301",
+    explanation="mhc_post loads the next residual tile into the LDS buffer other waves may still read, with no "
+    "barrier between (aiter #2963: 'Fix mhc_post accuracy'); its outputs are wrong. Fixed in 0.1.14-rc0 (9141aa9).",
+)
+
+BIG_FUSE_RMS = KnownBug(
+    id="aiter-rocm-compiler",  # the contract's id; issue 23: wrong results are fail, on any ROCm
+    severity="fail",
+    title="aiter 0.1.15.x: mhc_pre's RMS reduction reads unset lanes (wrong results; aiter #3417)",
+    summary="aiter 0.1.15rc0–0.1.15.post3 runs mhc_pre (aiter #3396 without the fix #3417, first in 0.1.16).",
+    fix="Build aiter 0.1.16 or later: " + AITER_BUILD,
+    refs=(AITER + "pull/3417", AITER + "commit/1be6aee67b7cf9e0e90daccc700f763043a99f5d", AITER + "pull/3396"),
+    effect="wrong results",
+    library="amd-aiter",
+    path="aiter",
+    ops=("mhc_pre",),
+    told_by="version",
+    evidence=(
+        Code(
+            "ROCm/aiter",
+            "v0.1.15.post3",
+            "csrc/kernels/mhc_kernels.cu",
+            None,
+            "#3396 reduces the RMS partial sums only in lanes inside a guard and the cross-lane reduction reads the "
+            "lanes outside it; #3417 (1be6aee) zeroes them. Every 0.1.15 tag has the same file without it",
+        ),
+        Report(AITER + "pull/3417", "GSM8K 1.29% was measured upstream with ROCm 7.2.3's compiler only"),
+    ),
+    platforms=("rocm",),
+    affected=">=0.1.15rc0,<0.1.16",
+    first_bad="0.1.15rc0",
+    last_bad="0.1.15.post3",
+    first_good="0.1.16",
+    fixed_by="3417",
+    commit="1be6aee67b",
+    explanation="mhc_pre_big_fuse (and its fused-RMSNorm twin) reduce the RMS partial sums across lanes that the "
+    "guard added by aiter #3396 left unset, so the RMS factor is wrong at every token count (GSM8K 1.29% measured "
+    "with ROCm 7.2.3's compiler; the code is wrong under any compiler). Fixed by #3417 (1be6aee) in 0.1.16.",
+)
+
+INVALID_CONFIG = KnownBug(
+    id="aiter-mhc-pre-invalid-config",
+    severity="warn",
+    title="aiter's mhc_pre fails with 'invalid configuration argument' on MI300X",
+    summary="aiter 0.1.18+ (the mhc code of v0.1.19, where it was reported, and later) runs mhc_pre on gfx942: "
+    "the profile run dies with 'CUDA error: invalid configuration argument' (aiter #4633, open).",
+    fix="Workaround from aiter #4633: set HAS_AITER_MHC = False in vllm/model_executor/layers/mhc.py (vLLM then "
+    "runs mhc_pre on torch on gfx942); or try aiter v0.1.17, the last mHC code before #4115 (not confirmed to "
+    "avoid it): pip uninstall -y aiter amd-aiter && git clone --recursive -b v0.1.17 "
+    "https://github.com/ROCm/aiter && cd aiter && pip install --no-build-isolation .",
+    refs=(AITER + "issues/4633", AITER + "pull/4115"),
+    effect="crash",
+    library="amd-aiter",
+    path="aiter",
+    ops=("mhc_pre",),
+    told_by="version",
+    evidence=(
+        Report(
+            AITER + "issues/4633",
+            "the cause is not known (no fix, no failing shape named), nor whether every MI300X or other archs hit it",
+        ),
+    ),
+    platforms=("rocm",),
+    archs=("gfx942",),
+    affected=">=0.1.18",
+    first_bad="0.1.18",  # v0.1.18 ships the same mhc_kernels.cu and aiter/ops/mhc.py as v0.1.19 (#4115)
+    # aiter #4633: aiter/ops/mhc.py mhc_pre: "torch.AcceleratorError: CUDA error: invalid configuration argument".
+    log=LogSignature(
+        "invalid configuration",
+        r"invalid configuration argument",
+        frames=r"aiter/ops/mhc\.py|mhc_pre_aiter|aiter\.ops\.mhc",
+    ),
+    log_severity="fail",
+    explanation="on MI300X (gfx942) every tensor-parallel worker crashed in the profile run at start-up with 'CUDA "
+    "error: invalid configuration argument' in aiter/ops/mhc.py mhc_pre (aiter #4633, reported on v0.1.19 and "
+    "main, ROCm 7.1.1; v0.1.18 ships the same mHC code). Not fixed in any release yet.",
+)
+
+API_TOO_OLD = KnownBug(
+    id="aiter-api-too-old",
+    severity="fail",
+    title="aiter is too old for what this vLLM release calls",
+    summary="vLLM 0.29 calls aiter's mhc_pre with norm_weight/norm_eps (aiter 0.1.15+) and "
+    "mhc_fused_post_pre (0.1.16+) without probing for them.",
+    fix="Build aiter 0.1.16 or later: " + AITER_BUILD + "  (or pip install 'vllm>=0.30', which falls back)",
+    refs=(VLLM_PR + "52737", AITER),
+    effect="crash",
+    library="vllm",
+    path="aiter",
+    ops=("mhc_pre", "mhc_fused_post_pre"),
+    told_by="installed code",
+    evidence=(
+        Code(
+            "vllm-project/vllm",
+            "v0.29.0",
+            "vllm/model_executor/kernels/mhc/aiter.py",
+            49,
+            "rocm_aiter_ops.mhc_pre(..., norm_weight, norm_eps) positionally, unprobed: an aiter before 0.1.15 "
+            "raises TypeError",
+        ),
+    ),
+    platforms=("rocm",),
+    affected="==0.29.*",
+    first_bad="0.29.0",
+    first_good="0.30.0",
+    fixed_by="52737",
+)
+
+JIT_STALE = KnownBug(
+    id="aiter-jit-stale",
+    severity="fail",
+    title="aiter's JIT-built module_mhc.so does not fit this aiter, torch or GPU",
+    summary="aiter runs an op and the module_mhc.so it will load was built for other gfx targets, or before the "
+    "installed aiter or torch: aiter keys it by module name only and loads it anyway.",
+    fix="rm -f \"$(python -c 'import aiter, os; print(os.path.dirname(aiter.__file__))')/jit/module_mhc.so\" "
+    "~/.aiter/jit/module_mhc.so  # aiter rebuilds it at the next mHC call",
+    refs=(AITER + "blob/main/aiter/jit/core.py",),
+    effect="crash",
+    library="kernel cache",
+    path="aiter",
+    ops=("mhc_pre", "mhc_post", "mhc_fused_post_pre"),
+    told_by="content",
+    evidence=(
+        Code(
+            "ROCm/aiter",
+            "main",
+            "aiter/jit/core.py",
+            None,
+            "a JIT module is found and loaded by its name (module_mhc) alone: no check of the gfx targets, aiter or "
+            "torch it was built for",
+        ),
+    ),
+    platforms=("rocm",),
+    log_severity="warn",  # the log shows aiter v0.1.17+ noticing the wrong arch and rebuilding (vllmlog/formats.py)
+)
+
+# --- tilelang ------------------------------------------------------------------------------------------------------
+
+WRONG_ARCH = KnownBug(
+    id="tilelang-wrong-arch",
+    severity="fail",
+    title="tilelang mHC kernels are selected on gfx942, where they compute wrong results",
+    summary="A tilelang mHC kernel runs on gfx942 (releases before 0.24 do not exclude it).",
+    fix="pip install -U 'vllm>=0.25'  # or remove tilelang: pip uninstall -y tilelang",
+    refs=("https://github.com/vllm-project/vllm/issues/45698", VLLM_PR + "45931"),
+    effect="wrong results",
+    library="vllm",
+    path="tilelang",
+    ops=("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head"),
+    told_by="installed code",
+    evidence=(
+        Code(
+            "vllm-project/vllm",
+            "v0.24.0",
+            "vllm/model_executor/layers/mhc.py",
+            21,
+            "'TileLang MHC currently produces incorrect results on gfx942': HAS_TILELANG_MHC is False there",
+        ),
+    ),
+    platforms=("rocm",),
+    archs=("gfx942",),
+    affected="<0.24.0",
+    first_good="0.24.0",
+    fixed_by="45931",
+)
+
+PDL_UNSUPPORTED = KnownBug(
+    id="tilelang-pdl-unsupported",
+    severity="fail",
+    title="vLLM's tilelang mHC kernels ask for PDL, which ROCm lacks",
+    summary="vLLM 0.20–0.21 on ROCm sends an op to its tilelang kernels, which call T.pdl_sync/T.pdl_trigger "
+    "unconditionally: tilelang raises 'PDL is not supported' when it compiles them (vLLM #42876).",
+    fix="pip install -U 'vllm>=0.25'  # ROCm runs aiter or tilelang without PDL from 0.22",
+    refs=(VLLM_ISSUE + "42876", VLLM_PR + "43679"),
+    effect="crash",
+    library="vllm",
+    path="tilelang",
+    ops=("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head"),
+    told_by="installed code",
+    evidence=(
+        Code(
+            "vllm-project/vllm",
+            "v0.21.0",
+            "vllm/model_executor/layers/mhc.py",
+            82,
+            "T.pdl_sync() / T.pdl_trigger() in the tilelang kernels on every platform; #43679 (0.22) makes PDL "
+            "CUDA-only",
+        ),
+        Report(VLLM_ISSUE + "42876", "seen on MI350X with vllm-openai-rocm:v0.21.0; other ROCm GPUs not reported"),
+    ),
+    platforms=("rocm",),
+    affected="<0.22.0",
+    first_good="0.22.0",
+    fixed_by="43679",
+    # tilelang's TVM lowering: "Check failed: (!mutator.has_trigger_launch_ && !mutator.has_grid_sync_) is false: PDL
+    # is not supported" (vLLM #42876: mhc_post_tilelang on MI350X, vllm-openai-rocm:v0.21.0).
+    log=LogSignature("PDL is not", r"PDL is not supported"),
+    log_severity="fail",
+)
+
+TVM_FFI_MISMATCH = KnownBug(
+    id="tilelang-tvm-ffi-mismatch",
+    severity=None,
+    title="tilelang and apache-tvm-ffi are a known-bad pair",
+    summary="The installed tilelang and apache-tvm-ffi (read from their metadata, also with --fast) form a "
+    "pair proven to break: tilelang 0.1.10–0.1.12 with apache-tvm-ffi 0.1.12+ aborts at import and 0.1.9 with "
+    "0.1.12+ fails to import (measured); 0.1.8 with 0.1.10+ fails to compile kernels (read in its code). Fail where "
+    "vLLM imports tilelang; none where full check's child imported that tilelang. vLLM 0.26.0's own pins (0.1.9 "
+    "with 0.1.10) were measured good.",
+    fix="pip install 'apache-tvm-ffi<0.1.12'",
+    refs=(
+        TILELANG + "issues/2367",
+        TILELANG + "pull/2795",
+        TILELANG + "issues/2040",
+        "https://github.com/kvcache-ai/ktransformers/issues/2045",
+        VLLM_PR + "45169",
+    ),
+    effect="crash",
+    library="apache-tvm-ffi",
+    path="tilelang",
+    ops=("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head"),
+    told_by="version",
+    evidence=tuple(e for pair in known.TVM_FFI_BAD_PAIRS for e in pair.evidence),  # each pair's own decides
+    # apache-tvm-ffi newer than tilelang's bundled TVM: "TypeAttr `__ffi_repr__` is already registered"
+    # (tvm::ffi::Error), sglang #34858, ktransformers #2045.
+    log=LogSignature("already registered", r"already registered", frames=r"__ffi_|tvm[_:.]|tvm_ffi|TVMFFI|tilelang"),
+    log_severity="fail",
+)
+
+PRENORM_BLOCK_M = KnownBug(
+    id="tilelang-prenorm-block-m",
+    severity=None,
+    title="vLLM 0.22–0.26's block-M prenorm GEMM (1024+ tokens) is wrong under tilelang 0.1.9",
+    summary="vLLM 0.22–0.26 runs mhc_pre's prenorm GEMM on tilelang (no DeepGEMM: ROCm, or CUDA where "
+    "is_deep_gemm_supported() is False); from 1024 tokens its hc_prenorm_gemm_block_m_tilelang reduces into a "
+    "T.alloc_var that tilelang 0.1.9 (vLLM's pin) lowers wrong: measured wrong on an H200 (fail); warn for "
+    "tilelang 0.1.10–0.1.11 or off CUDA (not measured); measured right under tilelang 0.1.12 and 0.1.15.",
+    fix="pip install -U 'vllm>=0.27'  # or tilelang>=0.1.12 (measured right with 0.26's kernel, outside "
+    "vLLM's pin); mhcdoctor verify --stress checks 1024+ tokens",
+    refs=(VLLM_PR + "43905",),
+    effect="wrong results",
+    library="vllm",
+    path="tilelang",
+    ops=("mhc_pre", "mhc_fused_post_pre"),
+    told_by="installed code",
+    evidence=(
+        Measured(
+            "scripts/gpu-vllm-kernels matrix (bench/vllm_kernels.py --check-only): vLLM 0.24.0, 0.26.0, 0.27.0, "
+            "0.28.0, 0.30.0, 0.31.0, 0.33.0 and 0.34.0's kernel files from each wheel, called as the DeepSeek-V4 "
+            "model calls them (DeepGEMM off), against the float64 oracle; hidden 4096 and 7168; 1, 7, 80, 512, 1024, "
+            "4096 and 16384 tokens; each release under its pinned tilelang (0.1.9 or 0.1.12) and under 0.1.15; then "
+            "0.26.0 alone under 0.1.12 at 1, 7, 80, 512, 1024, 1025, 4096 and 16384 tokens",
+            H200,
+            "2026-12-04",
+            "0.24.0 and 0.26.0 under tilelang 0.1.9: mhc_pre and the fused post+pre wrong at 1024, 4096 and 16384 "
+            "tokens at both hidden sizes (post_mix off by up to 1.58, about half of comb_mix wrong); right under "
+            "0.1.15, and 0.26.0 right under 0.1.12 (64 of 64 cases, 1025 tokens included). The block-M kernel is "
+            "the same text in 0.22.0–0.26.0. 0.27.0+ right at those sizes under 0.1.12 and 0.1.15. So: fail with "
+            "tilelang <= 0.1.9, warn for 0.1.10–0.1.11 (not measured), nothing from 0.1.12",
+        ),
+        Code(
+            "vllm-project/vllm",
+            "v0.26.0",
+            "vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+            787,
+            "hc_prenorm_gemm_block_m_tilelang sums each token into one T.alloc_var(T.float32, init=0.0) inside the "
+            "unrolled token loop; 0.27.0 uses per-token T.alloc_local arrays",
+        ),
+    ),
+    tokens=(1024, None),  # kernels/mhc/tilelang.py: x.shape[0] >= 1024 takes the block-M GEMM
+    affected=">=0.22.0,<0.27.0",
+    first_bad="0.22.0",
+    last_bad="0.26.0",
+    first_good="0.27.0",
+)
+
+HIP_ALLREDUCE_OFFSET = KnownBug(
+    id="tilelang-hip-allreduce-offset",
+    severity="fail",
+    title="vLLM 0.29–0.30's tilelang mhc_pre with a folded RMSNorm reduces on threads TileLang's HIP AllReduce "
+    "gets wrong",
+    summary="vLLM 0.29–0.30 on a 64-wide-wavefront ROCm GPU (gfx9) folds the RMSNorm into tilelang's mhc_pre where "
+    "aiter does not serve; the norm's sum runs on threads 32.. and TileLang's HIP AllReduce ignores that offset "
+    "(vLLM 0.31.0 moved it to threads 0..63 on ROCm).",
+    fix="pip install -U 'vllm>=0.31'",
+    refs=("https://github.com/vllm-project/vllm/blob/v0.31.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",),
+    effect="wrong results",
+    library="vllm",
+    path="tilelang",
+    ops=("mhc_pre", "mhc_fused_post_pre"),
+    told_by="installed code",
+    evidence=(
+        Code(
+            "vllm-project/vllm",
+            "v0.31.0",
+            "vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+            26,
+            "'TileLang's HIP AllReduce shuffle phase ignores a nonzero reduction-group offset, so the 64-thread "
+            "RMSNorm reduction must be wave64-aligned and use threads 0..63' (_MIX_ON_TRAILING_THREADS on ROCm)",
+        ),
+    ),
+    platforms=("rocm",),
+    archs=("gfx9",),
+    affected=">=0.29.0,<0.31.0",
+    first_bad="0.29.0",
+    last_bad="0.30.0",
+    first_good="0.31.0",
+)
+
+FUSED_POST_PRE_SLOW = KnownBug(
+    id="tilelang-fused-post-pre-slow",
+    severity="warn",
+    title="vLLM 0.33–0.34's fused post+pre is 5x slower per decode call under a tilelang newer than its pin",
+    summary="vLLM 0.33–0.34 on CUDA runs the fused post+pre on tilelang, and the installed tilelang is newer than "
+    "the 0.1.12 it pins: measured on an H200, 0.0480 ms per 1-token call under 0.1.15 against 0.0091 ms under "
+    "0.1.12 (slow, not wrong).",
+    fix="pip install 'tilelang==0.1.12'  # the tilelang vLLM 0.33–0.34 pin",
+    refs=("https://github.com/vllm-project/vllm/blob/v0.34.0/vllm/model_executor/kernels/mhc/tilelang.py",),
+    effect="slow",
+    library="tilelang",
+    path="tilelang",
+    ops=("mhc_fused_post_pre",),
+    told_by="version",
+    evidence=(
+        Measured(
+            "vLLM 0.34.0's kernel files, mhc_fused_post_pre_tilelang_reuse_residual, hidden 7168, 1 token, replayed "
+            "in a CUDA graph: mhcdoctor bench --model deepseek-v4-pro under tilelang 0.1.15; scripts/gpu-vllm-kernels "
+            "time (bench/vllm_kernels.py) under 0.1.12, vLLM 0.34's pin",
+            H200,
+            "2026-12-04",
+            "0.0480 ms per call under tilelang 0.1.15 against 0.0091 ms under 0.1.12: slow, not wrong (0.33.0 has "
+            "the same kernel file; not timed)",
+        ),
+    ),
+    platforms=("cuda",),
+    tokens=(1, 1),
+    worst="warn",
+)
+
+FUSED_SHAPE = KnownBug(
+    id="tilelang-fused-shape",
+    severity="fail",
+    title="vLLM 0.21–0.29's fused post+pre skips part of a shape (hidden, hc_mult) the official configs do not use",
+    summary="vLLM 0.21–0.29 runs the fused post+pre on tilelang, and the model's hidden size or hc_mult does not "
+    "divide the fixed tile and split of its small-token kernel (hidden not a multiple of 1024, or of 2048 up to "
+    "4096; hc_mult*(hc_mult+2) not a multiple of 2 and 3): part of the output is never written, from the code "
+    "(kernels/mhc/tilelang.py, tilelang_kernels.py); the official configs (hidden 4096, 5120, 7168, hc_mult 4) "
+    "divide.",
+    fix="pip install -U 'vllm>=0.30'  # picks a tile and split that divide the shape",
+    refs=(
+        "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang.py",
+        "https://github.com/vllm-project/vllm/blob/v0.30.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+    ),
+    effect="wrong results",
+    library="vllm",
+    path="tilelang",
+    ops=("mhc_fused_post_pre",),
+    told_by="installed code",
+    evidence=(
+        Code(
+            "vllm-project/vllm",
+            "v0.26.0",
+            "vllm/model_executor/kernels/mhc/tilelang.py",
+            518,
+            "use_small_fma = num_tokens <= 16; tile_n = 2 if num_tokens < 8 else 3; n_splits = 8 if (num_tokens < 8 "
+            "and hidden_size <= 4096) else 4 (0.21.0 layers/mhc.py:656-660 the same)",
+        ),
+        Code(
+            "vllm-project/vllm",
+            "v0.26.0",
+            "vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+            545,
+            "mhc_fused_tilelang: h_per_split = h // split_k, n_tiles = n_out // tile_n, h_iters = h_per_split // the "
+            "256 threads: the remainder of hidden and of the hc_mult*(hc_mult+2) mixes is never computed or stored",
+        ),
+        Code(
+            "vllm-project/vllm",
+            "v0.30.0",
+            "vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+            50,
+            "mhc_fused_post_pre_split_config lowers tile_n and n_splits until they divide the shape: the fix",
+        ),
+        Report(
+            "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+            "issue 30 of this project reports it seen on an H200 (0.26.0's fused op non-finite at hidden 2560 and "
+            "3072, comb_mix wrong at hc_mult 2, 16 tokens; 0.34.0 right); scripts/gpu-measure, which measures every "
+            "distinct kernel file at such shapes, has not run (its machine was lost)",
+        ),
+    ),
+    tokens=(1, 16),
+    affected=">=0.21.0,<0.30.0",
+    first_bad="0.21.0",
+    last_bad="0.29.0",
+    first_good="0.30.0",
+)
+
+CACHE_COLD = KnownBug(
+    id="tilelang-cache-cold",
+    severity=None,
+    title="tilelang's kernel cache holds none of vLLM's mHC kernels",
+    summary="tilelang runs an op and $TILELANG_CACHE_DIR (default ~/.tilelang/cache) holds no mHC kernel for the "
+    "installed tilelang. Warn on CUDA in vLLM 0.23–0.29, whose NVIDIA model skips the mHC warm-up (vLLM #51790): "
+    "the kernels compile while serving.",
+    fix="Warm the cache once before serving, with the same tilelang and TILELANG_CACHE_DIR (e.g. a short "
+    "vllm serve run with prompts of the lengths you serve), and keep the cache folder on persistent storage",
+    refs=(VLLM_ISSUE + "51790", VLLM_PR + "52941", VLLM_PR + "47807"),
+    effect="slow start-up",
+    library="kernel cache",
+    path="tilelang",
+    ops=("mhc_pre", "mhc_post", "mhc_fused_post_pre", "hc_head"),
+    told_by="content",
+    evidence=(
+        Code(
+            "vllm-project/vllm",
+            "v0.24.0",
+            "vllm/model_executor/warmup/deepseek_v4_mhc_warmup.py",
+            82,
+            "_find_first_mhc_layer wants hc_pre/hc_post on the decoder layer, which the NVIDIA model no longer "
+            "defines from 0.23.0 (vLLM #51790)",
+        ),
+    ),
+    worst="warn",
+    log_severity="info",  # compiles at start-up; while serving is the log reader's own mhc-jit-while-serving
+)
+
+# --- DeepGEMM ------------------------------------------------------------------------------------------------------
+
+DEEPGEMM_PRENORM_BROKEN = KnownBug(
+    id="deepgemm-prenorm-broken",
+    severity="fail",
+    title="DeepGEMM's tf32_hc_prenorm_gemm cannot run where vLLM calls it",
+    summary="CUDA releases whose mhc_pre calls DeepGEMM's tf32_hc_prenorm_gemm with no tilelang fallback "
+    "(0.20–0.21 always, 0.26+ the first layer's pre), on an arch DeepGEMM lacks (sm_90, sm_10x, sm_12x from "
+    "0.24), or with no deep_gemm (standalone or vLLM's vendored copy), or one without tf32_hc_prenorm_gemm.",
+    fix="Run on sm_90/sm_100 (H100/H200/B200); where deep_gemm is the cause: pip uninstall -y deep_gemm  "
+    "# vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm",
+    refs=(VLLM_PR + "43905", "https://github.com/deepseek-ai/DeepGEMM/issues/317", VLLM_ISSUE + "52732"),
+    effect="crash",
+    library="deep_gemm",
+    path="tilelang",
+    ops=("mhc_pre",),
+    told_by="installed code",
+    evidence=(
+        Code(
+            "deepseek-ai/DeepGEMM",
+            "main",
+            "csrc/apis/hyperconnection.hpp",
+            None,
+            "tf32_hc_prenorm_gemm dispatches arch 9 and 10 only, 'Unsupported architecture' otherwise (DeepGEMM #317)",
+        ),
+        Code(
+            "vllm-project/vllm",
+            "v0.26.0",
+            "vllm/model_executor/kernels/mhc/tilelang.py",
+            134,
+            "mhc_pre_broadcast_tilelang imports and calls tf32_hc_prenorm_gemm with no tilelang fallback",
+        ),
+    ),
+    platforms=("cuda",),
+    # vLLM's DeepGEMM prenorm GEMM for mhc_pre (utils/deep_gemm.py tf32_hc_prenorm_gemm) failing where it is called.
+    log=LogSignature("tf32_hc_prenorm_gemm", r"(?:Error|error|failed|Assertion)", frames=r"tf32_hc_prenorm_gemm"),
+    log_severity="fail",
+)
+
+DEEPGEMM_B300_LAUNCH = KnownBug(
+    id="deepgemm-prenorm-b300-launch",
+    severity="warn",
+    title="DeepGEMM's sm100 tf32_hc_prenorm_gemm fails to launch on B300 (sm_103)",
+    summary="vLLM 0.23+ on a B300 (sm_103) computes mhc_pre's prenorm GEMM with DeepGEMM, whose "
+    "sm100_tf32_hc_prenorm_gemm launch failed there at start-up (vLLM #46796, open: invalid argument on CUDA 13, "
+    "invalid configuration on 12.9).",
+    fix="If it fails at start-up: VLLM_USE_DEEP_GEMM=0 on vLLM 0.22–0.25 (tilelang's GEMM; 0.26+ still call "
+    "DeepGEMM in the first layer), or vLLM 0.20.1 as reported in vLLM #46796",
+    refs=(VLLM_ISSUE + "46796",),
+    effect="crash",
+    library="deep_gemm",
+    path="tilelang",
+    ops=("mhc_pre",),
+    told_by="version",
+    evidence=(
+        Report(
+            VLLM_ISSUE + "46796",
+            "one report, open: which DeepGEMM builds, drivers and CUDA versions fail, and whether every B300 does, "
+            "is not known",
+        ),
+    ),
+    platforms=("cuda",),
+    archs=("sm_103",),
+    affected=">=0.23.0",
+)
+
+# The known-bugs page lists them in this order.
+BUGS: tuple[KnownBug, ...] = (
+    SQRSUM_RACE,
+    BIG_FUSE_SYNC,
+    POST_RACE,
+    BIG_FUSE_RMS,
+    INVALID_CONFIG,
+    WRONG_ARCH,
+    PDL_UNSUPPORTED,
+    TVM_FFI_MISMATCH,
+    PRENORM_BLOCK_M,
+    HIP_ALLREDUCE_OFFSET,
+    DEEPGEMM_PRENORM_BROKEN,
+    API_TOO_OLD,
+    CACHE_COLD,
+    JIT_STALE,
+    DEEPGEMM_B300_LAUNCH,
+    FUSED_POST_PRE_SLOW,
+    FUSED_SHAPE,
+)
+BY_ID: dict[str, KnownBug] = {bug.id: bug for bug in BUGS}
