@@ -169,6 +169,16 @@ TVM_FFI_GOOD_PAIRS: tuple[GoodPair, ...] = (
                 "imports, compiles and runs: mhcdoctor's tilelang kernels 9/9 pass and vLLM 0.26.0's kernels give the "
                 "same results as with apache-tvm-ffi 0.1.9 (issue 30)",
             ),
+            Measured(
+                "PYTHONPATH=<tilelang 0.1.9 wheel, apache-tvm-ffi 0.1.10 cp311 wheel, z3, psutil unpacked>:. "
+                "python bench/tilelang_lower.py (import tilelang, then tilelang.lower for sm_90 of mhcdoctor's prenorm "
+                "GEMM, pre and post kernels: PreLowerSemanticCheck runs _NestedLoopCheckVisitor, the class of "
+                "tile-ai/tvm #32's '_inst' error)",
+                "no GPU: x86-64 CPU, Python 3.11.7, torch 2.13.0+cpu",
+                "2026-12-04",
+                "imports and lowers all three kernels to CUDA source, as with apache-tvm-ffi 0.1.9 and 0.1.11; with "
+                "0.1.12 `import tilelang` raises AttributeError: attribute '__dict__' of 'type' objects is not writable",
+            ),
         ),
     ),
 )
