@@ -176,7 +176,7 @@ TVM_FFI_GOOD_PAIRS: tuple[GoodPair, ...] = (
                 "tile-ai/tvm #32's '_inst' error)",
                 "no GPU: x86-64 CPU, Python 3.11.7, torch 2.13.0+cpu",
                 "2026-12-04",
-                "imports and lowers all three kernels to CUDA source, as with apache-tvm-ffi 0.1.9 and 0.1.11; with 0.1.12 "
+                "imports and lowers all three kernels to CUDA source, as with apache-tvm-ffi 0.1.9 and 0.1.11; 0.1.12: "
                 "`import tilelang` raises AttributeError: attribute '__dict__' of 'type' objects is not writable",
             ),
         ),
