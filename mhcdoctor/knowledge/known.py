@@ -328,6 +328,12 @@ FUSED_SMALL_FMA_THREADS = 256
 FUSED_SMALL_FMA_BANDS: tuple[tuple[int, int, int, int, int], ...] = ((1, 7, 2, 8, 4), (8, 16, 3, 4, 4))
 
 
+def fused_small_fma_lost(hidden: int, hc_mult: int, tokens: int) -> bool:
+    """Whether 0.21-0.29's small-token fused kernel leaves part of the output out in a call of `tokens` tokens."""
+    return any(g.startswith(f"{first}-{last} ") for first, last, *_ in FUSED_SMALL_FMA_BANDS
+               if first <= tokens <= last for g in fused_small_fma_gaps(hidden, hc_mult))  # fmt: skip
+
+
 def fused_small_fma_gaps(hidden: int, hc_mult: int) -> list[str]:
     """What 0.21-0.29's small-token fused kernel leaves out at this shape, one line per token band; [] where every
     band divides evenly (DeepSeek-V4's hidden 4096, 5120 and 7168 with hc_mult 4 do)."""
