@@ -390,11 +390,6 @@ TOKEN_TRIGGERS: tuple[tuple[int, str], ...] = (
     ),
 )
 
-# sm_12x: DeepGEMM's tf32_hc_prenorm_gemm dispatches arch 9 and 10 only (csrc/apis/hyperconnection.hpp: "Unsupported
-# architecture" otherwise; DeepGEMM #317, still so on its main branch), while vLLM 0.24+ counts sm_12x as a DeepGEMM
-# arch. vLLM's vendored copy gains sm_12x with #52035 (pin to deepseek-ai/DeepGEMM@8b1392b, vLLM #52732), first
-# released in 0.27.0; a standalone deep_gemm from DeepGEMM's main branch shadows it and has none.
-VENDORED_DEEPGEMM_SM120_RELEASES = ">=0.27.0"
 
 # Bugs read from the code whose effect depends on the compiler that builds the kernel: what the GPU machine should
 # run to decide them (release, kernel from that release's wheel, token counts, compilers), and the finding each settles.

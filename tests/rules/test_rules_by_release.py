@@ -111,8 +111,10 @@ def test_old_aiter_on_030_is_explained_as_an_api_fallback():
     "vllm, arch, warned",
     [("0.30.0", "sm_100a", False), ("0.30.0", "sm_120", False), ("0.20.2", "sm_120", True), ("0.21.0", "sm_86", True),
      ("0.24.0", "sm_86", False), ("0.26.0", "sm_89", True), ("0.29.0", "sm_90a", False),
-     # sm_12x: vLLM 0.24+ calls DeepGEMM there; its vendored copy has an sm_12x prenorm GEMM from 0.27 (DeepGEMM #317)
-     ("0.24.0", "sm_120", True), ("0.26.0", "sm_120", True), ("0.27.0", "sm_120", False)],
+     # sm_12x: vLLM 0.24+ calls DeepGEMM there; its vendored library holds an sm120 prenorm GEMM in 0.25-0.26 and
+     # from 0.28, not in 0.24 nor 0.27 (knowledge/vllm_releases.py, read from each wheel's _C library)
+     ("0.24.0", "sm_120", True), ("0.25.0", "sm_120", False), ("0.26.0", "sm_120", False),
+     ("0.27.0", "sm_120", True), ("0.28.0", "sm_120", False)],
 )  # fmt: skip
 def test_deepgemm_finding_follows_supported_archs_and_releases(vllm, arch, warned):
     decision = decide(machine("cuda", arch), ModelConfig("m", PRO), vllm)
