@@ -291,6 +291,22 @@ VLLM_AUDIT: tuple[tuple[str, int, str, str], ...] = (
      "layer's pre still calls DeepGEMM)", "fix (crash with old nvcc)"),
 )  # fmt: skip
 
+# Which tilelang releases can build ROCm (HIP) kernels at all, read from each PyPI wheel (pip download --no-deps
+# tilelang==X, manylinux x86-64): the codegen registrations compiled into tilelang/lib/libtilelang.so (bounded regex
+# scan of the library) and the Python side (tilelang/contrib/hipcc.py, utils/target.py's "hip" target), 2026-12-04.
+# (releases, HIP backend in the wheel, what the wheel holds)
+TILELANG_ROCM_AUDIT: tuple[tuple[str, str, str], ...] = (
+    ("0.1.7.post3, 0.1.8, 0.1.9", "no",
+     "libtilelang.so registers target.build.tilelang_cuda only: no target.build.tilelang_hip, no CodeGenTileLangHIP. "
+     "The Python side knows the hip target (contrib/hipcc.py, utils/target.py), so a ROCm kernel gets as far as "
+     "codegen and fails there ('Cannot find global function target.build.tilelang_hip', as vLLM 0.21.0's "
+     "layers/mhc.py says of upstream wheels); ROCm needs a source build with ROCm enabled"),
+    ("0.1.10, 0.1.11, 0.1.12, 0.1.13, 0.1.14, 0.1.15", "yes",
+     "libtilelang.so registers target.build.tilelang_hip and target.build.tilelang_hip_without_compile "
+     "(CodeGenTileLangHIP); contrib/hipcc.py compiles with the ROCm hipcc found on the machine. Built, not run: no "
+     "AMD GPU here (tilelang-wrong-arch and tilelang-hip-allreduce-offset are what is known of its kernels there)"),
+)  # fmt: skip
+
 # ROCm/aiter's mHC code (csrc/kernels/mhc_kernels.cu, aiter/ops/mhc.py) between consecutive tags, from `git log A..B
 # -- FILES` and the files' hashes at each tag.
 AITER_AUDIT: tuple[tuple[str, str, str], ...] = (

@@ -51,7 +51,7 @@ def test_a_symbol_split_across_two_read_chunks_is_found(tmp_path: Path) -> None:
     assert f"{LIB}: tf32_hc_prenorm_gemm kernels for sm_90, sm_120" in result.evidence
 
 
-def test_a_fifo_or_a_device_under_the_librarys_name_is_not_read_and_does_not_hang(tmp_path: Path) -> None:
+def test_a_fifo_or_a_device_named_as_the_library_is_not_read_and_does_not_hang(tmp_path: Path) -> None:
     site = _vendored(tmp_path, b"", name="_C.cpython-311-x86_64-linux-gnu.so")
     folder = site / "vllm" / "third_party" / "deep_gemm"
     (folder / "_C.cpython-311-x86_64-linux-gnu.so").unlink()
