@@ -416,4 +416,19 @@ AWAITING_MEASUREMENT: tuple[tuple[str, str], ...] = (
         "7168, 1, 80 and 1024 tokens, under each tilelang that vLLM 0.29–0.30 accept, against 0.31.0's kernel; needs "
         "an AMD GPU (the H200 cannot show it: a CUDA warp is 32 threads).",
     ),
+    (
+        "tilelang-fused-shape",
+        "scripts/gpu-measure pins09 then pins12 on the H200 (each about 6 minutes; the 2026-12-04 run lost its "
+        "machine before any result): every distinct kernel file (0.20, 0.21, 0.22, 0.24 = 0.23 and 0.25, 0.26, 0.27, "
+        "0.28 = 0.29, 0.30, 0.31 = 0.32, 0.33, 0.34) at hidden 1280, 2048, 2560, 3072, 5120 and 6144 (hc_mult 4) "
+        "and hc_mult 2 and 8 (hidden 4096), 1, 16 and 200 tokens, under its pinned tilelang: the shape rule here is "
+        "read from the code (knowledge.known.fused_small_fma_gaps) and wants its measurement.",
+    ),
+    (
+        "tilelang-prenorm-block-m",
+        "scripts/gpu-measure pins09: vLLM 0.20-0.23's and 0.26.0's kernels (0.26 under its own apache-tvm-ffi 0.1.10) "
+        "at 1-16384 tokens, hidden 7168 and 4096, with the DeepGEMM their wheels vendor (its cp312 _C is built for "
+        "torch 2.11 and CUDA 13, as the H200's torch) and without it: whether a stock sm_90 install, where DeepGEMM "
+        "computes the prenorm GEMM, ever reaches the block-M kernel, and 0.20-0.23's own results.",
+    ),
 )
