@@ -598,6 +598,37 @@ FUSED_SHAPE = KnownBug(
     first_good="0.30.0",
 )
 
+GEMM_SHAPE = KnownBug(
+    id="tilelang-gemm-shape",
+    severity="fail",
+    title="vLLM 0.22–0.29's tilelang prenorm GEMM asserts on a shape (hidden, hc_mult) the official configs do not use",
+    summary="vLLM 0.22–0.29 computes mhc_pre's prenorm GEMM with its own tilelang kernel (no DeepGEMM: ROCm, CUDA "
+    "archs without it, VLLM_USE_DEEP_GEMM=0), and hc_mult * hidden is not a multiple of that kernel's 512 threads: "
+    "the wrapper's assert fails at the first mhc_pre call (the engine dies at start-up or on the first request), "
+    "from the code (kernels/mhc/tilelang.py).",
+    fix="pip install -U 'vllm>=0.30'  # its GEMM picks a config per shape",
+    refs=("https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang.py",),
+    effect="crash",
+    library="vllm",
+    path="tilelang",
+    ops=("mhc_pre", "mhc_fused_post_pre"),
+    told_by="installed code",
+    evidence=(
+        Code(
+            "vllm-project/vllm",
+            "v0.26.0",
+            "vllm/model_executor/kernels/mhc/tilelang.py",
+            41,
+            "_tilelang_hc_prenorm_gemm: assert (x.shape[1] // n_splits) % n_thr == 0 with n_thr=512, x.shape[1] = "
+            "hc_mult * hidden (the same line in 0.22.0-0.29.0's wrapper; 0.30.0 has no such wrapper)",
+        ),
+    ),
+    affected=">=0.22.0,<0.30.0",
+    first_bad="0.22.0",
+    last_bad="0.29.0",
+    first_good="0.30.0",
+)
+
 CACHE_COLD = KnownBug(
     id="tilelang-cache-cold",
     severity=None,
@@ -712,5 +743,6 @@ BUGS: tuple[KnownBug, ...] = (
     DEEPGEMM_B300_LAUNCH,
     FUSED_POST_PRE_SLOW,
     FUSED_SHAPE,
+    GEMM_SHAPE,
 )
 BY_ID: dict[str, KnownBug] = {bug.id: bug for bug in BUGS}

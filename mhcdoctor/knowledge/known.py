@@ -369,6 +369,19 @@ def fused_small_fma_gaps(hidden: int, hc_mult: int) -> list[str]:
     return gaps
 
 
+# vLLM releases whose own tilelang prenorm GEMM (taken where DeepGEMM is not: ROCm, CUDA archs without it,
+# VLLM_USE_DEEP_GEMM=0) asserts that each split of hc_mult * hidden is a multiple of its 512 threads
+# (0.26.0 kernels/mhc/tilelang.py:41 `assert (x.shape[1] // n_splits) % n_thr == 0`, n_thr=512, n_splits=1 there);
+# 0.30.0 removed the wrapper (its GEMM path picks a config per shape).
+TILELANG_GEMM_ASSERT_RELEASES = ">=0.22.0,<0.30.0"
+TILELANG_GEMM_THREADS = 512
+
+
+def tilelang_gemm_asserts(hidden: int, hc_mult: int, tokens: int) -> bool:
+    """Whether 0.22-0.29's tilelang prenorm GEMM wrapper's assert fails at this shape (any token count)."""
+    return (hc_mult * hidden) % TILELANG_GEMM_THREADS != 0
+
+
 # vLLM releases whose tilelang mhc_pre with a folded RMSNorm reduces the norm over threads 32.. of the block: on a
 # 64-wide wavefront TileLang's HIP AllReduce ignores that offset (vLLM 0.31.0 kernels/mhc/tilelang_kernels.py,
 # _MIX_ON_TRAILING_THREADS, moves it to threads 0..63 on ROCm). The AMD model folds the norm into tilelang from 0.29.

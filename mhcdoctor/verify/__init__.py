@@ -270,7 +270,9 @@ def _row(ran: Ran[CaseRow], row: CaseRow, p: Params, selected: dict[str, str] | 
         "selected": chosen,
     }
     if row["status"] in BAD:
-        named = matching(outcome["path"], outcome["version"], row["op"], row["tokens"], p.hidden, p.hc_mult)
+        named = matching(
+            outcome["path"], outcome["version"], row["op"], row["tokens"], p.hidden, p.hc_mult, row["status"]
+        )
         if named:
             result["known_bugs"] = named
     return result

@@ -12,6 +12,7 @@ from mhcdoctor.knowledge import bugs, known, versions
 # Bugs whose trigger is a shape rule rather than a list of hidden sizes: (hidden, hc_mult, tokens) -> carries it
 _SHAPE: dict[str, Callable[[int, int, int], bool]] = {
     bugs.FUSED_SHAPE.id: known.fused_small_fma_lost,
+    bugs.GEMM_SHAPE.id: known.tilelang_gemm_asserts,
 }
 
 
@@ -32,14 +33,20 @@ def _version_matches(bug: bugs.KnownBug, path: str, version: str | None) -> bool
     return runs_it and bool(versions.within(version, bug.affected or ""))
 
 
-def matching(path: str, version: str | None, op: str, tokens: int, hidden: int, hc_mult: int) -> list[KnownBugRef]:
-    """The known bugs that break results or crash and whose every trigger this row meets."""
+# A row's status and the effects whose bug can give it: wrong values fail the oracle, a crash raises (error) or hangs
+_EFFECTS = {"fail": ("wrong results",), "error": ("crash",), "timeout": ("crash",)}
+
+
+def matching(
+    path: str, version: str | None, op: str, tokens: int, hidden: int, hc_mult: int, status: str = "fail"
+) -> list[KnownBugRef]:
+    """The known bugs whose effect gives this row's status and whose every trigger the row meets."""
     backend = path.split(":")[-1]
     found: list[KnownBugRef] = []
     for bug in bugs.BUGS:
         first, last = bug.tokens
         if (
-            bug.effect not in ("wrong results", "crash")
+            bug.effect not in _EFFECTS.get(status, ())
             or op not in bug.ops
             or bug.path not in (backend, "any")
             or not first <= tokens <= (last if last is not None else tokens)

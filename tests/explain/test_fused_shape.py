@@ -47,3 +47,15 @@ def test_the_json_names_the_fused_op(run_cli):
     doc = json.loads(run_cli("explain", *H200, "--vllm", "0.27.0", "--hidden", "2560", "--json").stdout)
     found = next(f for f in doc["findings"] if f["id"] == "tilelang-fused-shape")
     assert found["severity"] == "fail" and found["ops"] == ["mhc_fused_post_pre"]
+
+
+def test_the_tilelang_gemm_asserts_where_hc_mult_times_hidden_is_no_multiple_of_512_and_deepgemm_is_off(run_cli):
+    # an A100 (sm_80): no DeepGEMM, so vLLM 0.26.0's own tilelang GEMM runs mhc_pre's prenorm GEMM
+    a100 = ["--platform", "cuda", "--arch", "sm_80", "--tilelang", "0.1.12", "--vllm", "0.26.0"]
+    crash = run_cli("explain", *a100, "--hidden", "2000")
+    assert "✗ [fail] tilelang-gemm-shape: vLLM 0.22–0.29's tilelang prenorm GEMM asserts on a shape" in crash.stdout
+    assert "hc_mult 4 x hidden 2000 = 8000 leaves 320: AssertionError at the first call" in crash.stdout
+    assert "tilelang-gemm-shape" not in run_cli("explain", *a100, "--hidden", "2048").stdout  # 8192 = 16 x 512
+    # an H200: DeepGEMM computes the GEMM, the tilelang wrapper's assert is not reached
+    h200 = ["--platform", "cuda", "--arch", "sm_90", "--tilelang", "0.1.12", "--vllm", "0.26.0", "--hidden", "2000"]
+    assert "tilelang-gemm-shape" not in run_cli("explain", *h200).stdout

@@ -278,6 +278,27 @@ def _decide_fused_shape(c: FindingContext) -> Found | None:
     return Found(detail, ["mhc_fused_post_pre"])
 
 
+def _decide_gemm_shape(c: FindingContext) -> Found | None:
+    version = versions.public(c.release)
+    if not versions.within(str(version) if version else None, known.TILELANG_GEMM_ASSERT_RELEASES):
+        return None
+    width = c.model.hc_mult * c.model.hidden_size
+    ops = [op for op in c.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
+    if (
+        not ops
+        or not known.tilelang_gemm_asserts(c.model.hidden_size, c.model.hc_mult, 1)
+        or deepgemm_used(c) is not False
+    ):
+        return None  # the shape divides, or DeepGEMM computes the GEMM (or it is not known that it does not)
+    detail = (
+        f"vLLM {c.release} computes {', '.join(ops)}'s prenorm GEMM with its own tilelang kernel here, whose wrapper "
+        f"asserts (hc_mult * hidden) % 512 == 0 (kernels/mhc/tilelang.py:41); hc_mult {c.model.hc_mult} x hidden "
+        f"{c.model.hidden_size} = {width} leaves {width % known.TILELANG_GEMM_THREADS}: AssertionError at the first "
+        "call, so the engine dies at start-up or on its first request."
+    )
+    return Found(detail, ops)
+
+
 def _decide_fused_post_pre_slow(c: FindingContext) -> Found | None:
     tilelang = _fused_slow_tilelang(c)
     if tilelang is None:
@@ -359,6 +380,7 @@ HIP_ALLREDUCE_OFFSET: tuple[FindingSpec, ...] = (bug_spec(bugs.HIP_ALLREDUCE_OFF
 PRENORM: tuple[FindingSpec, ...] = (
     bug_spec(bugs.PRENORM_BLOCK_M, _decide_prenorm_block_m),
     bug_spec(bugs.FUSED_SHAPE, _decide_fused_shape),
+    bug_spec(bugs.GEMM_SHAPE, _decide_gemm_shape),
     bug_spec(bugs.FUSED_POST_PRE_SLOW, _decide_fused_post_pre_slow),
 )
 
