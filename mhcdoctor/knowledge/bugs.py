@@ -619,7 +619,7 @@ GEMM_SHAPE = KnownBug(
             "v0.26.0",
             "vllm/model_executor/kernels/mhc/tilelang.py",
             41,
-            "_tilelang_hc_prenorm_gemm: assert (x.shape[1] // n_splits) % n_thr == 0 with n_thr=512, x.shape[1] = "
+            "_tilelang_hc_prenorm_gemm asserts (x.shape[1] // n_splits) % 512 threads == 0, with x.shape[1] = "
             "hc_mult * hidden (the same line in 0.22.0-0.29.0's wrapper; 0.30.0 has no such wrapper)",
         ),
     ),

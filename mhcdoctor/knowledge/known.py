@@ -371,7 +371,7 @@ def fused_small_fma_gaps(hidden: int, hc_mult: int) -> list[str]:
 
 # vLLM releases whose own tilelang prenorm GEMM (taken where DeepGEMM is not: ROCm, CUDA archs without it,
 # VLLM_USE_DEEP_GEMM=0) asserts that each split of hc_mult * hidden is a multiple of its 512 threads
-# (0.26.0 kernels/mhc/tilelang.py:41 `assert (x.shape[1] // n_splits) % n_thr == 0`, n_thr=512, n_splits=1 there);
+# (0.26.0 kernels/mhc/tilelang.py:41 asserts (x.shape[1] // n_splits) % 512 == 0, with n_splits 1 there);
 # 0.30.0 removed the wrapper (its GEMM path picks a config per shape).
 TILELANG_GEMM_ASSERT_RELEASES = ">=0.22.0,<0.30.0"
 TILELANG_GEMM_THREADS = 512
