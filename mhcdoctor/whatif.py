@@ -20,7 +20,7 @@ from typing import Any
 from mhcdoctor.documents.check import FIX_STATES, PLATFORMS
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import AiterFacts, CompilerFacts, DeepGemmFacts, Facts, PackageFacts, ReportFacts, VllmFacts
-from mhcdoctor.knowledge import aiter_releases, known, versions
+from mhcdoctor.knowledge import aiter_releases, known, versions, vllm_releases
 from mhcdoctor.knowledge.vllm_builds import build_from_version
 from mhcdoctor.text import visible
 
@@ -113,7 +113,7 @@ def _vendored_deepgemm(facts: Facts) -> None:
     if facts.deepgemm.vendored is False and facts.deepgemm.present:
         return
     if facts.vllm.present:
-        vendored = known.vendored_deepgemm(facts.vllm.version)
+        vendored = vllm_releases.vendored_deepgemm(facts.vllm.version)
         facts.deepgemm = DeepGemmFacts(present=True, version=vendored, vendored=True, has_prenorm_gemm=True)
     else:
         facts.deepgemm = DeepGemmFacts()

@@ -19,15 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mhcdoctor.documents.check import FixState
-from mhcdoctor.knowledge.bugs import KnownBug
+from mhcdoctor.knowledge.bugs import SQRSUM_RACE, KnownBug
 from mhcdoctor.knowledge.versions import Version, parse
 
 MHC_OPS_SINCE = Version("0.1.11")  # aiter/ops/mhc.py (#2136)
 NORM_ARGS_SINCE = Version("0.1.15rc0")  # mhc_pre takes norm_weight/norm_eps (tag v0.1.15-rc0)
 FUSED_SINCE = Version("0.1.16")  # mhc_fused_post_pre
-FIRST_RACY = Version("0.1.12")
-LAST_RACY = Version("0.1.13.post1")
-FIRST_FIXED = Version("0.1.14rc0")
+FIRST_RACY = Version(SQRSUM_RACE.first_bad or "")  # aiter #2533, in v0.1.12
+LAST_RACY = Version(SQRSUM_RACE.last_bad or "")
+FIRST_FIXED = Version(SQRSUM_RACE.first_good or "")  # aiter #3033, first in v0.1.14-rc0
 # setuptools_scm writes this when a source build has no git metadata (aiter's pyproject: fallback_version).
 SCM_FALLBACK = Version("0.1.0")
 

@@ -472,6 +472,8 @@ PRENORM_BLOCK_M = KnownBug(
         ),
     ),
     tokens=(1024, None),  # kernels/mhc/tilelang.py: x.shape[0] >= 1024 takes the block-M GEMM
+    # the function is the same text in _tilelang_ops.py (0.22) and kernels/mhc/tilelang_kernels.py (0.23–0.26),
+    # read from each wheel; 0.27.0 rewrote it with per-token T.alloc_local arrays
     affected=">=0.22.0,<0.27.0",
     first_bad="0.22.0",
     last_bad="0.26.0",
@@ -505,6 +507,7 @@ HIP_ALLREDUCE_OFFSET = KnownBug(
     ),
     platforms=("rocm",),
     archs=("gfx9",),
+    # the AMD model folds the norm into tilelang's pre from 0.29; 0.31.0 moves the reduction to threads 0..63
     affected=">=0.29.0,<0.31.0",
     first_bad="0.29.0",
     last_bad="0.30.0",

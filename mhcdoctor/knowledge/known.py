@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from mhcdoctor.knowledge import vllm_releases
 from mhcdoctor.knowledge.evidence import Code, Evidence, Measured, Report
 from mhcdoctor.knowledge.versions import Version, within
 
@@ -194,50 +193,18 @@ def bad_tvm_ffi_pair(tilelang: str | None, tvm_ffi: str | None) -> BadPair | Non
     return None
 
 
-# The environment variables vLLM's DeepSeek-V4 mHC code reads, found in each release's layers/mhc.py,
-# kernels/mhc/*.py, _tilelang_ops.py and utils/deep_gemm.py (0.20.0–0.34.0 read the same envs.* values; 0.34 adds the
-# nvcc lookup), and those of the two kernel caches (tilelang/env.py, aiter/jit/core.py).
-VLLM_ENV: tuple[str, ...] = (
-    "VLLM_USE_DEEP_GEMM",  # vllm/envs.py (default "1"): is_deep_gemm_supported() is False when it is "0"
-    "VLLM_USE_DEEP_GEMM_E8M0",  # utils/deep_gemm.py: DeepGEMM's scale format
-    "VLLM_CACHE_ROOT",  # utils/deep_gemm.py: DeepGEMM's JIT cache is $VLLM_CACHE_ROOT/deep_gemm unless DG_JIT_CACHE_DIR
-    "DG_JIT_CACHE_DIR",
-    "DG_JIT_NVCC_COMPILER",  # 0.34 _deep_gemm_nvcc_path: the nvcc DeepGEMM's JIT runs (and its DJ_ misspelling)
-    "DJ_JIT_NVCC_COMPILER",
-    "CUDA_HOME",  # 0.34 _deep_gemm_nvcc_path, then CUDA_PATH, then `which nvcc`; tilelang's JIT looks there first too
-    "CUDA_PATH",
-    "TILELANG_CACHE_DIR",  # tilelang/env.py: the kernel cache (default ~/.tilelang/cache)
-    "TILELANG_AUTO_CLEAR_CACHE",  # tilelang/env.py: clears the cache at start-up
-    "AITER_JIT_DIR",  # aiter/jit/core.py: where module_mhc.so is built and loaded
-)
-
-
 # DeepGEMM's JIT asserts nvcc >= 12.3 (csrc/jit/compiler.hpp: "NVCC version should be >= 12.3") and needs 12.9 for
 # the arch-family suffix of sm_10x (its README: CUDA 12.9 or higher for SM100).
 DEEPGEMM_NVCC_MIN = (12, 3)
 DEEPGEMM_NVCC_MIN_SM100 = (12, 9)
-# vLLM 0.34's is_deep_gemm_supported() turns DeepGEMM off below nvcc 12.9 ("DeepGEMM's JIT asserts nvcc >= 12.9 and
-# aborts the engine otherwise", vllm/utils/deep_gemm.py); 0.30–0.33 do not check.
-VLLM_NVCC_GATE = (12, 9)
-VLLM_NVCC_GATE_RELEASES = ">=0.34.0"
-# vLLM releases whose hc_prenorm_gemm_block_m_tilelang (prenorm GEMM from 1024 tokens without DeepGEMM) sums each
-# token into a T.alloc_var(init=0.0) inside the unrolled token loop: kernels/mhc/tilelang_kernels.py (0.23–0.26) and
-# _tilelang_ops.py (0.22), read from each wheel; the function is the same text in 0.22.0 through 0.26.0; 0.27.0
-# rewrote it with per-token T.alloc_local arrays.
-BLOCK_M_ACCUMULATOR_RELEASES = ">=0.22.0,<0.27.0"
 # Measured on an H200 (vLLM 0.24.0's and 0.26.0's kernel files, 1024–16384 tokens, 2026-12-04): the tilelang that
-# lowers that accumulator wrong (0.1.9, the pin of vLLM 0.20–0.26: it sets the T.alloc_var to 0 once, at its
-# declaration, so the block's second token starts from the first one's sum) and the ones measured right (0.1.12,
-# which resets it inside the loop, and 0.1.15); 0.1.13 and 0.1.14 lie between two releases measured right.
+# lowers the block-M prenorm GEMM's accumulator (bugs.PRENORM_BLOCK_M) wrong (0.1.9, the pin of vLLM 0.20–0.26: it
+# sets the T.alloc_var to 0 once, at its declaration, so the block's second token starts from the first one's sum)
+# and the ones measured right (0.1.12, which resets it inside the loop, and 0.1.15); 0.1.13 and 0.1.14 lie between
+# two releases measured right.
 BLOCK_M_WRONG_TILELANG = "<=0.1.9"
 BLOCK_M_RIGHT_TILELANG = ">=0.1.12"
 BLOCK_M_MEASURED_RELEASES = ("0.24.0", "0.26.0")
-
-
-def vllm_tilelang_pin(vllm: str | None) -> str | None:
-    """The tilelang version vLLM `vllm`'s wheel pins, where known."""
-    release = vllm_releases.release_of(vllm)
-    return release.tilelang if release is not None else None
 
 
 # vLLM releases whose fused post+pre runs the kernels measured slow under a tilelang newer than the pin:
@@ -250,46 +217,6 @@ FUSED_POST_PRE_SLOW_RELEASES = ">=0.33.0,<0.35.0"
 FUSED_POST_PRE_SLOW_MS = (0.0480, 0.0091)
 FUSED_POST_PRE_SLOW_TILELANG = "0.1.15"
 
-
-# The audit of vLLM's mHC code between consecutive releases: (pair, lines changed in kernels/mhc/*, layers/mhc.py,
-# _tilelang_ops.py and utils/deep_gemm.py as `diff` counts them between the two wheels, what changed, kind).
-VLLM_AUDIT: tuple[tuple[str, int, str, str], ...] = (
-    ("0.20.0 → 0.20.1", 134, "hc_head moves from torch to a tilelang kernel", "feature"),
-    ("0.20.1 → 0.20.2", 0, "no change to the mHC files", "none"),
-    ("0.20.2 → 0.21.0", 450, "ROCm: mhc_pre/mhc_post/hc_head branch to inline torch; the fused post+pre op stays on "
-     "tilelang with PDL (vLLM #42876: tilelang-pdl-unsupported)", "feature (crash on ROCm remains)"),
-    ("0.21.0 → 0.22.0", 3293, "kernels move to _tilelang_ops.py and kernels/mhc/; CustomOp dispatch; ENABLE_PDL "
-     "only on CUDA (#43679); block-M prenorm GEMM from 1024 tokens (tilelang-prenorm-block-m)", "refactor + fix (PDL)"),
-    ("0.22.0 → 0.22.1", 0, "no change to the mHC files", "none"),
-    ("0.22.1 → 0.23.0", 1773, "_tilelang_ops.py becomes kernels/mhc/tilelang_kernels.py; has_tilelang() imports; the "
-     "NVIDIA decoder layer loses hc_pre/hc_post, so the mHC warm-up skips it (vLLM #51790: tilelang-cache-cold)",
-     "refactor (slow start-up)"),
-    ("0.23.0 → 0.24.0", 295, "HAS_TILELANG_MHC: no tilelang mHC on gfx942 (#45931 for #45698, tilelang-wrong-arch)",
-     "fix (wrong results)"),
-    ("0.24.0 → 0.25.0", 56, "aiter mhc_pre/mhc_post on MI3xx (#43950)", "feature"),
-    ("0.25.0 → 0.25.1", 0, "no change to the mHC files", "none"),
-    ("0.25.1 → 0.26.0", 271, "mhc_pre_broadcast_tilelang: the first layer's pre calls DeepGEMM with no tilelang "
-     "fallback (deepgemm-prenorm-broken)", "feature (crash where DeepGEMM cannot run)"),
-    ("0.26.0 → 0.27.0", 39, "block-M prenorm GEMM: per-token T.alloc_local accumulators instead of one "
-     "T.alloc_var(init=0.0) in the unrolled token loop (tilelang-prenorm-block-m)", "fix (wrong results "
-     "from 1024 tokens under tilelang 0.1.9: measured)"),
-    ("0.27.0 → 0.27.1", 0, "no change to the mHC files", "none"),
-    ("0.27.1 → 0.28.0", 125, "tilelang_jit wrapper (vllm/tilelang_utils.py) replaces the per-kernel tilelang.jit",
-     "refactor"),
-    ("0.28.0 → 0.29.0", 132, "aiter fused post+pre and RMSNorm folded into aiter's mhc_pre, unprobed (#52737, "
-     "aiter-api-too-old)", "feature (crash with aiter < 0.1.16)"),
-    ("0.29.0 → 0.30.0", 2752, "aiter API probed; CPU ops (cpu.py); JIT warm-up registry (warmup.py; the NVIDIA "
-     "model registers its kernels); prenorm GEMM chosen per call (use_tilelang_fallback)", "feature + fix (aiter API, "
-     "warm-up)"),
-    ("0.30.0 → 0.31.0", 342, "ROCm: the folded RMSNorm's reduction moves to threads 0..63 because TileLang's HIP "
-     "AllReduce ignores a group offset (tilelang-hip-allreduce-offset); split modes for the fused pre; docstrings",
-     "fix (wrong results on ROCm)"),
-    ("0.31.0 → 0.32.0", 141, "aiter wrapper and layers/mhc.py", "refactor (not read line by line)"),
-    ("0.32.0 → 0.33.0", 190, "kernels/mhc and utils/deep_gemm.py (vendored DeepGEMM 2.8.1)", "refactor (not read "
-     "line by line)"),
-    ("0.33.0 → 0.34.0", 398, "is_deep_gemm_supported() needs nvcc 12.9+ found, else the tilelang GEMM (the first "
-     "layer's pre still calls DeepGEMM)", "fix (crash with old nvcc)"),
-)  # fmt: skip
 
 # Which tilelang releases can build ROCm (HIP) kernels at all, read from each PyPI wheel (pip download --no-deps
 # tilelang==X, manylinux x86-64): the codegen registrations compiled into tilelang/lib/libtilelang.so (bounded regex
@@ -331,14 +258,14 @@ AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
     ("v0.1.19.post2 → v0.1.20.post1", "#4246 gfx1250 split-k, #4594 rocprim/hipcub clean-up", "refactor"),
 )  # fmt: skip
 
-# vLLM releases whose fused post+pre, at 16 tokens or fewer (decode), runs mhc_fused_tilelang with a fixed tile and
+# vLLM releases whose fused post+pre (0.21-0.29: the tilelang-fused-shape record's `affected`), at 16 tokens or
+# fewer (decode), runs mhc_fused_tilelang with a fixed tile and
 # split (0.21.0 layers/mhc.py:656-660, 0.26.0 kernels/mhc/tilelang.py:518-522: tile_n = 2 below 8 tokens else 3;
 # n_splits = 8 below 8 tokens when hidden <= 4096, else 4) and 256 threads whose loops round down
 # (0.26.0 tilelang_kernels.py:545-557: n_tiles = n_out // tile_n, h_iters = (hidden // split_k) // 256 threads):
 # where the shape does not divide evenly the kernel skips the last mixes (comb_mix) or hidden columns, whose
 # outputs stay torch.empty (non-finite). 0.30.0 picks tile and split that divide (tilelang_kernels.py
 # mhc_fused_post_pre_split_config: "The kernel drops projection tiles and k-slices it cannot fill evenly").
-FUSED_SMALL_FMA_RELEASES = ">=0.21.0,<0.30.0"
 FUSED_SMALL_FMA_THREADS = 256
 # (first token, last token, tile_n, n_splits at hidden <= 4096, n_splits above)
 FUSED_SMALL_FMA_BANDS: tuple[tuple[int, int, int, int, int], ...] = ((1, 7, 2, 8, 4), (8, 16, 3, 4, 4))
@@ -369,11 +296,11 @@ def fused_small_fma_gaps(hidden: int, hc_mult: int) -> list[str]:
     return gaps
 
 
-# vLLM releases whose own tilelang prenorm GEMM (taken where DeepGEMM is not: ROCm, CUDA archs without it,
+# vLLM releases whose own tilelang prenorm GEMM (0.22-0.29: the tilelang-gemm-shape record's `affected`; taken
+# where DeepGEMM is not: ROCm, CUDA archs without it,
 # VLLM_USE_DEEP_GEMM=0) asserts that each split of hc_mult * hidden is a multiple of its 512 threads
 # (0.26.0 kernels/mhc/tilelang.py:41 asserts (x.shape[1] // n_splits) % 512 == 0, with n_splits 1 there);
 # 0.30.0 removed the wrapper (its GEMM path picks a config per shape).
-TILELANG_GEMM_ASSERT_RELEASES = ">=0.22.0,<0.30.0"
 TILELANG_GEMM_THREADS = 512
 
 
@@ -382,27 +309,10 @@ def tilelang_gemm_asserts(hidden: int, hc_mult: int, tokens: int) -> bool:
     return (hc_mult * hidden) % TILELANG_GEMM_THREADS != 0
 
 
-# vLLM releases whose tilelang mhc_pre with a folded RMSNorm reduces the norm over threads 32.. of the block: on a
-# 64-wide wavefront TileLang's HIP AllReduce ignores that offset (vLLM 0.31.0 kernels/mhc/tilelang_kernels.py,
-# _MIX_ON_TRAILING_THREADS, moves it to threads 0..63 on ROCm). The AMD model folds the norm into tilelang from 0.29.
-HIP_ALLREDUCE_OFFSET_RELEASES = ">=0.29.0,<0.31.0"
-
-
 # DeepGEMM's tf32_hc_prenorm_gemm arrives in 2.3.0 (deepseek-ai/DeepGEMM #280, 0f5f266: deep_gemm/__init__.py).
 DEEPGEMM_PRENORM_SINCE = Version("2.3.0")
 
 
-def vendored_deepgemm(vllm: str | None) -> str | None:
-    """The DeepGEMM version vLLM `vllm`'s wheel vendors, where known."""
-    release = vllm_releases.release_of(vllm)
-    return release.deepgemm if release is not None else None
-
-
-# vLLM releases whose NVIDIA DeepSeek-V4 model skips the mHC JIT warm-up: warmup/deepseek_v4_mhc_warmup.py's
-# _find_first_mhc_layer wants hc_pre/hc_post on DeepseekV4DecoderLayer, which models/deepseek_v4/nvidia/model.py
-# no longer defines from 0.23.0 (vLLM #51790); from 0.30.0 the NVIDIA model registers its tilelang kernels with the
-# JIT warm-up itself (register_warmup, when kernel_config.enable_jit_warmup). Read from each wheel.
-NVIDIA_WARMUP_SKIPPED_RELEASES = ">=0.23.0,<0.30.0"
 # What compiling one of vLLM's mHC tilelang kernels for one token size costs (vLLM #52941: "~6 second latency spikes
 # on every new token count"; #47807: mhc_pre_big_fuse_with_norm_tilelang "about 10s+").
 TILELANG_COMPILE_SECONDS = "6–10 s"

@@ -60,7 +60,7 @@ class CodeMatch:
             same = f" (the same files as {', '.join(others)})" if others else ""
             return f"its mHC files are vLLM {self.release}'s{same}"
         if self.nearest is None:
-            return "its mHC files match no vLLM release"
+            return "new mHC code: none of its files is a vLLM release's"
         return (
             f"new mHC code: its files match no vLLM release (nearest {self.nearest}; differing: "
             f"{', '.join(self.differing)})"
@@ -78,9 +78,13 @@ def match(files: dict[str, str], version: str | None = None) -> CodeMatch:
     if not files:
         return CodeMatch(None, (), None, ())
 
-    def differing(prints: dict[str, str]) -> tuple[str, ...]:
-        return tuple(sorted(p for p in set(prints) | set(files) if prints.get(p) != files.get(p)))
+    def shared(release: str) -> int:
+        return sum(FINGERPRINTS[release].get(path) == value for path, value in files.items())
 
     order = list(FINGERPRINTS)
-    nearest = min(order, key=lambda r: (len(differing(FINGERPRINTS[r])), -order.index(r)))  # ties: the newest
-    return CodeMatch(None, (), nearest, differing(FINGERPRINTS[nearest]))
+    nearest = max(order, key=lambda r: (shared(r), order.index(r)))  # most files in common; ties: the newest
+    if shared(nearest) == 0:
+        return CodeMatch(None, (), None, ())  # not one file is a release's: no release is near it
+    prints = FINGERPRINTS[nearest]
+    differing = tuple(sorted(p for p in set(prints) | set(files) if prints.get(p) != files.get(p)))
+    return CodeMatch(None, (), nearest, differing)

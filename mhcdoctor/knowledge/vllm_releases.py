@@ -75,3 +75,87 @@ def release_of(version: str | None) -> VllmRelease | None:
     if key < Version(RELEASES[0].version) or key.release[:2] > newest.release[:2]:
         return None
     return [r for r in RELEASES if Version(r.version) <= key][-1]
+
+
+# The environment variables vLLM's DeepSeek-V4 mHC code reads, found in each release's layers/mhc.py,
+# kernels/mhc/*.py, _tilelang_ops.py and utils/deep_gemm.py (0.20.0–0.34.0 read the same envs.* values; 0.34 adds the
+# nvcc lookup), and those of the two kernel caches (tilelang/env.py, aiter/jit/core.py).
+VLLM_ENV: tuple[str, ...] = (
+    "VLLM_USE_DEEP_GEMM",  # vllm/envs.py (default "1"): is_deep_gemm_supported() is False when it is "0"
+    "VLLM_USE_DEEP_GEMM_E8M0",  # utils/deep_gemm.py: DeepGEMM's scale format
+    "VLLM_CACHE_ROOT",  # utils/deep_gemm.py: DeepGEMM's JIT cache is $VLLM_CACHE_ROOT/deep_gemm unless DG_JIT_CACHE_DIR
+    "DG_JIT_CACHE_DIR",
+    "DG_JIT_NVCC_COMPILER",  # 0.34 _deep_gemm_nvcc_path: the nvcc DeepGEMM's JIT runs (and its DJ_ misspelling)
+    "DJ_JIT_NVCC_COMPILER",
+    "CUDA_HOME",  # 0.34 _deep_gemm_nvcc_path, then CUDA_PATH, then `which nvcc`; tilelang's JIT looks there first too
+    "CUDA_PATH",
+    "TILELANG_CACHE_DIR",  # tilelang/env.py: the kernel cache (default ~/.tilelang/cache)
+    "TILELANG_AUTO_CLEAR_CACHE",  # tilelang/env.py: clears the cache at start-up
+    "AITER_JIT_DIR",  # aiter/jit/core.py: where module_mhc.so is built and loaded
+)
+
+
+# vLLM 0.34's is_deep_gemm_supported() turns DeepGEMM off below nvcc 12.9 ("DeepGEMM's JIT asserts nvcc >= 12.9 and
+# aborts the engine otherwise", vllm/utils/deep_gemm.py); 0.30–0.33 do not check.
+VLLM_NVCC_GATE = (12, 9)
+VLLM_NVCC_GATE_RELEASES = ">=0.34.0"
+
+
+def tilelang_pin(vllm: str | None) -> str | None:
+    """The tilelang version vLLM `vllm`'s wheel pins, where known."""
+    release = release_of(vllm)
+    return release.tilelang if release is not None else None
+
+
+# The audit of vLLM's mHC code between consecutive releases: (pair, lines changed in kernels/mhc/*, layers/mhc.py,
+# _tilelang_ops.py and utils/deep_gemm.py as `diff` counts them between the two wheels, what changed, kind).
+VLLM_AUDIT: tuple[tuple[str, int, str, str], ...] = (
+    ("0.20.0 → 0.20.1", 134, "hc_head moves from torch to a tilelang kernel", "feature"),
+    ("0.20.1 → 0.20.2", 0, "no change to the mHC files", "none"),
+    ("0.20.2 → 0.21.0", 450, "ROCm: mhc_pre/mhc_post/hc_head branch to inline torch; the fused post+pre op stays on "
+     "tilelang with PDL (vLLM #42876: tilelang-pdl-unsupported)", "feature (crash on ROCm remains)"),
+    ("0.21.0 → 0.22.0", 3293, "kernels move to _tilelang_ops.py and kernels/mhc/; CustomOp dispatch; ENABLE_PDL "
+     "only on CUDA (#43679); block-M prenorm GEMM from 1024 tokens (tilelang-prenorm-block-m)", "refactor + fix (PDL)"),
+    ("0.22.0 → 0.22.1", 0, "no change to the mHC files", "none"),
+    ("0.22.1 → 0.23.0", 1773, "_tilelang_ops.py becomes kernels/mhc/tilelang_kernels.py; has_tilelang() imports; the "
+     "NVIDIA decoder layer loses hc_pre/hc_post, so the mHC warm-up skips it (vLLM #51790: tilelang-cache-cold)",
+     "refactor (slow start-up)"),
+    ("0.23.0 → 0.24.0", 295, "HAS_TILELANG_MHC: no tilelang mHC on gfx942 (#45931 for #45698, tilelang-wrong-arch)",
+     "fix (wrong results)"),
+    ("0.24.0 → 0.25.0", 56, "aiter mhc_pre/mhc_post on MI3xx (#43950)", "feature"),
+    ("0.25.0 → 0.25.1", 0, "no change to the mHC files", "none"),
+    ("0.25.1 → 0.26.0", 271, "mhc_pre_broadcast_tilelang: the first layer's pre calls DeepGEMM with no tilelang "
+     "fallback (deepgemm-prenorm-broken)", "feature (crash where DeepGEMM cannot run)"),
+    ("0.26.0 → 0.27.0", 39, "block-M prenorm GEMM: per-token T.alloc_local accumulators instead of one "
+     "T.alloc_var(init=0.0) in the unrolled token loop (tilelang-prenorm-block-m)", "fix (wrong results "
+     "from 1024 tokens under tilelang 0.1.9: measured)"),
+    ("0.27.0 → 0.27.1", 0, "no change to the mHC files", "none"),
+    ("0.27.1 → 0.28.0", 125, "tilelang_jit wrapper (vllm/tilelang_utils.py) replaces the per-kernel tilelang.jit",
+     "refactor"),
+    ("0.28.0 → 0.29.0", 132, "aiter fused post+pre and RMSNorm folded into aiter's mhc_pre, unprobed (#52737, "
+     "aiter-api-too-old)", "feature (crash with aiter < 0.1.16)"),
+    ("0.29.0 → 0.30.0", 2752, "aiter API probed; CPU ops (cpu.py); JIT warm-up registry (warmup.py; the NVIDIA "
+     "model registers its kernels); prenorm GEMM chosen per call (use_tilelang_fallback)", "feature + fix (aiter API, "
+     "warm-up)"),
+    ("0.30.0 → 0.31.0", 342, "ROCm: the folded RMSNorm's reduction moves to threads 0..63 because TileLang's HIP "
+     "AllReduce ignores a group offset (tilelang-hip-allreduce-offset); split modes for the fused pre; docstrings",
+     "fix (wrong results on ROCm)"),
+    ("0.31.0 → 0.32.0", 141, "aiter wrapper and layers/mhc.py", "refactor (not read line by line)"),
+    ("0.32.0 → 0.33.0", 190, "kernels/mhc and utils/deep_gemm.py (vendored DeepGEMM 2.8.1)", "refactor (not read "
+     "line by line)"),
+    ("0.33.0 → 0.34.0", 398, "is_deep_gemm_supported() needs nvcc 12.9+ found, else the tilelang GEMM (the first "
+     "layer's pre still calls DeepGEMM)", "fix (crash with old nvcc)"),
+)  # fmt: skip
+
+
+def vendored_deepgemm(vllm: str | None) -> str | None:
+    """The DeepGEMM version vLLM `vllm`'s wheel vendors, where known."""
+    release = release_of(vllm)
+    return release.deepgemm if release is not None else None
+
+
+# vLLM releases whose NVIDIA DeepSeek-V4 model skips the mHC JIT warm-up: warmup/deepseek_v4_mhc_warmup.py's
+# _find_first_mhc_layer wants hc_pre/hc_post on DeepseekV4DecoderLayer, which models/deepseek_v4/nvidia/model.py
+# no longer defines from 0.23.0 (vLLM #51790); from 0.30.0 the NVIDIA model registers its tilelang kernels with the
+# JIT warm-up itself (register_warmup, when kernel_config.enable_jit_warmup). Read from each wheel.
+NVIDIA_WARMUP_SKIPPED_RELEASES = ">=0.23.0,<0.30.0"

@@ -150,7 +150,7 @@ def _vllm_build_row(vllm: VllmDocument, decided: VllmPlatformDocument | None) ->
     text = f"{_BUILDS[build]} build" if build is not None and build in _BUILDS else "build not established"
     if vllm["build_evidence"]:
         text += f" ({vllm['build_evidence']})"
-    if vllm["code_evidence"]:
+    if vllm["code"] not in (None, "new") and vllm["code_evidence"]:  # new code is the rules' note
         text += f"; {vllm['code_evidence']}"
     platform = decided["platform"] if decided is not None else None
     if platform:

@@ -48,7 +48,9 @@ class RulesPick:
     version: str | None  # the vLLM version decided for (None: not known)
     reason: str  # installed | no-vllm | unknown | newer | too-old
     note: str | None
-    release: str | None = None  # the release whose knowledge applies: whose mHC code is installed, else `version`
+    release: str | None = (
+        None  # the release whose mHC code is installed, whose knowledge then applies (None: the version's)
+    )
 
 
 def pick_rules(facts: Facts, vllm_version: str | None = None) -> RulesPick:
@@ -61,7 +63,7 @@ def pick_rules(facts: Facts, vllm_version: str | None = None) -> RulesPick:
     if code == "new" and version is not None and rule_set is not None:
         new = f"vLLM {version}: {facts.vllm.code_evidence or 'new mHC code'}; rules {rule_set.id} by its version"
         note = f"{note}; {new}" if note else new
-    return RulesPick(rule_set, version, reason, note, version)
+    return RulesPick(rule_set, version, reason, note)
 
 
 def _pick_by_code(version: str | None, code: str, evidence: str | None) -> RulesPick:
@@ -70,9 +72,9 @@ def _pick_by_code(version: str | None, code: str, evidence: str | None) -> Rules
     key = _release_of(version)
     note = None
     if key != code:
-        note = f"vLLM {version or '(version unknown)'}: {evidence or 'its mHC files are ' + code + 's'}: " + (
-            f"the rules ({rule_set.id if rule_set else 'none'}) and known bugs of {code} apply"
-        )
+        files = evidence or f"its mHC files are vLLM {code}'s"
+        rules = rule_set.id if rule_set else "none"
+        note = f"vLLM {version or '(version unknown)'}: {files}: the rules ({rules}) and known bugs of {code} apply"
     return RulesPick(rule_set, version, "installed", note, code)
 
 

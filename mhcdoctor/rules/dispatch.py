@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from mhcdoctor.decision import Gate, OpDecision
 from mhcdoctor.documents.vocabulary import OPS, PathName
 from mhcdoctor.facts import Facts
-from mhcdoctor.knowledge import aiter_releases, known, versions
+from mhcdoctor.knowledge import aiter_releases, versions, vllm_releases
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.releases import RuleSet
 
@@ -695,11 +695,11 @@ def deepgemm_supported(rs: RuleSet, f: Facts, version: str | None) -> tuple[bool
         return False, f"{f.arch} is not a DeepGEMM arch (sm_90, sm_10x{', sm_12x' if rs.deepgemm_sm120 else ''})"
     if f.deepgemm.present is False:
         return False, "no deep_gemm (standalone or vendored by vLLM)"
-    if versions.within(version or rs.last, known.VLLM_NVCC_GATE_RELEASES):
+    if versions.within(version or rs.last, vllm_releases.VLLM_NVCC_GATE_RELEASES):
         nvcc = versions.public(f.nvcc.version)
         if f.nvcc.found is False:
             return False, "no nvcc found (0.34 checks)"
-        if nvcc is not None and nvcc.release[:2] < known.VLLM_NVCC_GATE:
+        if nvcc is not None and nvcc.release[:2] < vllm_releases.VLLM_NVCC_GATE:
             return False, f"nvcc {f.nvcc.version} < 12.9 (0.34 checks)"
     if arch is None:
         return None, "the GPU arch is unknown"

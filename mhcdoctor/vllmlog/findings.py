@@ -1,5 +1,6 @@
-"""The findings a log can prove: their severity here, and their title, fix and references taken from the known-bugs
-catalogue (rules/findings/) by id, so a finding reads the same from `check`, `explain` and `log`.
+"""The findings a log can prove: their severity here (a known bug's from its record, knowledge/bugs.py `log_severity`),
+and their title, fix and references taken from the findings catalogue (rules/findings/) by id, so a finding reads
+the same from `check`, `explain` and `log`.
 
 `mhc-jit-while-serving` is the log's own: only a log shows kernels compiled after start-up. The severity is the
 log's: a failure the log shows happened is fail, whatever the catalogue predicts for a machine that merely could

@@ -1,4 +1,5 @@
-"""Known fatal texts in a vLLM log, each mapped to the finding that explains it (ids agreed with the catalogue).
+"""Known fatal texts in a vLLM log, each mapped to the finding that explains it: the setup errors here, and each known
+bug's own text from its record (knowledge/bugs.py `log`).
 
 A signature matches one line (the error's own text), and where the text alone is ambiguous, also the frames of the
 traceback the same process printed just before it (`invalid configuration argument` is aiter #4633 only when

@@ -61,3 +61,13 @@ def test_a_report_only_tvm_ffi_pair_is_a_warning_that_says_it_was_only_reported(
     finding = next(f for f in decide(facts, ModelConfig("m", 7168), "0.34.0").findings if f.id.endswith("mismatch"))
     assert finding.severity == "warn"
     assert "Only reported (https://github.com/tile-ai/tilelang/issues/1)" in finding.detail
+
+
+def test_a_hand_decided_bug_backed_by_a_report_says_what_is_not_known():
+    facts = build_facts(WhatIf("rocm", "gfx942", "0.1.19", "present", "none", None, None), base=Facts)
+    finding = next(f for f in decide(facts, ModelConfig("m", 7168), "0.30.0").findings if f.id.endswith("config"))
+    assert finding.severity == "warn"
+    assert finding.detail.endswith(
+        "Only reported (https://github.com/ROCm/aiter/issues/4633), neither measured nor read in code: the cause is "
+        "not known (no fix, no failing shape named), nor whether every MI300X or other archs hit it."
+    )

@@ -5,15 +5,17 @@ test cannot hold vLLM's own files), the rest of the mechanism is the real one.""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
+import doctor
 import fakes
 import pytest
 from fakemachine import Machine
 
-from mhcdoctor.knowledge import known, vllm_code
+from mhcdoctor.knowledge import vllm_code, vllm_releases
 from mhcdoctor.knowledge.vllm_fingerprints import FINGERPRINTS
 
 FILES = {
@@ -82,7 +84,7 @@ def test_the_release_a_wheel_installs_is_no_note(tmp_path, releases):
 
 def test_the_fingerprints_tell_apart_exactly_the_releases_the_audit_says_changed_the_mhc_files():
     same = {tuple(r for r, p in FINGERPRINTS.items() if p == prints) for prints in FINGERPRINTS.values()}
-    unchanged = {tuple(pair.split(" → ")) for pair, _, _, kind in known.VLLM_AUDIT if kind == "none"}
+    unchanged = {tuple(pair.split(" → ")) for pair, _, _, kind in vllm_releases.VLLM_AUDIT if kind == "none"}
     assert {group for group in same if len(group) > 1} == unchanged
     for release, prints in FINGERPRINTS.items():
         assert vllm_code.match(prints, release).release == release
@@ -111,3 +113,26 @@ def test_the_fingerprints_are_what_the_wheels_give():
     script = Path(__file__).parents[2] / "scripts" / "vllm-fingerprints"
     done = subprocess.run([sys.executable, str(script), "--check", str(WHEELS)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_explain_and_a_replay_of_the_saved_report_say_whose_code_decided(tmp_path, releases):
+    machine = Machine(tmp_path)
+    h200_with_vllm(machine, "0.34.1.dev3", FILES["0.33.0"])
+    note = (
+        "vLLM 0.34.1.dev3: its mHC files are vLLM 0.33.0's: the rules (vllm-0.30-0.34) and known bugs of 0.33.0 apply"
+    )
+    assert note in machine.run("explain", "--model", "deepseek-v4-pro").stdout
+    report = tmp_path / "report.json"
+    report.write_text(machine.check("--fast", "--json").stdout, encoding="utf-8")
+    (tmp_path / "elsewhere").mkdir()
+    elsewhere = Machine(tmp_path / "elsewhere")  # no vLLM there: the report's facts alone say whose code it was
+    replay = doctor.run("explain", "--from", str(report), "--model", "deepseek-v4-pro", "--json", env=elsewhere.env())
+    assert json.loads(replay.stdout)["rules_note"] == note, replay.stderr
+
+
+def test_a_stand_in_sharing_no_file_with_any_release_names_no_nearest_release(tmp_path, releases):
+    machine = Machine(tmp_path)
+    h200_with_vllm(machine, "0.34.0", {"model_executor/layers/mhc.py": "HAS_TILELANG_MHC = True\n"})
+    doc, _ = machine.check_json("--fast")
+    vllm = doc["facts"]["vllm"]
+    assert (vllm["code"], vllm["code_evidence"]) == ("new", "new mHC code: none of its files is a vLLM release's")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,16 +100,29 @@ class FindingSpec:
 
 
 def bug_spec(bug: KnownBug, decide: Callable[[FindingContext], Found | None]) -> FindingSpec:
-    """The finding a known bug raises: its published data from the record, its decision from `decide`."""
+    """The finding a known bug raises: its published data from the record, its decision from `decide`; a bug backed
+    by a report alone is at most a warning and says what is not known, whatever `decide` says."""
     first = bug.tokens[0]
+    reports = [e for e in bug.evidence if isinstance(e, Report)]
+
+    def proven(c: FindingContext) -> Found | None:
+        found = decide(c)
+        if found is None or bug.proof != "report" or not reports:
+            return found
+        detail = f"{found.detail} Only reported ({reports[0].url}), neither measured nor read in code: "
+        severity = found.severity or bug.severity
+        return dataclasses.replace(
+            found, detail=detail + reports[0].not_known + ".", severity="warn" if severity == "fail" else severity
+        )
+
     return FindingSpec(
         id=bug.id,
-        severity=bug.severity,
+        severity=capped_severity(bug) if bug.severity is not None else None,
         title=bug.title,
         fix=bug.fix,
         refs=bug.refs,
         summary=bug.summary,
-        decide=decide,
+        decide=proven,
         from_tokens=first if first > 1 else None,
     )
 
@@ -191,10 +205,7 @@ def generic_decide(bug: KnownBug) -> Callable[[FindingContext], Found | None]:
         if not ops:
             return None
         detail = f"{bug.library} {version} runs {', '.join(ops)} here: {bug.explanation or bug.summary}"
-        reports = [e for e in bug.evidence if isinstance(e, Report)]
-        if bug.proof == "report" and reports:
-            detail += f" Only reported ({reports[0].url}), neither measured nor read in code: {reports[0].not_known}."
-        return Found(detail, ops, severity=capped_severity(bug))
+        return Found(detail, ops, severity=bug.severity or bug.worst)
 
     return decide
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mhcdoctor.knowledge import bugs, known, versions
+from mhcdoctor.knowledge import bugs, known, versions, vllm_releases
 from mhcdoctor.rules.findings.base import (
     FindingContext,
     FindingSpec,
@@ -17,7 +17,9 @@ def _cold_cache(ctx: FindingContext) -> bool:
 
 
 def _warmup_skipped(ctx: FindingContext) -> bool:
-    return ctx.facts.platform == "cuda" and bool(versions.within(ctx.release, known.NVIDIA_WARMUP_SKIPPED_RELEASES))
+    return ctx.facts.platform == "cuda" and bool(
+        versions.within(ctx.release, vllm_releases.NVIDIA_WARMUP_SKIPPED_RELEASES)
+    )
 
 
 def aiter_jit_stale(ctx: FindingContext) -> str | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mhcdoctor.documents.vocabulary import Severity
-from mhcdoctor.knowledge import bugs, known, versions
+from mhcdoctor.knowledge import bugs, known, versions, vllm_releases
 from mhcdoctor.knowledge.evidence import Report
 from mhcdoctor.rules.dispatch import (
     arch_has,
@@ -112,7 +112,7 @@ def _hip_allreduce_ops(ctx: FindingContext) -> list[str]:
     """0.29–0.30 on a wave64 ROCm GPU (gfx9: CDNA): the AMD model folds the RMSNorm into tilelang's pre when aiter does
     not serve it (`fuse_mhc_rmsnorm = HAS_TILELANG_MHC and self.use_fused_mhc`), and that kernel's norm reduction runs
     on threads 32.. of the block."""
-    if ctx.facts.platform != "rocm" or not versions.within(ctx.release, known.HIP_ALLREDUCE_OFFSET_RELEASES):
+    if ctx.facts.platform != "rocm" or not versions.within(ctx.release, bugs.HIP_ALLREDUCE_OFFSET.affected or ""):
         return []
     if not (ctx.facts.arch or "").startswith("gfx9") or ctx.dispatch is None or not ctx.dispatch.fused_post_pre:
         return []
@@ -123,7 +123,7 @@ def _block_m_ops(ctx: FindingContext) -> list[str]:
     """The pre ops that take 0.22–0.26's block-M tilelang prenorm GEMM from 1024 tokens (kernels/mhc/tilelang.py:
     `n_splits == 1 and use_default_config and x.shape[0] >= 1024`, taken where DeepGEMM is not used)."""
     version = versions.public(ctx.release)
-    if version is None or not versions.within(str(version), known.BLOCK_M_ACCUMULATOR_RELEASES):
+    if version is None or not versions.within(str(version), bugs.PRENORM_BLOCK_M.affected or ""):
         return []
     if ctx.facts.platform == "cuda" and deepgemm_used(ctx) in (True, None):
         return []  # DeepGEMM computes the prenorm GEMM (or it is not known that it does not)
@@ -161,7 +161,7 @@ def _fused_slow_tilelang(ctx: FindingContext) -> str | None:
     """The installed tilelang, where it is newer than the pin of a vLLM whose CUDA fused post+pre was measured slow."""
     if ctx.facts.platform != "cuda" or "mhc_fused_post_pre" not in ctx.ops_on("tilelang"):
         return None
-    pin, tl = known.vllm_tilelang_pin(ctx.release), ctx.facts.tilelang.version
+    pin, tl = vllm_releases.tilelang_pin(ctx.release), ctx.facts.tilelang.version
     if pin is None or not versions.within(ctx.release, known.FUSED_POST_PRE_SLOW_RELEASES):
         return None
     return tl if versions.within(tl, f">{pin}") else None
@@ -169,7 +169,7 @@ def _fused_slow_tilelang(ctx: FindingContext) -> str | None:
 
 def _fused_slow_text(ctx: FindingContext, tilelang: str) -> str:
     slow, fast = known.FUSED_POST_PRE_SLOW_MS
-    pin = known.vllm_tilelang_pin(ctx.release)
+    pin = vllm_releases.tilelang_pin(ctx.release)
     text = (
         f"vLLM {ctx.vllm_version}'s fused post+pre (mhc_fused_post_pre_tilelang, the same tilelang kernels in 0.33 "
         f"and 0.34) runs under tilelang {tilelang}, newer than the {pin} vLLM pins. Measured on an "
@@ -262,7 +262,7 @@ def _decide_prenorm_block_m(c: FindingContext) -> Found | None:
 def _decide_fused_shape(c: FindingContext) -> Found | None:
     version = versions.public(c.release)
     if "mhc_fused_post_pre" not in c.ops_on("tilelang") or not versions.within(
-        str(version) if version else None, known.FUSED_SMALL_FMA_RELEASES
+        str(version) if version else None, bugs.FUSED_SHAPE.affected or ""
     ):
         return None
     gaps = known.fused_small_fma_gaps(c.model.hidden_size, c.model.hc_mult)
@@ -280,7 +280,7 @@ def _decide_fused_shape(c: FindingContext) -> Found | None:
 
 def _decide_gemm_shape(c: FindingContext) -> Found | None:
     version = versions.public(c.release)
-    if not versions.within(str(version) if version else None, known.TILELANG_GEMM_ASSERT_RELEASES):
+    if not versions.within(str(version) if version else None, bugs.GEMM_SHAPE.affected or ""):
         return None
     width = c.model.hc_mult * c.model.hidden_size
     ops = [op for op in c.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
@@ -303,7 +303,7 @@ def _decide_fused_post_pre_slow(c: FindingContext) -> Found | None:
     tilelang = _fused_slow_tilelang(c)
     if tilelang is None:
         return None
-    fix = f"pip install 'tilelang=={known.vllm_tilelang_pin(c.release)}'  # vLLM {c.release}'s pin"
+    fix = f"pip install 'tilelang=={vllm_releases.tilelang_pin(c.release)}'  # vLLM {c.release}'s pin"
     return Found(_fused_slow_text(c, tilelang), ["mhc_fused_post_pre"], fix=fix)
 
 
