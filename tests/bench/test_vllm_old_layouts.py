@@ -22,6 +22,7 @@ import pytest
 import vllm_fixture
 
 HERE = Path(__file__).parent
+pytestmark = pytest.mark.slow  # bench and verify runs in child processes
 
 # 0.20/0.21's layers/mhc.py: the signatures of the wheel (no norm_weight; hc_head fills `out`)
 LAYERS = """
