@@ -15,7 +15,7 @@ def main() -> int:
     import tilelang
     from tilelang import tvm
 
-    from mhcdoctor.kernels import tilelang_path as tp
+    import mhcdoctor.kernels.tilelang_path as tp
 
     print("import tilelang: ok; tilelang", version("tilelang"), "apache-tvm-ffi", version("apache-tvm-ffi"))
     kernels = {
