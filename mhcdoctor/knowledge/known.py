@@ -178,6 +178,49 @@ TVM_FFI_GOOD_PAIRS: tuple[GoodPair, ...] = (
                 "imports and lowers all three kernels to CUDA source, as with apache-tvm-ffi 0.1.9 and 0.1.11; 0.1.12: "
                 "`import tilelang` raises AttributeError: attribute '__dict__' of 'type' objects is not writable",
             ),
+            Measured(
+                "VLLM_USE_DEEP_GEMM=0 PYTHONPATH=<vLLM X's kernel files (tests/bench/vllm_fixture.py)>:<tilelang, its "
+                "pinned apache-tvm-ffi (cp311 wheel), z3, psutil unpacked>:. python bench/vllm_lower.py (0.20-0.21 "
+                "with a no-op deep_gemm on the path): every tilelang kernel the release's wrappers call at 8, 200 and "
+                "1024 tokens, hidden 7168, lowered for sm_90 under its pass configs",
+                "no GPU: x86-64 CPU, Python 3.11.7, torch 2.13.0+cpu",
+                "2026-12-04",
+                "vLLM 0.26.0's own kernels under its pins (tilelang 0.1.9, apache-tvm-ffi 0.1.10): all 8 lower",
+            ),
+        ),
+    ),
+    # vLLM 0.20.0-0.25.1's pins (tilelang==0.1.9, apache-tvm-ffi==0.1.9).
+    GoodPair(
+        "==0.1.9",
+        "==0.1.9",
+        (
+            Measured(
+                "VLLM_USE_DEEP_GEMM=0 PYTHONPATH=<vLLM X's kernel files (tests/bench/vllm_fixture.py)>:<tilelang, its "
+                "pinned apache-tvm-ffi (cp311 wheel), z3, psutil unpacked>:. python bench/vllm_lower.py (0.20-0.21 "
+                "with a no-op deep_gemm on the path): every tilelang kernel the release's wrappers call at 8, 200 and "
+                "1024 tokens, hidden 7168, lowered for sm_90 under its pass configs",
+                "no GPU: x86-64 CPU, Python 3.11.7, torch 2.13.0+cpu",
+                "2026-12-04",
+                "every release's own kernels lower under tilelang 0.1.9 with apache-tvm-ffi 0.1.9: 0.20.0 4, 0.21.0 7, "
+                "0.22.0-0.25.0 8 each (0.20 has no fused op and computes hc_head in torch), none failed",
+            ),
+        ),
+    ),
+    # vLLM 0.27.0-0.34.0's pins (tilelang==0.1.12, apache-tvm-ffi==0.1.11).
+    GoodPair(
+        "==0.1.12",
+        "==0.1.11",
+        (
+            Measured(
+                "VLLM_USE_DEEP_GEMM=0 PYTHONPATH=<vLLM X's kernel files (tests/bench/vllm_fixture.py)>:<tilelang, its "
+                "pinned apache-tvm-ffi (cp311 wheel), z3, psutil unpacked>:. python bench/vllm_lower.py (0.20-0.21 "
+                "with a no-op deep_gemm on the path): every tilelang kernel the release's wrappers call at 8, 200 and "
+                "1024 tokens, hidden 7168, lowered for sm_90 under its pass configs",
+                "no GPU: x86-64 CPU, Python 3.11.7, torch 2.13.0+cpu",
+                "2026-12-04",
+                "every release's own kernels lower under tilelang 0.1.12 with apache-tvm-ffi 0.1.11: 8 each for "
+                "0.27.0-0.34.0, none failed",
+            ),
         ),
     ),
 )
