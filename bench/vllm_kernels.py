@@ -3,7 +3,9 @@ float64 oracle and timed eager and under a CUDA graph (mhcdoctor.bench.timing.ti
 
 Needs the `vllm` package importable: a real vLLM, or the kernel files of a wheel (tests/bench/vllm_fixture.py)
 first on PYTHONPATH. One JSON line per (hidden, op, tokens) on stdout; a case that raises is a line with its error.
-Usage: python bench/vllm_kernels.py [--hidden 7168,4096] [--tokens 1,7,80] [--check-only] [--label TEXT]
+Usage: python bench/vllm_kernels.py [--hidden 7168,4096] [--hc-mult 4] [--tokens 1,7,80] [--check-only] [--label TEXT]
+A hidden size and hc_mult that no built-in model has take DeepSeek-V4's other values (eps 1e-6, 20 Sinkhorn rounds):
+the shapes a `--config` can give (shape limits).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from importlib import metadata
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hidden", default="7168,4096")
+    parser.add_argument("--hc-mult", default="4", help="comma-separated hc_mult values (DeepSeek-V4: 4)")
     parser.add_argument("--tokens", default="1,8,64,256,4096,16384")
     parser.add_argument("--ops", default="mhc_pre,mhc_post,mhc_fused_post_pre,hc_head")
     parser.add_argument("--check-only", action="store_true", help="3 runs, no CUDA graph: a correctness check")
@@ -53,8 +56,13 @@ def main() -> int:
         else {"warmup": 3, "repeats": 100, "budget_s": 1.0, "graph_calls": a.graph_calls}
     )
     models = {m.hidden_size: m for m in BUILTIN_MODELS.values()}
-    for hidden in (int(h) for h in a.hidden.split(",")):
-        p = Params.from_model(models[hidden]) if hidden in models else Params(hidden, 4, 1e-6, 1e-6, 1e-6, 2.0, 20)
+    shapes = [(int(h), int(m)) for h in a.hidden.split(",") for m in a.hc_mult.split(",")]
+    for hidden, hc_mult in shapes:
+        p = (
+            Params.from_model(models[hidden])
+            if hidden in models and models[hidden].hc_mult == hc_mult
+            else Params(hidden, hc_mult, 1e-6, 1e-6, 1e-6, 2.0, 20)
+        )
         for op in a.ops.split(","):
             for tokens in (int(t) for t in a.tokens.split(",")):
                 row: dict[str, object] = {
@@ -63,9 +71,13 @@ def main() -> int:
                     "vllm": impl.version,
                     "tilelang": tl,
                     "hidden": hidden,
+                    "hc_mult": hc_mult,
                     "op": op,
                     "tokens": tokens,
                 }
+                if op not in impl.ops:  # 0.20 has no fused op and no tilelang hc_head
+                    print(json.dumps({**row, "status": "absent"}), flush=True)
+                    continue
                 t0 = time.perf_counter()
                 try:
                     row.update(time_case(impl, op, tokens, p, a.device, options=options))

@@ -279,6 +279,31 @@ def known_bugs_page() -> str:
     out += _aiter_code_section()
     out += [
         "",
+        "## Audit: tilelang's ROCm (HIP) backend by release",
+        "",
+        "Read from each PyPI wheel's tilelang/lib/libtilelang.so and Python side (mhcdoctor/knowledge/known.py).",
+        "",
+        "| tilelang | HIP backend in the wheel | what the wheel holds |",
+        "| --- | --- | --- |",
+    ]
+    out += [f"| {rel} | {hip} | {_cell(what)} |" for rel, hip, what in known.TILELANG_ROCM_AUDIT]
+    out += [
+        "",
+        "## Audit: the DeepGEMM each vLLM wheel vendors",
+        "",
+        "vllm/third_party/deep_gemm: its `__version__` and the smNN_tf32_hc_prenorm_gemm kernels its compiled "
+        "library holds (mhcdoctor/knowledge/vllm_releases.py; the deepgemm probe reads the installed library the "
+        "same way).",
+        "",
+        "| vLLM | DeepGEMM | tf32_hc_prenorm_gemm kernels |",
+        "| --- | --- | --- |",
+    ]
+    out += [
+        f"| {r.version} | {r.deepgemm} | {', '.join(r.deepgemm_prenorm_archs or ()) or 'not read'} |"
+        for r in vllm_releases.RELEASES
+    ]
+    out += [
+        "",
         "## Measured",
         "",
         "Every measurement a record holds (mhcdoctor/knowledge/bugs.py), with its machine.",

@@ -121,6 +121,9 @@ class DeepGemmFacts(PackageFacts):
     vendored: bool | None = field(default=None, metadata=RULES_READ)  # the copy found is vLLM's vendored one
     # `tf32_hc_prenorm_gemm` is defined by it: the GEMM vLLM's CUDA mhc_pre calls (read from its files, or imported)
     has_prenorm_gemm: bool | None = field(default=None, metadata=RULES_READ)
+    # the archs its compiled library has a smNN_tf32_hc_prenorm_gemm kernel for ("sm_90", "sm_100", "sm_120"); None:
+    # not read (no library, or a what-if: the release's record then says)
+    prenorm_archs: list[str] | None = field(default=None, metadata=RULES_READ)
 
 
 @dataclass

@@ -73,6 +73,7 @@ class AiterDocument(PackageDocument):
 class DeepGemmDocument(PackageDocument):
     vendored: bool | None
     has_prenorm_gemm: bool | None
+    prenorm_archs: list[str] | None
 
 
 class CacheDocument(TypedDict):

@@ -100,6 +100,7 @@ class AiterView(TypedDict):
 class DeepGemmView(PackageView):
     vendored: bool | None
     has_prenorm_gemm: bool | None
+    prenorm_archs: list[str] | None
 
 
 class VllmViewDocument(TypedDict):

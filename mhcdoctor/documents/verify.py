@@ -19,7 +19,16 @@ OutcomeStatus = Literal["ran", "unavailable", "error", "timeout"]
 OUTCOME_STATUSES: tuple[OutcomeStatus, ...] = ("ran", "unavailable", "error", "timeout")
 
 
-class VerifyRow(TypedDict):
+class KnownBugRef(TypedDict):
+    """A known bug (mhcdoctor.knowledge.bugs) whose op, token range, shape and versions a failing row matches."""
+
+    id: str  # the finding id the bug raises (docs/known-bugs.md)
+    title: str
+    fix: str
+    proof: Literal["measured", "code", "report"]  # the strongest evidence the record has
+
+
+class _VerifyRowBase(TypedDict):
     """One (path, op, token count, device): how it ran and how far it was from the oracle."""
 
     path: str
@@ -40,6 +49,12 @@ class VerifyRow(TypedDict):
     outputs: list[OutputVerdict]  # per output tensor, from the path's child
     evidence: list[str]
     selected: bool | None
+
+
+class VerifyRow(_VerifyRowBase, total=False):
+    """One (path, op, token count, device) against the oracle; a failing row that matches known bugs names them."""
+
+    known_bugs: list[KnownBugRef]
 
 
 class VerifyDocument(TypedDict):

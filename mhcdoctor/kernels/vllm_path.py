@@ -1,8 +1,11 @@
 """vLLM's own mHC ops, when vLLM imports: the kernels vLLM will really run, each backend its own row.
 
 tilelang (every NVIDIA release): the functions of `vllm/model_executor/kernels/mhc/tilelang.py` that the DeepSeek-V4
-model imports and calls (`models/deepseek_v4/nvidia/model.py`, 0.24-0.34): `mhc_pre_tilelang`,
-`mhc_post_tilelang`, `mhc_fused_post_pre_tilelang`, `hc_head_fused_kernel_tilelang`. The model passes
+model imports and calls (`models/deepseek_v4/nvidia/model.py`, 0.22-0.34): `mhc_pre_tilelang`,
+`mhc_post_tilelang`, `mhc_fused_post_pre_tilelang`, `hc_head_fused_kernel_tilelang` (0.22:
+`_hc_head_fused_kernel_tilelang`, which fills a given `out`); in 0.20-0.21 the functions of
+`vllm/model_executor/layers/mhc.py` the model calls as torch.ops.vllm.mhc_pre, mhc_post, mhc_fused_post_pre (0.21)
+and hc_head_fused_kernel (0.21). The model passes
 `norm_weight`/`norm_eps` to the pre and the fused op, and 0.34 calls the fused op in its
 `mhc_fused_post_pre_tilelang_reuse_residual` form (it may overwrite the residual): bench times those forms
 (`as_model_calls`). The prenorm GEMM inside is DeepGEMM's `tf32_hc_prenorm_gemm` where vLLM's
@@ -42,6 +45,8 @@ def load(name: str, device: str, progress: Progress) -> PathImpl:
         return rocm
     if platform in _NOT_CALLED:
         raise PathUnavailable(_NOT_CALLED[platform])
+    if backend == "tilelang" and _layers_kernels():
+        return _layers_tilelang(name, vllm, version)
     progress(f"importing {_MODULE}.{backend}")
     try:
         module = importlib.import_module(f"{_MODULE}.{backend}")
@@ -145,13 +150,63 @@ def _forward_hip(cls: Any) -> Any:
     return call
 
 
-# op -> the function of kernels/mhc/tilelang.py the model calls for it (vLLM 0.24-0.34)
+def _layers_kernels() -> bool:
+    """vLLM 0.20-0.21: no kernels/mhc package; layers/mhc.py holds the tilelang kernels and the functions the model
+    calls (models/deepseek_v4.py: torch.ops.vllm.mhc_pre, mhc_post, mhc_fused_post_pre, hc_head_fused_kernel)."""
+    import importlib.util
+
+    try:
+        wrapper = importlib.util.find_spec(f"{_MODULE}.tilelang")
+    except ModuleNotFoundError:  # no kernels/mhc package at all
+        wrapper = None
+    except Exception:  # a broken vllm package: the usual import below says why
+        return False
+    try:
+        return wrapper is None and importlib.util.find_spec(_LAYER) is not None
+    except Exception:
+        return False
+
+
+# op -> the function of 0.20-0.21's layers/mhc.py that the model calls for it (0.20 has no fused op, and its hc_head
+# is plain torch under torch.compile in models/deepseek_v4.py: not a tilelang op)
+_LAYERS = {
+    "mhc_pre": "mhc_pre",
+    "mhc_post": "mhc_post",
+    "mhc_fused_post_pre": "mhc_fused_post_pre",
+    "hc_head": "_hc_head_fused_kernel",
+}
+
+
+def _layers_tilelang(name: str, vllm: Any, version: str | None) -> PathImpl:
+    try:
+        module = importlib.import_module(_LAYER)
+    except Exception as exc:
+        raise PathUnavailable(f"{_LAYER} does not import: {type(exc).__name__}: {exc}") from None
+    ops = {op: getattr(module, f) for op, f in _LAYERS.items() if callable(getattr(module, f, None))}
+    if "hc_head" in ops:
+        ops["hc_head"] = _head_into_out(ops["hc_head"])
+    notes = [
+        "called as the DeepSeek-V4 model calls them (vLLM 0.20-0.21: layers/mhc.py's "
+        + ", ".join(_LAYERS[op] for op in ops)
+        + "); their mhc_pre and fused op have no prenorm GEMM but DeepGEMM's tf32_hc_prenorm_gemm",
+        f"prenorm GEMM: {_prenorm_gemm()}",
+    ]
+    if getattr(vllm, "MHCDOCTOR_KERNEL_FIXTURE", False):
+        notes.append(
+            f"vLLM is not installed: vLLM {version}'s kernel files from its wheel, with stand-ins for the rest"
+        )
+    return PathImpl(name=name, ops=ops, version=version, notes=notes)
+
+
+# op -> the function of kernels/mhc/tilelang.py the model calls for it (vLLM 0.23-0.34; 0.22's hc_head below)
 _TILELANG = {
     "mhc_pre": "mhc_pre_tilelang",
     "mhc_post": "mhc_post_tilelang",
     "mhc_fused_post_pre": "mhc_fused_post_pre_tilelang",
     "hc_head": "hc_head_fused_kernel_tilelang",
 }
+# 0.22: hc_head fills a given `out` (HCHeadOp.forward_cuda in layers/mhc.py allocates it), as hc_head_triton does
+_HEAD_INTO_OUT = "_hc_head_fused_kernel_tilelang"
 _REUSE = "mhc_fused_post_pre_tilelang_reuse_residual"  # 0.34: DeepseekV4Model.forward passes reuse_residual=True
 
 
@@ -159,6 +214,8 @@ def _tilelang(name: str, module: Any, version: str | None, fixture: bool) -> Pat
     import inspect
 
     ops = {op: getattr(module, f) for op, f in _TILELANG.items() if callable(getattr(module, f, None))}
+    if "hc_head" not in ops and callable(getattr(module, _HEAD_INTO_OUT, None)):
+        ops["hc_head"] = _head_into_out(getattr(module, _HEAD_INTO_OUT))
     model = dict(ops)
     if callable(getattr(module, _REUSE, None)):
         model["mhc_fused_post_pre"] = getattr(module, _REUSE)

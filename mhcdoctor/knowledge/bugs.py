@@ -582,6 +582,94 @@ FUSED_POST_PRE_SLOW = KnownBug(
     worst="warn",
 )
 
+FUSED_SHAPE = KnownBug(
+    id="tilelang-fused-shape",
+    severity="fail",
+    title="vLLM 0.21–0.29's fused post+pre skips part of a shape (hidden, hc_mult) the official configs do not use",
+    summary="vLLM 0.21–0.29 runs the fused post+pre on tilelang, and the model's hidden size or hc_mult does not "
+    "divide the fixed tile and split of its small-token kernel (hidden not a multiple of 1024, or of 2048 up to "
+    "4096; hc_mult*(hc_mult+2) not a multiple of 2 and 3): part of the output is never written, from the code "
+    "(kernels/mhc/tilelang.py, tilelang_kernels.py); the official configs (hidden 4096, 5120, 7168, hc_mult 4) "
+    "divide.",
+    fix="pip install -U 'vllm>=0.30'  # picks a tile and split that divide the shape",
+    refs=(
+        "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang.py",
+        "https://github.com/vllm-project/vllm/blob/v0.30.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+    ),
+    effect="wrong results",
+    library="vllm",
+    path="tilelang",
+    ops=("mhc_fused_post_pre",),
+    told_by="installed code",
+    evidence=(
+        Code(
+            "vllm-project/vllm",
+            "v0.26.0",
+            "vllm/model_executor/kernels/mhc/tilelang.py",
+            518,
+            "use_small_fma = num_tokens <= 16; tile_n = 2 if num_tokens < 8 else 3; n_splits = 8 if (num_tokens < 8 "
+            "and hidden_size <= 4096) else 4 (0.21.0 layers/mhc.py:656-660 the same)",
+        ),
+        Code(
+            "vllm-project/vllm",
+            "v0.26.0",
+            "vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+            545,
+            "mhc_fused_tilelang: h_per_split = h // split_k, n_tiles = n_out // tile_n, h_iters = h_per_split // the "
+            "256 threads: the remainder of hidden and of the hc_mult*(hc_mult+2) mixes is never computed or stored",
+        ),
+        Code(
+            "vllm-project/vllm",
+            "v0.30.0",
+            "vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+            50,
+            "mhc_fused_post_pre_split_config lowers tile_n and n_splits until they divide the shape: the fix",
+        ),
+        Report(
+            "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+            "issue 30 of this project reports it seen on an H200 (0.26.0's fused op non-finite at hidden 2560 and "
+            "3072, comb_mix wrong at hc_mult 2, 16 tokens; 0.34.0 right); scripts/gpu-measure, which measures every "
+            "distinct kernel file at such shapes, has not run (its machine was lost)",
+        ),
+    ),
+    tokens=(1, 16),
+    affected=">=0.21.0,<0.30.0",
+    first_bad="0.21.0",
+    last_bad="0.29.0",
+    first_good="0.30.0",
+)
+
+GEMM_SHAPE = KnownBug(
+    id="tilelang-gemm-shape",
+    severity="fail",
+    title="vLLM 0.22–0.29's tilelang prenorm GEMM asserts on a shape (hidden, hc_mult) the official configs do not use",
+    summary="vLLM 0.22–0.29 computes mhc_pre's prenorm GEMM with its own tilelang kernel (no DeepGEMM: ROCm, CUDA "
+    "archs without it, VLLM_USE_DEEP_GEMM=0), and hc_mult * hidden is not a multiple of that kernel's 512 threads: "
+    "the wrapper's assert fails at the first mhc_pre call (the engine dies at start-up or on the first request), "
+    "from the code (kernels/mhc/tilelang.py).",
+    fix="pip install -U 'vllm>=0.30'  # its GEMM picks a config per shape",
+    refs=("https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang.py",),
+    effect="crash",
+    library="vllm",
+    path="tilelang",
+    ops=("mhc_pre", "mhc_fused_post_pre"),
+    told_by="installed code",
+    evidence=(
+        Code(
+            "vllm-project/vllm",
+            "v0.26.0",
+            "vllm/model_executor/kernels/mhc/tilelang.py",
+            41,
+            "_tilelang_hc_prenorm_gemm asserts (x.shape[1] // n_splits) % 512 threads == 0, with x.shape[1] = "
+            "hc_mult * hidden (the same line in 0.22.0-0.29.0's wrapper; 0.30.0 has no such wrapper)",
+        ),
+    ),
+    affected=">=0.22.0,<0.30.0",
+    first_bad="0.22.0",
+    last_bad="0.29.0",
+    first_good="0.30.0",
+)
+
 CACHE_COLD = KnownBug(
     id="tilelang-cache-cold",
     severity=None,
@@ -721,5 +809,7 @@ BUGS: tuple[KnownBug, ...] = (
     JIT_STALE,
     DEEPGEMM_B300_LAUNCH,
     FUSED_POST_PRE_SLOW,
+    FUSED_SHAPE,
+    GEMM_SHAPE,
 )
 BY_ID: dict[str, KnownBug] = {bug.id: bug for bug in BUGS}

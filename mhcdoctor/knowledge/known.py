@@ -168,6 +168,59 @@ TVM_FFI_GOOD_PAIRS: tuple[GoodPair, ...] = (
                 "imports, compiles and runs: mhcdoctor's tilelang kernels 9/9 pass and vLLM 0.26.0's kernels give the "
                 "same results as with apache-tvm-ffi 0.1.9 (issue 30)",
             ),
+            Measured(
+                "PYTHONPATH=<tilelang 0.1.9 wheel, apache-tvm-ffi 0.1.10 cp311 wheel, z3, psutil unpacked>:. "
+                "python bench/tilelang_lower.py (import tilelang, then tilelang.lower for sm_90 of mhcdoctor's prenorm "
+                "GEMM, pre and post kernels: PreLowerSemanticCheck runs _NestedLoopCheckVisitor, the class of "
+                "tile-ai/tvm #32's '_inst' error)",
+                "no GPU: x86-64 CPU, Python 3.11.7, torch 2.13.0+cpu",
+                "2026-12-04",
+                "imports and lowers all three kernels to CUDA source, as with apache-tvm-ffi 0.1.9 and 0.1.11; 0.1.12: "
+                "`import tilelang` raises AttributeError: attribute '__dict__' of 'type' objects is not writable",
+            ),
+            Measured(
+                "VLLM_USE_DEEP_GEMM=0 PYTHONPATH=<vLLM X's kernel files (tests/bench/vllm_fixture.py)>:<tilelang, its "
+                "pinned apache-tvm-ffi (cp311 wheel), z3, psutil unpacked>:. python bench/vllm_lower.py (0.20-0.21 "
+                "with a no-op deep_gemm on the path): every tilelang kernel the release's wrappers call at 8, 200 and "
+                "1024 tokens, hidden 7168, lowered for sm_90 under its pass configs",
+                "no GPU: x86-64 CPU, Python 3.11.7, torch 2.13.0+cpu",
+                "2026-12-04",
+                "vLLM 0.26.0's own kernels under its pins (tilelang 0.1.9, apache-tvm-ffi 0.1.10): all 8 lower",
+            ),
+        ),
+    ),
+    # vLLM 0.20.0-0.25.1's pins (tilelang==0.1.9, apache-tvm-ffi==0.1.9).
+    GoodPair(
+        "==0.1.9",
+        "==0.1.9",
+        (
+            Measured(
+                "VLLM_USE_DEEP_GEMM=0 PYTHONPATH=<vLLM X's kernel files (tests/bench/vllm_fixture.py)>:<tilelang, its "
+                "pinned apache-tvm-ffi (cp311 wheel), z3, psutil unpacked>:. python bench/vllm_lower.py (0.20-0.21 "
+                "with a no-op deep_gemm on the path): every tilelang kernel the release's wrappers call at 8, 200 and "
+                "1024 tokens, hidden 7168, lowered for sm_90 under its pass configs",
+                "no GPU: x86-64 CPU, Python 3.11.7, torch 2.13.0+cpu",
+                "2026-12-04",
+                "every release's own kernels lower under tilelang 0.1.9 with apache-tvm-ffi 0.1.9: 0.20.0 4, 0.21.0 7, "
+                "0.22.0-0.25.0 8 each (0.20 has no fused op and computes hc_head in torch), none failed",
+            ),
+        ),
+    ),
+    # vLLM 0.27.0-0.34.0's pins (tilelang==0.1.12, apache-tvm-ffi==0.1.11).
+    GoodPair(
+        "==0.1.12",
+        "==0.1.11",
+        (
+            Measured(
+                "VLLM_USE_DEEP_GEMM=0 PYTHONPATH=<vLLM X's kernel files (tests/bench/vllm_fixture.py)>:<tilelang, its "
+                "pinned apache-tvm-ffi (cp311 wheel), z3, psutil unpacked>:. python bench/vllm_lower.py (0.20-0.21 "
+                "with a no-op deep_gemm on the path): every tilelang kernel the release's wrappers call at 8, 200 and "
+                "1024 tokens, hidden 7168, lowered for sm_90 under its pass configs",
+                "no GPU: x86-64 CPU, Python 3.11.7, torch 2.13.0+cpu",
+                "2026-12-04",
+                "every release's own kernels lower under tilelang 0.1.12 with apache-tvm-ffi 0.1.11: 8 each for "
+                "0.27.0-0.34.0, none failed",
+            ),
         ),
     ),
 )
@@ -208,6 +261,22 @@ FUSED_POST_PRE_SLOW_MS = (0.0480, 0.0091)
 FUSED_POST_PRE_SLOW_TILELANG = "0.1.15"
 
 
+# Which tilelang releases can build ROCm (HIP) kernels at all, read from each PyPI wheel (pip download --no-deps
+# tilelang==X, manylinux x86-64): the codegen registrations compiled into tilelang/lib/libtilelang.so (bounded regex
+# scan of the library) and the Python side (tilelang/contrib/hipcc.py, utils/target.py's "hip" target), 2026-12-04.
+# (releases, HIP backend in the wheel, what the wheel holds)
+TILELANG_ROCM_AUDIT: tuple[tuple[str, str, str], ...] = (
+    ("0.1.7.post3, 0.1.8, 0.1.9", "no",
+     "libtilelang.so registers target.build.tilelang_cuda only: no target.build.tilelang_hip, no CodeGenTileLangHIP. "
+     "The Python side knows the hip target (contrib/hipcc.py, utils/target.py), so a ROCm kernel gets as far as "
+     "codegen and fails there ('Cannot find global function target.build.tilelang_hip', as vLLM 0.21.0's "
+     "layers/mhc.py says of upstream wheels); ROCm needs a source build with ROCm enabled"),
+    ("0.1.10, 0.1.11, 0.1.12, 0.1.13, 0.1.14, 0.1.15", "yes",
+     "libtilelang.so registers target.build.tilelang_hip and target.build.tilelang_hip_without_compile "
+     "(CodeGenTileLangHIP); contrib/hipcc.py compiles with the ROCm hipcc found on the machine. Built, not run: no "
+     "AMD GPU here (tilelang-wrong-arch and tilelang-hip-allreduce-offset are what is known of its kernels there)"),
+)  # fmt: skip
+
 # ROCm/aiter's mHC code (csrc/kernels/mhc_kernels.cu, aiter/ops/mhc.py) between consecutive tags, from `git log A..B
 # -- FILES` and the files' hashes at each tag.
 AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
@@ -236,6 +305,56 @@ AITER_AUDIT: tuple[tuple[str, str, str], ...] = (
      "mhc_kernels.cu includes unchanged; #4832 refactors fused_ar_mhc_post (#3791's all-reduce + mhc_post, its own "
      "module)", "none (mHC kernels)"),
 )  # fmt: skip
+
+# vLLM releases whose fused post+pre (0.21-0.29: the tilelang-fused-shape record's `affected`), at 16 tokens or
+# fewer (decode), runs mhc_fused_tilelang with a fixed tile and
+# split (0.21.0 layers/mhc.py:656-660, 0.26.0 kernels/mhc/tilelang.py:518-522: tile_n = 2 below 8 tokens else 3;
+# n_splits = 8 below 8 tokens when hidden <= 4096, else 4) and 256 threads whose loops round down
+# (0.26.0 tilelang_kernels.py:545-557: n_tiles = n_out // tile_n, h_iters = (hidden // split_k) // 256 threads):
+# where the shape does not divide evenly the kernel skips the last mixes (comb_mix) or hidden columns, whose
+# outputs stay torch.empty (non-finite). 0.30.0 picks tile and split that divide (tilelang_kernels.py
+# mhc_fused_post_pre_split_config: "The kernel drops projection tiles and k-slices it cannot fill evenly").
+FUSED_SMALL_FMA_THREADS = 256
+# (first token, last token, tile_n, n_splits at hidden <= 4096, n_splits above)
+FUSED_SMALL_FMA_BANDS: tuple[tuple[int, int, int, int, int], ...] = ((1, 7, 2, 8, 4), (8, 16, 3, 4, 4))
+
+
+def fused_small_fma_lost(hidden: int, hc_mult: int, tokens: int) -> bool:
+    """Whether 0.21-0.29's small-token fused kernel leaves part of the output out in a call of `tokens` tokens."""
+    return any(g.startswith(f"{first}-{last} ") for first, last, *_ in FUSED_SMALL_FMA_BANDS
+               if first <= tokens <= last for g in fused_small_fma_gaps(hidden, hc_mult))  # fmt: skip
+
+
+def fused_small_fma_gaps(hidden: int, hc_mult: int) -> list[str]:
+    """What 0.21-0.29's small-token fused kernel leaves out at this shape, one line per token band; [] where every
+    band divides evenly (DeepSeek-V4's hidden 4096, 5120 and 7168 with hc_mult 4 do)."""
+    gaps: list[str] = []
+    n_out = hc_mult * (hc_mult + 2)
+    for first, last, tile_n, split_small, split_big in FUSED_SMALL_FMA_BANDS:
+        split = split_small if hidden <= 4096 else split_big
+        per_split = hidden // split
+        covered = (per_split // FUSED_SMALL_FMA_THREADS) * FUSED_SMALL_FMA_THREADS
+        lost = []
+        if covered != per_split or per_split * split != hidden:
+            lost.append(f"{hidden - covered * split} of {hidden} hidden columns (split {split} x 256 threads)")
+        if n_out % tile_n:
+            lost.append(f"{n_out % tile_n} of {n_out} mixes, the last of comb_mix (tile {tile_n})")
+        if lost:
+            gaps.append(f"{first}-{last} tokens: " + " and ".join(lost))
+    return gaps
+
+
+# vLLM releases whose own tilelang prenorm GEMM (0.22-0.29: the tilelang-gemm-shape record's `affected`; taken
+# where DeepGEMM is not: ROCm, CUDA archs without it,
+# VLLM_USE_DEEP_GEMM=0) asserts that each split of hc_mult * hidden is a multiple of its 512 threads
+# (0.26.0 kernels/mhc/tilelang.py:41 asserts (x.shape[1] // n_splits) % 512 == 0, with n_splits 1 there);
+# 0.30.0 removed the wrapper (its GEMM path picks a config per shape).
+TILELANG_GEMM_THREADS = 512
+
+
+def tilelang_gemm_asserts(hidden: int, hc_mult: int, tokens: int) -> bool:
+    """Whether 0.22-0.29's tilelang prenorm GEMM wrapper's assert fails at this shape (any token count)."""
+    return (hc_mult * hidden) % TILELANG_GEMM_THREADS != 0
 
 
 # DeepGEMM's tf32_hc_prenorm_gemm arrives in 2.3.0 (deepseek-ai/DeepGEMM #280, 0f5f266: deep_gemm/__init__.py).
@@ -267,5 +386,20 @@ AWAITING_MEASUREMENT: tuple[tuple[str, str], ...] = (
         "vLLM 0.30.0's mhc_pre_big_fuse_with_norm_tilelang on a wave64 ROCm GPU (gfx950 or gfx90a), hidden 4096 and "
         "7168, 1, 80 and 1024 tokens, under each tilelang that vLLM 0.29–0.30 accept, against 0.31.0's kernel; needs "
         "an AMD GPU (the H200 cannot show it: a CUDA warp is 32 threads).",
+    ),
+    (
+        "tilelang-fused-shape",
+        "scripts/gpu-measure pins09 then pins12 on the H200 (each about 6 minutes; the 2026-12-04 run lost its "
+        "machine before any result): every distinct kernel file (0.20, 0.21, 0.22, 0.24 = 0.23 and 0.25, 0.26, 0.27, "
+        "0.28 = 0.29, 0.30, 0.31 = 0.32, 0.33, 0.34) at hidden 1280, 2048, 2560, 3072, 5120 and 6144 (hc_mult 4) "
+        "and hc_mult 2 and 8 (hidden 4096), 1, 16 and 200 tokens, under its pinned tilelang: the shape rule here is "
+        "read from the code (knowledge.known.fused_small_fma_gaps) and wants its measurement.",
+    ),
+    (
+        "tilelang-prenorm-block-m",
+        "scripts/gpu-measure pins09: vLLM 0.20-0.23's and 0.26.0's kernels (0.26 under its own apache-tvm-ffi 0.1.10) "
+        "at 1-16384 tokens, hidden 7168 and 4096, with the DeepGEMM their wheels vendor (its cp312 _C is built for "
+        "torch 2.11 and CUDA 13, as the H200's torch) and without it: whether a stock sm_90 install, where DeepGEMM "
+        "computes the prenorm GEMM, ever reaches the block-M kernel, and 0.20-0.23's own results.",
     ),
 )

@@ -20,36 +20,42 @@ class VllmRelease:
     tvm_ffi: str  # Requires-Dist apache-tvm-ffi==
     torch: str  # Requires-Dist torch==
     deepgemm: str  # the DeepGEMM vendored as vllm.third_party.deep_gemm
-    # the smNN_tf32_hc_prenorm_gemm kernels its vendored _C library holds (`strings`); None: not read yet
+    # the archs of the smNN_tf32_hc_prenorm_gemm kernels its vendored _C library holds (see SM90_100 below)
     deepgemm_prenorm_archs: tuple[str, ...] | None = None
 
 
-def _r(version: str, tilelang: str, tvm_ffi: str, torch: str, deepgemm: str, *archs: str) -> VllmRelease:
-    return VllmRelease(version, tilelang, tvm_ffi, torch, deepgemm, archs or None)
+def _r(version: str, tilelang: str, tvm_ffi: str, torch: str, deepgemm: str, archs: tuple[str, ...]) -> VllmRelease:
+    return VllmRelease(version, tilelang, tvm_ffi, torch, deepgemm, archs)
+
+
+# The smNN_tf32_hc_prenorm_gemm symbols in each wheel's vllm/third_party/deep_gemm/_C*.so (_C_extension.abi3.so from
+# 0.32), read with a bounded scan of the file (probes/deepgemm.py prenorm_archs does the same on the installed one):
+# sm_120 in 0.25.0-0.26.0 and 0.28.0+, not in 0.20-0.24 nor in 0.27.0-0.27.1, whose DeepGEMM 2.6.1 build lacks it.
+SM90_100 = ("sm_90", "sm_100")
+SM90_100_120 = ("sm_90", "sm_100", "sm_120")
 
 
 RELEASES: tuple[VllmRelease, ...] = (
-    _r("0.20.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0"),
-    _r("0.20.1", "0.1.9", "0.1.9", "2.11.0", "2.5.0"),
-    _r("0.20.2", "0.1.9", "0.1.9", "2.11.0", "2.5.0"),
-    _r("0.21.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0"),
-    _r("0.22.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0"),
-    _r("0.22.1", "0.1.9", "0.1.9", "2.11.0", "2.5.0"),
-    _r("0.23.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0"),
-    # `strings vllm/third_party/deep_gemm/_C.cpython-312-x86_64-linux-gnu.so | grep tf32_hc_prenorm_gemm` (the wheel)
-    _r("0.24.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0", "sm90", "sm100"),
-    _r("0.25.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0"),
-    _r("0.25.1", "0.1.9", "0.1.9", "2.11.0", "2.5.0"),
-    _r("0.26.0", "0.1.9", "0.1.10", "2.11.0", "2.5.0"),
-    _r("0.27.0", "0.1.12", "0.1.11", "2.13.0", "2.6.1"),
-    _r("0.27.1", "0.1.12", "0.1.11", "2.13.0", "2.6.1"),
-    _r("0.28.0", "0.1.12", "0.1.11", "2.13.0", "2.6.1"),
-    _r("0.29.0", "0.1.12", "0.1.11", "2.13.0", "2.6.1"),
-    _r("0.30.0", "0.1.12", "0.1.11", "2.13.0", "2.8.0"),
-    _r("0.31.0", "0.1.12", "0.1.11", "2.13.0", "2.8.0"),
-    _r("0.32.0", "0.1.12", "0.1.11", "2.13.0", "2.8.0"),
-    _r("0.33.0", "0.1.12", "0.1.11", "2.14.0", "2.8.1"),
-    _r("0.34.0", "0.1.12", "0.1.11", "2.14.0", "2.8.1"),
+    _r("0.20.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0", SM90_100),
+    _r("0.20.1", "0.1.9", "0.1.9", "2.11.0", "2.5.0", SM90_100),
+    _r("0.20.2", "0.1.9", "0.1.9", "2.11.0", "2.5.0", SM90_100),
+    _r("0.21.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0", SM90_100),
+    _r("0.22.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0", SM90_100),
+    _r("0.22.1", "0.1.9", "0.1.9", "2.11.0", "2.5.0", SM90_100),
+    _r("0.23.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0", SM90_100),
+    _r("0.24.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0", SM90_100),
+    _r("0.25.0", "0.1.9", "0.1.9", "2.11.0", "2.5.0", SM90_100_120),
+    _r("0.25.1", "0.1.9", "0.1.9", "2.11.0", "2.5.0", SM90_100_120),
+    _r("0.26.0", "0.1.9", "0.1.10", "2.11.0", "2.5.0", SM90_100_120),
+    _r("0.27.0", "0.1.12", "0.1.11", "2.13.0", "2.6.1", SM90_100),
+    _r("0.27.1", "0.1.12", "0.1.11", "2.13.0", "2.6.1", SM90_100),
+    _r("0.28.0", "0.1.12", "0.1.11", "2.13.0", "2.6.1", SM90_100_120),
+    _r("0.29.0", "0.1.12", "0.1.11", "2.13.0", "2.6.1", SM90_100_120),
+    _r("0.30.0", "0.1.12", "0.1.11", "2.13.0", "2.8.0", SM90_100_120),
+    _r("0.31.0", "0.1.12", "0.1.11", "2.13.0", "2.8.0", SM90_100_120),
+    _r("0.32.0", "0.1.12", "0.1.11", "2.13.0", "2.8.0", SM90_100_120),
+    _r("0.33.0", "0.1.12", "0.1.11", "2.14.0", "2.8.1", SM90_100_120),
+    _r("0.34.0", "0.1.12", "0.1.11", "2.14.0", "2.8.1", SM90_100_120),
 )
 
 # vLLM releases with model_executor/warmup/deepseek_v4_mhc_warmup.py (its "Warming up DeepSeek V4 mHC TileLang
@@ -153,10 +159,3 @@ def vendored_deepgemm(vllm: str | None) -> str | None:
 # no longer defines from 0.23.0 (vLLM #51790); from 0.30.0 the NVIDIA model registers its tilelang kernels with the
 # JIT warm-up itself (register_warmup, when kernel_config.enable_jit_warmup). Read from each wheel.
 NVIDIA_WARMUP_SKIPPED_RELEASES = ">=0.23.0,<0.30.0"
-
-
-# sm_12x: DeepGEMM's tf32_hc_prenorm_gemm dispatches arch 9 and 10 only (csrc/apis/hyperconnection.hpp: "Unsupported
-# architecture" otherwise; DeepGEMM #317, still so on its main branch), while vLLM 0.24+ counts sm_12x as a DeepGEMM
-# arch. vLLM's vendored copy gains sm_12x with #52035 (pin to deepseek-ai/DeepGEMM@8b1392b, vLLM #52732), first
-# released in 0.27.0; a standalone deep_gemm from DeepGEMM's main branch shadows it and has none.
-VENDORED_DEEPGEMM_SM120_RELEASES = ">=0.27.0"

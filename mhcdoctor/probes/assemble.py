@@ -62,7 +62,7 @@ def _deepgemm(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
     result = by_name.get("deepgemm")
     if result is None or result.status not in _ANSWERED:
         return
-    for key in ("present", "version", "location", "vendored", "has_prenorm_gemm"):
+    for key in ("present", "version", "location", "vendored", "has_prenorm_gemm", "prenorm_archs"):
         if key in result.data:
             facts.set(f"deepgemm.{key}", result.data[key], "probe:deepgemm")
 

@@ -65,6 +65,9 @@ def render_text(doc: VerifyDocument, style: Style | None = None) -> str:
         )
         if r["status"] != "pass" and r["reason"]:
             lines.append(f"{'':<14}  ↳ {r['reason']}")
+        for bug in r.get("known_bugs", []):  # what the failure means, from the known bug it matches
+            lines.append(f"{'':<14}  ↳ known bug {bug['id']} ({bug['proof']}): {bug['title']}")
+            lines.append(f"{'':<14}    fix: {bug['fix']}")
     s = dict(doc["summary"])
     not_run = [p for p in doc["paths"] if p["status"] == "unavailable"]
     # rows of a path that never ran are counted once per path, not once per (op, token count)

@@ -34,6 +34,7 @@ from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.progress import StderrProgress
 from mhcdoctor.text import plural
 from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params, least_bytes
+from mhcdoctor.verify.known_bugs import matching
 from mhcdoctor.verify.rows import CaseRow
 from mhcdoctor.verify.runner import CHECK, Progress, Ran, count_gpus, run_jobs, unavailable, unavailable_outcome
 
@@ -270,7 +271,7 @@ def _row(ran: Ran[CaseRow], row: CaseRow, p: Params, selected: dict[str, str] | 
     outcome = ran.outcome
     backend = outcome["path"].split(":")[-1]
     chosen = True if outcome["path"] == USER_PATH else None if selected is None else selected.get(row["op"]) == backend
-    return {
+    result: VerifyRow = {
         "path": outcome["path"],
         "op": row["op"],
         "tokens": row["tokens"],
@@ -290,6 +291,13 @@ def _row(ran: Ran[CaseRow], row: CaseRow, p: Params, selected: dict[str, str] | 
         "evidence": row.get("evidence", []),
         "selected": chosen,
     }
+    if row["status"] in BAD:
+        named = matching(
+            outcome["path"], outcome["version"], row["op"], row["tokens"], p.hidden, p.hc_mult, row["status"]
+        )
+        if named:
+            result["known_bugs"] = named
+    return result
 
 
 def _verdict(results: list[VerifyRow], selected: dict[str, str] | None) -> tuple[Verdict, list[str]]:
@@ -299,6 +307,7 @@ def _verdict(results: list[VerifyRow], selected: dict[str, str] | None) -> tuple
         if r["status"] not in BAD:
             continue
         line = f"{r['path']} {r['op']} at {plural(r['tokens'], 'token')} on {r['device']}: {r['status']}: {r['reason']}"
+        line += "".join(f" (known bug {b['id']}: {b['fix']})" for b in r.get("known_bugs", []))
         if selected is None or r["selected"]:
             verdict = "fail"
             problems.append(line)

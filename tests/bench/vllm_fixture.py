@@ -1,13 +1,15 @@
 """vLLM's own mHC kernel files, taken from a released wheel, importable without vLLM.
 
-vLLM's tilelang mHC kernels are pure Python (`vllm/model_executor/kernels/mhc/tilelang.py` and
-`tilelang_kernels.py`), so a machine that cannot install vLLM (the GPU machine: no package index, 64 MiB carried)
-can still run them: `build(wheel, folder)` copies those files, and the few vLLM modules they import that are pure
-Python too (`vllm/tilelang_utils`, `vllm/utils/math_utils.py`, the JIT warm-up helpers of 0.30+), out of the wheel,
-and writes small stand-ins for the rest (`vllm.platforms.current_platform` from torch, `vllm.utils.deep_gemm` from
-a standalone `deep_gemm` when one imports, `direct_register_custom_op` that registers nothing). With the folder
-first on PYTHONPATH, mhcdoctor's `vllm:tilelang` path (bench and verify) runs these kernels as vLLM's model calls
-them. `vllm.__version__` is the wheel's; `vllm.MHCDOCTOR_KERNEL_FIXTURE` says that this is not a vLLM install.
+vLLM's tilelang mHC kernels are pure Python (`vllm/model_executor/kernels/mhc/tilelang.py` and `tilelang_kernels.py` in
+0.23+; the same wrapper over `vllm/_tilelang_ops.py` in 0.22; the functions and kernels of
+`vllm/model_executor/layers/mhc.py` in 0.20-0.21), so a machine that cannot install vLLM (the GPU machine: no package
+index, 64 MiB carried) can still run them: `build(wheel, folder)` copies those files, and the few vLLM modules they
+import that are pure Python too (`vllm/tilelang_utils`, `vllm/utils/math_utils.py`, the JIT warm-up helpers of 0.30+),
+out of the wheel, and writes small stand-ins for the rest (`vllm.platforms.current_platform` from torch,
+`vllm.utils.deep_gemm` from a standalone `deep_gemm` when one imports, `direct_register_custom_op` that registers
+nothing). With the folder first on PYTHONPATH, mhcdoctor's `vllm:tilelang` path (bench and verify) runs these kernels as
+vLLM's model calls them. `vllm.__version__` is the wheel's; `vllm.MHCDOCTOR_KERNEL_FIXTURE` says that this is not a vLLM
+install.
 
 Usage: python tests/bench/vllm_fixture.py WHEEL OUT_FOLDER   (a wheel from `pip download --no-deps vllm==X`)
 """
@@ -18,17 +20,22 @@ import sys
 import zipfile
 from pathlib import Path
 
-# Copied from the wheel where the release has them (0.20-0.27 have no tilelang_utils, 0.20-0.29 no warm-up helpers).
+# Copied from the wheel where the release has them (0.20-0.27 have no tilelang_utils, 0.20-0.29 no warm-up helpers;
+# 0.22 keeps its kernels in _tilelang_ops.py, 0.23+ in tilelang_kernels.py).
 COPIED = (
     "vllm/model_executor/kernels/mhc/tilelang.py",
     "vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+    "vllm/_tilelang_ops.py",
     "vllm/model_executor/kernels/mhc/warmup.py",
     "vllm/tilelang_utils/__init__.py",
     "vllm/model_executor/warmup/jit_warmup.py",
     "vllm/model_executor/warmup/jit_warmup_tilelang_helper.py",
     "vllm/utils/math_utils.py",
 )
-REQUIRED = COPIED[:2]
+# The kernels of each layout: the tilelang wrapper (0.22+), or 0.20-0.21's layers/mhc.py, which holds the kernels and
+# the functions the model calls (torch.ops.vllm.mhc_pre etc.); from 0.22 that file is CustomOps, not copied.
+WRAPPER = "vllm/model_executor/kernels/mhc/tilelang.py"
+LAYERS_MHC = "vllm/model_executor/layers/mhc.py"
 
 _PLATFORMS = '''"""Stand-in for vllm.platforms: CUDA or ROCm as torch sees it (vllm/platforms/interface.py, cuda.py)."""
 from typing import NamedTuple
@@ -89,13 +96,16 @@ current_platform = _Platform()
 '''
 
 _DEEP_GEMM = '''"""Stand-in for vllm.utils.deep_gemm: a standalone deep_gemm when it imports (vLLM uses it
-on sm_90/sm_10x), else DeepGEMM is off and vLLM's kernels take their tilelang prenorm GEMM, as with
-VLLM_USE_DEEP_GEMM=0."""
+on sm_90/sm_10x) and VLLM_USE_DEEP_GEMM is not "0" (vllm/envs.py), else DeepGEMM is off and vLLM's
+kernels take their tilelang prenorm GEMM (0.22+; 0.20-0.21's mhc_pre has no other GEMM and raises)."""
 import functools
+import os
 
 
 @functools.cache
 def _deep_gemm():
+    if os.environ.get("VLLM_USE_DEEP_GEMM", "1") == "0":
+        return None
     try:
         import deep_gemm
     except Exception:
@@ -137,6 +147,7 @@ _STANDINS = {
     "vllm/model_executor/__init__.py": "",
     "vllm/model_executor/kernels/__init__.py": "",
     "vllm/model_executor/kernels/mhc/__init__.py": "",  # vLLM's imports every backend; the tilelang module suffices
+    "vllm/model_executor/layers/__init__.py": "",
     "vllm/model_executor/warmup/__init__.py": "",
     "vllm/tilelang_utils/__init__.py": "",  # replaced by the wheel's where it has one
     "vllm/utils/math_utils.py": (
@@ -158,16 +169,17 @@ def build(wheel: Path, out: Path) -> str:
     with zipfile.ZipFile(wheel) as z:
         names = z.namelist()
         version = wheel_version(names)
-        missing = [n for n in REQUIRED if n not in names]
-        if missing:
-            raise ValueError(f"vLLM {version} has no {', '.join(missing)}")
+        copied = [n for n in COPIED if n in names]
+        if WRAPPER not in names:
+            if LAYERS_MHC not in names:
+                raise ValueError(f"vLLM {version} has no {WRAPPER} and no {LAYERS_MHC}")
+            copied.append(LAYERS_MHC)
         for name, text in _STANDINS.items():
             target = out / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
-        for name in COPIED:
-            if name in names:
-                (out / name).write_bytes(z.read(name))
+        for name in copied:
+            (out / name).write_bytes(z.read(name))
         metadata = z.read(f"vllm-{version}.dist-info/METADATA").decode()
     pins = [
         line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist: tilelang")

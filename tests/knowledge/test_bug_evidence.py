@@ -52,11 +52,11 @@ def test_every_bad_tilelang_tvm_ffi_pair_that_fails_is_proven_and_the_measured_g
 
 def test_a_report_only_tvm_ffi_pair_is_a_warning_that_says_it_was_only_reported(monkeypatch):
     reported = known.BadPair(
-        ">=0.1.12,<0.1.13", "==0.1.11", "compile", "kernels fail to compile", "pip install 'apache-tvm-ffi<0.1.11'",
+        ">=0.1.11,<0.1.12", "==0.1.11", "compile", "kernels fail to compile", "pip install 'apache-tvm-ffi<0.1.11'",
         (), (Report("https://github.com/tile-ai/tilelang/issues/1", "not reproduced"),),
     )  # fmt: skip
-    monkeypatch.setattr(known, "TVM_FFI_BAD_PAIRS", (reported,))
-    facts = build_facts(WhatIf("cuda", "sm_90", None, None, "0.1.12", None, None), base=Facts)
+    monkeypatch.setattr(known, "TVM_FFI_BAD_PAIRS", (reported,))  # a pair no measurement calls good
+    facts = build_facts(WhatIf("cuda", "sm_90", None, None, "0.1.11", None, None), base=Facts)
     facts.tvm_ffi = PackageFacts(present=True, version="0.1.11")
     finding = next(f for f in decide(facts, ModelConfig("m", 7168), "0.34.0").findings if f.id.endswith("mismatch"))
     assert finding.severity == "warn"

@@ -16,6 +16,19 @@ from mhcdoctor.rules.findings.base import (
 )
 
 
+def _prenorm_archs(ctx: FindingContext) -> tuple[list[str] | None, str]:
+    """The archs the DeepGEMM vLLM finds has a tf32_hc_prenorm_gemm kernel for, and where that was told: its
+    installed library (the probe read the smNN_ symbols), else the library the release's wheel vendors."""
+    dg = ctx.facts.deepgemm
+    if dg.prenorm_archs is not None:
+        return dg.prenorm_archs, f"its library holds kernels for {', '.join(dg.prenorm_archs) or 'no arch'}"
+    release = vllm_releases.release_of(ctx.release)
+    if dg.vendored is False or release is None or release.deepgemm_prenorm_archs is None:
+        return None, "its library was not read"
+    archs = list(release.deepgemm_prenorm_archs)
+    return archs, f"vLLM {release.version}'s wheel vendors kernels for {', '.join(archs)}"
+
+
 def deepgemm_problem(ctx: FindingContext) -> str | None:
     """Why DeepGEMM's tf32_hc_prenorm_gemm cannot run where this release's CUDA mhc_pre calls it, if it cannot:
     0.20–0.21 and (first layer) 0.26+ call it with no fallback; 0.22+ wherever is_deep_gemm_supported() holds."""
@@ -28,18 +41,17 @@ def deepgemm_problem(ctx: FindingContext) -> str | None:
     if deepgemm_arch(f, rs) is False:
         return f"DeepGEMM has no kernel for {f.arch} (it supports sm_90, sm_10x and, in vLLM 0.24+, sm_12x)"
     if (f.arch or "").startswith("sm_12") and dg.present is not False:
-        vendored_ok = dg.vendored is not False and versions.within(
-            ctx.release, vllm_releases.VENDORED_DEEPGEMM_SM120_RELEASES
-        )
-        if not vendored_ok:
+        archs, told = _prenorm_archs(ctx)
+        if archs is None or "sm_120" not in archs:
             which = (
                 f"vLLM {ctx.vllm_version}'s vendored DeepGEMM"
                 if dg.vendored is not False
                 else "the standalone deep_gemm"
             )
             return (
-                f"{which} has no sm_12x tf32_hc_prenorm_gemm (DeepGEMM's hyperconnection.hpp: 'Unsupported "
-                "architecture', DeepGEMM #317; vLLM vendors one with it from 0.27.0, #52035)"
+                f"{which} has no sm_12x tf32_hc_prenorm_gemm ({told}; DeepGEMM's hyperconnection.hpp: 'Unsupported "
+                "architecture' otherwise, DeepGEMM #317; vLLM's vendored library holds one in 0.25.0-0.26.0 and from "
+                "0.28.0, not in 0.27.x)"
             )
     if dg.present is False and f.vllm.present is True:  # a vLLM wheel vendors it: without vLLM, nothing to say
         return (
@@ -77,7 +89,7 @@ def _deepgemm_fix(problem: str) -> str:
             "# restores its vendored DeepGEMM"
         )
     if "sm_12x" in problem:
-        return "pip install -U 'vllm>=0.27' (and pip uninstall -y deep_gemm)  # vendors a DeepGEMM with sm_12x kernels"
+        return "pip install -U 'vllm>=0.28' (and pip uninstall -y deep_gemm)  # vendors a DeepGEMM with sm_12x kernels"
     if problem.startswith("its JIT needs nvcc"):
         return "Install CUDA 12.9 or newer and export CUDA_HOME to it (or: pip install 'nvidia-cuda-nvcc>=13')"
     return "pip uninstall -y deep_gemm  # vLLM then uses its vendored copy, which has tf32_hc_prenorm_gemm"

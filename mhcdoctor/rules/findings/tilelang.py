@@ -268,6 +268,46 @@ def _decide_prenorm_block_m(c: FindingContext) -> Found | None:
     return Found(_block_m_text(c, ops, wrong), ops, severity="fail" if wrong else "warn")
 
 
+def _decide_fused_shape(c: FindingContext) -> Found | None:
+    version = versions.public(c.release)
+    if "mhc_fused_post_pre" not in c.ops_on("tilelang") or not versions.within(
+        str(version) if version else None, bugs.FUSED_SHAPE.affected or ""
+    ):
+        return None
+    gaps = known.fused_small_fma_gaps(c.model.hidden_size, c.model.hc_mult)
+    if not gaps:
+        return None
+    detail = (
+        f"vLLM {c.release}'s fused post+pre at 16 tokens or fewer (every decode step of a small batch) runs "
+        f"mhc_fused_tilelang with a fixed tile and split whose loops round down; at hidden {c.model.hidden_size}, "
+        f"hc_mult {c.model.hc_mult} it leaves out " + "; ".join(gaps) + ". What it leaves out stays torch.empty: "
+        "the residual and mixes come out wrong or non-finite (0.26.0 kernels/mhc/tilelang.py:518-522, "
+        "tilelang_kernels.py:545-557). vLLM 0.30.0 picks a tile and split that divide the shape."
+    )
+    return Found(detail, ["mhc_fused_post_pre"])
+
+
+def _decide_gemm_shape(c: FindingContext) -> Found | None:
+    version = versions.public(c.release)
+    if not versions.within(str(version) if version else None, bugs.GEMM_SHAPE.affected or ""):
+        return None
+    width = c.model.hc_mult * c.model.hidden_size
+    ops = [op for op in c.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
+    if (
+        not ops
+        or not known.tilelang_gemm_asserts(c.model.hidden_size, c.model.hc_mult, 1)
+        or deepgemm_used(c) is not False
+    ):
+        return None  # the shape divides, or DeepGEMM computes the GEMM (or it is not known that it does not)
+    detail = (
+        f"vLLM {c.release} computes {', '.join(ops)}'s prenorm GEMM with its own tilelang kernel here, whose wrapper "
+        f"asserts (hc_mult * hidden) % 512 == 0 (kernels/mhc/tilelang.py:41); hc_mult {c.model.hc_mult} x hidden "
+        f"{c.model.hidden_size} = {width} leaves {width % known.TILELANG_GEMM_THREADS}: AssertionError at the first "
+        "call, so the engine dies at start-up or on its first request."
+    )
+    return Found(detail, ops)
+
+
 def _decide_fused_post_pre_slow(c: FindingContext) -> Found | None:
     tilelang = _fused_slow_tilelang(c)
     if tilelang is None:
@@ -348,6 +388,8 @@ HIP_ALLREDUCE_OFFSET: tuple[FindingSpec, ...] = (bug_spec(bugs.HIP_ALLREDUCE_OFF
 
 PRENORM: tuple[FindingSpec, ...] = (
     bug_spec(bugs.PRENORM_BLOCK_M, _decide_prenorm_block_m),
+    bug_spec(bugs.FUSED_SHAPE, _decide_fused_shape),
+    bug_spec(bugs.GEMM_SHAPE, _decide_gemm_shape),
     bug_spec(bugs.FUSED_POST_PRE_SLOW, _decide_fused_post_pre_slow),
 )
 
