@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import users
 
+import mhcdoctor
 from mhcdoctor import bytecode
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.python_child import run_child
@@ -199,10 +200,7 @@ def test_the_user_running_it_gets_a_cache_in_their_own_home(tmp_path):
         user.run(["ln", "-s", str(user.home / "real-cache"), str(user.home / ".cache")])
         user.run(["mkdir", str(user.home / "real-cache")])
         # their own copy of mhcdoctor: this clone may sit below a folder they cannot enter (mktemp -d makes it 0700)
-        source = user.home.parent / "src"
-        shutil.copytree(
-            Path(bytecode.__file__).parent, source / "mhcdoctor", ignore=shutil.ignore_patterns("__pycache__")
-        )
+        source = user.readable_copy(mhcdoctor)
         done = user.run([users.PYTHON, "-c", probe], env={"PYTHONPATH": str(source)})
         assert done.returncode == 0, done.stderr
         env = json.loads(done.stdout)

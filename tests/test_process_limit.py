@@ -7,15 +7,15 @@ import json
 import resource
 import subprocess
 import sys
-from pathlib import Path
 
 import click
 import doctor
+import fakes
+import packaging
 import pytest
 import users
 
-REPO = Path(__file__).resolve().parents[1]
-SITE = Path(click.__file__).resolve().parents[1]  # this environment's packages, readable by any user
+import mhcdoctor
 
 
 @pytest.mark.parametrize("mode", [["--fast"], []], ids=["fast", "full"])
@@ -25,7 +25,9 @@ def test_check_at_the_process_limit_reports_every_probe_instead_of_exit_4(mode: 
         pytest.skip(f"{users.PYTHON} is another Python than this one: this environment's packages may not load")
     with users.other_user() as user:
         (user.home / "root").mkdir()  # an empty machine: no GPU, so `no-gpu` fails the verdict (exit 3)
-        env = {"PYTHONPATH": f"{REPO}:{SITE}", "MHCDOCTOR_SYSROOT": str(user.home / "root")}
+        source = user.readable_copy(mhcdoctor, click, packaging)  # what `check` imports, where the user can read it
+        fakes.torch(source)  # a torch to import: the full check's torch child is one that cannot start
+        env = {"PYTHONPATH": str(source), "MHCDOCTOR_SYSROOT": str(user.home / "root")}
         proc = user.popen(
             doctor.argv("check", *mode, "--json", python=users.PYTHON),
             env,

@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -37,6 +38,15 @@ class User:
         )
         self.started.append(proc)
         return proc
+
+    def readable_copy(self, *packages: ModuleType) -> Path:
+        """A folder this user can read holding a copy of each package: the test's own checkout and environment may
+        sit below a folder they cannot enter (`mktemp -d` makes it 0700, and CI's venv is inside the clone)."""
+        folder = self.home.parent / "src"
+        for package in packages:
+            source = Path(package.__file__ or "").parent
+            shutil.copytree(source, folder / source.name, ignore=shutil.ignore_patterns("__pycache__"))
+        return folder
 
     def run(
         self, argv: list[str], env: dict[str, str] | None = None, timeout: float = 60
