@@ -33,7 +33,7 @@ COMMANDS: dict[str, str] = {
     "fleet": "One check per node of a Ray cluster; the summary names the nodes that differ.",
     "merge": "Merge saved reports into one fleet summary.",
     "log": "Which mHC path vLLM took, read from its server log.",
-    "help": "Show this list, or one command's help.",
+    "help": "Show this list, one command's help, or a finding's documentation (help FINDING-ID).",
 }
 
 

@@ -22,7 +22,7 @@ import typing
 from dataclasses import dataclass
 from pathlib import Path
 
-from mhcdoctor.documents import bench, bundle, check, diff, explain, fleet, log, models, verify
+from mhcdoctor.documents import bench, bundle, check, diff, explain, finding_help, fleet, log, models, verify
 from mhcdoctor.documents.vocabulary import JsonValue, Minimum, NullWhen, Pattern
 from mhcdoctor.vllmlog import observed
 
@@ -72,6 +72,13 @@ PUBLISHED: tuple[Published, ...] = (
         "mhcdoctor explain --json (mhcdoctor.explain/1)",
         "Which path vLLM takes for each DeepSeek-V4 mHC op, every gate on the way, and the findings. check --json "
         "carries the same object (without `schema`) per model in `models`.",
+    ),
+    Published(
+        "finding-help.schema.json",
+        finding_help.FindingHelpDocument,
+        finding_help.SCHEMA,
+        "mhcdoctor help FINDING-ID --json (mhcdoctor.finding-help/1)",
+        "A finding's documentation: what docs/findings.md's section of it and `mhcdoctor help FINDING-ID` show.",
     ),
     Published(
         "fleet.schema.json",

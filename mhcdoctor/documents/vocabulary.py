@@ -116,13 +116,9 @@ def token_scope(tokens: int | None) -> str:
     return f"from {tokens} tokens" + (": prefill" if tokens >= PREFILL_FROM else "")
 
 
-# The project's public home, decided in issue 32 (none was published before): pyproject's [project.urls] name it,
-# and a finding links to its own section of docs/findings.md there (docsgen writes an anchor per finding id), so
-# the link works for a pip-installed user, who has no docs/ folder.
-HOMEPAGE = "https://github.com/mhcdoctor/mhcdoctor"
-FINDINGS_DOCS = f"{HOMEPAGE}/blob/main/docs/findings.md"
-
-
+# A finding's documentation ships with the package (`mhcdoctor help ID` prints it, rules.finding_docs renders it), so
+# a pip-installed user reaches it offline; the project's planned public home (pyproject's [project.urls]) is not
+# published yet, so no finding prints a link to it.
 def finding_docs(finding_id: str) -> str:
-    """The address of a finding's section of docs/findings.md."""
-    return f"{FINDINGS_DOCS}#{finding_id}"
+    """The command that shows a finding's documentation."""
+    return f"mhcdoctor help {finding_id}"

@@ -14,7 +14,7 @@ from mhcdoctor.documents.log import (
     LogDocument,
     OpEvidenceDocument,
 )
-from mhcdoctor.documents.vocabulary import OP_LABEL, OPS
+from mhcdoctor.documents.vocabulary import OP_LABEL, OPS, finding_docs
 from mhcdoctor.render.markdown import details_block  # one Markdown escaping for every report
 from mhcdoctor.render.md_escape import cell, prose  # one Markdown escaping for every report
 from mhcdoctor.render.term import SEVERITY_LEVEL, VERDICT_LEVEL, Style
@@ -53,6 +53,7 @@ def render_text(doc: LogDocument, style: Style) -> str:
         out.append(f"  {style.mark(SEVERITY_LEVEL.get(f['severity'], 'info'))} {f['id']}: {f['title']}")
         out.append(f"      {f['detail']}")
         out.append(f"      fix: {f['fix']}")
+        out.append(style.dim(f"      docs: {finding_docs(f['id'])}"))
         out.append(f"      refs: {', '.join(f['refs'])}")
     if not doc["findings"]:
         out.append("  none")
@@ -97,6 +98,7 @@ def render_markdown(doc: LogDocument) -> str:
                 f"{prose(f['detail'])}"
             )
             out.append(f"  - fix: `{f['fix'].replace('`', '')}`")
+            out.append(f"  - docs: `{finding_docs(f['id']).replace('`', '')}`")
             out.append(f"  - refs: {', '.join(f['refs'])}")
     for prediction in doc["prediction"]:
         out += ["", f"**Prediction ({prose(prediction['report'])}, {prose(prediction['model'])}) against the log**", ""]

@@ -163,8 +163,9 @@ def _findings(findings: list[FindingDocument]) -> list[str]:
             out.append(f"  {prose(str(f['detail']))}")
         if f.get("fix"):
             out.append(f"  **Fix:** {_fix(str(f['fix']))}")
-        refs = [finding_docs(str(f.get("id"))), *(str(r) for r in f.get("refs") or [])]
-        out.append("  Refs: " + ", ".join(prose(r) for r in refs))
+        out.append(f"  Docs: {code(finding_docs(str(f.get('id'))))}")  # the reader's own install has them offline
+        if f.get("refs"):
+            out.append("  Refs: " + ", ".join(prose(str(r)) for r in f.get("refs") or []))
     return out + [""]
 
 
