@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -134,15 +133,6 @@ def _named(name: str, version: str | None) -> str:
 
 def _import_error(error: str | None) -> str:
     return error or "see the import probe's evidence"
-
-
-def cuda_capability(arch: str | None) -> tuple[int, int] | None:
-    """ "sm_90" → (9, 0), "sm_100a" → (10, 0), "sm_86" → (8, 6); None for anything else."""
-    digits = re.match(r"^sm_?(\d{2,3})a?$", (arch or "").lower())
-    if digits is None:
-        return None
-    text = digits.group(1)
-    return int(text[:-1]), int(text[-1])
 
 
 def _vllm_platform(ctx: FindingContext) -> str | None:
