@@ -186,9 +186,7 @@ def generic_decide(bug: KnownBug) -> Callable[[FindingContext], Found | None]:
             return None
         if bug.archs and arch_has(c.facts, *bug.archs) is not True:
             return None
-        if (bug.hidden is not None and c.model.hidden_size not in bug.hidden) or (
-            bug.hc_mult is not None and c.model.hc_mult not in bug.hc_mult
-        ):
+        if not bug.fits(c.model.hidden_size, c.model.hc_mult):
             return None
         on_path = c.used_ops() if bug.path == "any" else c.ops_on(bug.path)
         ops = [op for op in on_path if op in bug.ops]
