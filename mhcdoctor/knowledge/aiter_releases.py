@@ -41,7 +41,7 @@ class AiterRelease:
 
 
 def sqrsum_fix_from_version(version: str | None) -> tuple[FixState, str]:
-    """(state, the rule applied) from an aiter version, by the known release list."""
+    """(state, the rule applied) from an aiter version, by the code at aiter's tags (aiter_code.state_from_version)."""
     v = parse(version) if version else None
     if v is None or v == aiter_code.SCM_FALLBACK:
         return aiter_code.state_from_version(version, "sqrsum")  # unknown, and why the version cannot say
