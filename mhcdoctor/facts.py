@@ -220,7 +220,7 @@ class Facts:
     # apache-tvm-ffi (import name tvm_ffi): tilelang's runtime; some pairs of the two abort at `import tilelang`
     tvm_ffi: PackageFacts = field(default_factory=PackageFacts, metadata=RULES_READ)
     deepgemm: DeepGemmFacts = field(default_factory=DeepGemmFacts, metadata=RULES_READ)
-    # The environment variables vLLM's mHC and DeepGEMM code reads (known.VLLM_ENV), as set here; None: unknown
+    # The environment variables vLLM's mHC and DeepGEMM code reads (vllm_releases.VLLM_ENV), as set here; None: unknown
     vllm_env: dict[str, str] | None = field(default=None, metadata=RULES_READ)
     # vLLM's mHC kernels in tilelang's kernel cache for this GPU and tilelang; None: not looked (or no tilelang)
     tilelang_cache: CacheFacts | None = None

@@ -381,6 +381,20 @@ class Identity:
             secret_values=_usable(secrets, _is_secret_value),
         )
 
+    def joined(
+        self, users: set[str], hosts: set[str] | None = None, secret_values: set[str] | None = None, root: bool = False
+    ) -> Identity:
+        """This identity and the names a document or a log shows: each user's /home and /Users folders with them
+        (and /root with `root`, where the user named is root)."""
+        homes = {f"{folder}/{user}" for user in users for folder in ("/home", "/Users")}
+        homes |= {"/root"} if root else set()
+        return Identity(
+            homes=tuple(sorted(set(self.homes) | homes)),
+            users=tuple(sorted(set(self.users) | users)),
+            hosts=tuple(sorted(set(self.hosts) | (hosts or set()))),
+            secret_values=tuple(sorted(set(self.secret_values) | (secret_values or set()))),
+        )
+
 
 @dataclass
 class Redactions:
@@ -529,15 +543,7 @@ def _with_document(identity: Identity, document: Mapping[str, object]) -> Identi
     found = {kind: {v} if isinstance(v, str) and v not in ("", "unknown") else set() for kind, v in names.items()}
     found["host"] |= {h.split(".")[0] for h in found["host"]}
     secrets = {v for k, v in env.items() if is_secret_name(k) and _is_secret_value(v)}
-    users, hosts = found["user"], found["host"]
-    homes = {f"/home/{user}" for user in users} | {f"/Users/{user}" for user in users}
-    homes |= {"/root" for user in users if user == "root"}
-    return Identity(
-        homes=tuple(sorted(set(identity.homes) | homes)),
-        users=tuple(sorted(set(identity.users) | users)),
-        hosts=tuple(sorted(set(identity.hosts) | hosts)),
-        secret_values=tuple(sorted(set(identity.secret_values) | secrets)),
-    )
+    return identity.joined(found["user"], found["host"], secrets, root="root" in found["user"])
 
 
 def _redact_env(env: Mapping[str, Any], scrubber: _Scrubber, record: Redactions) -> dict[str, Any]:

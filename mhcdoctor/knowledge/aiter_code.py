@@ -193,6 +193,10 @@ class TagRow:
     features: dict[str, bool | None]  # aiter/ops/mhc.py's API: mhc_pre_norm_args, has_fused_post_pre
 
 
+# setuptools_scm writes this when a source build has no git metadata (aiter's pyproject: fallback_version).
+SCM_FALLBACK = Version("0.1.0")
+
+
 @functools.cache
 def table() -> dict[str, Any]:
     """aiter_code_table.json: per tag and per build of main, what its code holds (scripts/aiter-code-table)."""
@@ -231,7 +235,7 @@ def state_from_version(version: str | None, fix_id: str) -> tuple[FixState, str]
     v = parse(version)
     if v is None:
         return "unknown", f"version {version!r} is not a PEP 440 version" if version else "no version found"
-    if v == Version("0.1.0"):
+    if v == SCM_FALLBACK:
         return "unknown", "version 0.1.0 is setuptools_scm's fallback for a build without git metadata"
     exact = next((r for r in tags() if r.version == v), None)
     if exact is not None:
@@ -266,7 +270,7 @@ def feature_from_version(version: str, key: str) -> bool | None:
     state_from_version reads them; a development build has what its tag has (the API only grows) and lacks what the
     next tag of its line still lacks; None where the version cannot say."""
     v = parse(version)
-    if v is None or v == Version("0.1.0"):
+    if v is None or v == SCM_FALLBACK:
         return None
     public = _release_of(v)
     if not v.is_devrelease:

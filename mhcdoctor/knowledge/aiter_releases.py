@@ -26,8 +26,6 @@ from mhcdoctor.knowledge.versions import Version, parse
 MHC_OPS_SINCE = Version("0.1.11")  # aiter/ops/mhc.py (#2136)
 NORM_ARGS_SINCE = Version("0.1.15rc0")  # mhc_pre takes norm_weight/norm_eps (tag v0.1.15-rc0)
 FUSED_SINCE = Version("0.1.16")  # mhc_fused_post_pre
-# setuptools_scm writes this when a source build has no git metadata (aiter's pyproject: fallback_version).
-SCM_FALLBACK = Version("0.1.0")
 
 
 @dataclass(frozen=True)
@@ -43,14 +41,10 @@ class AiterRelease:
 
 
 def sqrsum_fix_from_version(version: str | None) -> tuple[FixState, str]:
-    """(state, the rule applied) from an aiter version, by the known release list."""
-    if not version:
-        return "unknown", "no version found"
-    v = parse(version)
-    if v is None:
-        return "unknown", f"version {version!r} is not a PEP 440 version"
-    if v == SCM_FALLBACK:
-        return "unknown", "version 0.1.0 is setuptools_scm's fallback for a build without git metadata"
+    """(state, the rule applied) from an aiter version, by the code at aiter's tags (aiter_code.state_from_version)."""
+    v = parse(version) if version else None
+    if v is None or v == aiter_code.SCM_FALLBACK:
+        return aiter_code.state_from_version(version, "sqrsum")  # unknown, and why the version cannot say
     if v < MHC_OPS_SINCE:
         return "unknown", f"aiter {version} has no mHC ops (aiter/ops/mhc.py arrived in {MHC_OPS_SINCE})"
     state, rule = aiter_code.state_from_version(version, "sqrsum")
@@ -66,7 +60,7 @@ def release(version: str) -> AiterRelease | None:
 def release_of(v: Version) -> AiterRelease:
     """What AMD's aiter at version `v` carries, by the code at aiter's tags (aiter_code's table)."""
     fix, why = sqrsum_fix_from_version(str(v))
-    if v == SCM_FALLBACK:  # says nothing about the code
+    if v == aiter_code.SCM_FALLBACK:  # says nothing about the code
         return AiterRelease(str(v), None, None, None, fix, why)
     if v < MHC_OPS_SINCE:
         return AiterRelease(str(v), False, False, False, fix, why)

@@ -94,6 +94,10 @@ class KnownBug:
         kinds = {type(e) for e in self.evidence}
         return "measured" if Measured in kinds else "code" if Code in kinds else "report"
 
+    def fits(self, hidden: int, hc_mult: int) -> bool:
+        """Whether a model of this hidden size and hc_mult is among those that trigger it."""
+        return (self.hidden is None or hidden in self.hidden) and (self.hc_mult is None or hc_mult in self.hc_mult)
+
 
 # --- aiter ---------------------------------------------------------------------------------------------------------
 

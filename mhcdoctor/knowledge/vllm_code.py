@@ -3,14 +3,14 @@
 A dev build, a nightly, an rc or a source install carries a version between releases (0.26.1.dev3+gabc,
 0.35.0.dev12); its mHC kernel and dispatch files (MHC_FILES, under the vllm package) are either byte for byte those
 of one release's wheel, whose rules and known bugs then apply, or new code, said as such with the nearest release.
-The fingerprints (vllm_fingerprints.py) are generated from the wheels by scripts/vllm-fingerprints.
+The fingerprints (vllm_fingerprints.py) are generated from the wheels by scripts/vllm-fingerprints, through the
+same reader the vllm probe uses on an install (probes/vllm_build.fingerprint).
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 
 from mhcdoctor.knowledge.versions import Version, parse, release_key
 from mhcdoctor.knowledge.vllm_fingerprints import FINGERPRINTS
@@ -28,19 +28,6 @@ MAX_FILE_BYTES = 4 << 20  # the largest is tilelang_kernels.py at about 100 KB; 
 def digest(data: bytes) -> str:
     """The fingerprint of one file: its SHA-256, first 16 hex digits."""
     return hashlib.sha256(data).hexdigest()[:16]
-
-
-def fingerprint(package: Path) -> dict[str, str]:
-    """{path under the package: digest} of the mHC files an installed vllm package holds (unreadable ones left out)."""
-    out: dict[str, str] = {}
-    for pattern in MHC_FILES:
-        for path in sorted(package.glob(pattern)):
-            try:
-                if path.is_file() and path.stat().st_size <= MAX_FILE_BYTES:
-                    out[path.relative_to(package).as_posix()] = digest(path.read_bytes())
-            except OSError:
-                continue
-    return out
 
 
 @dataclass(frozen=True)
@@ -68,7 +55,7 @@ class CodeMatch:
 
 
 def match(files: dict[str, str], version: str | None = None) -> CodeMatch:
-    """The release whose mHC files are exactly `files` (fingerprint()'s), or the nearest with what differs."""
+    """The release whose mHC files are exactly `files` (vllm_build.fingerprint's), or the nearest with what differs."""
     same = tuple(r for r, prints in FINGERPRINTS.items() if prints == files)
     if same:
         own = parse(version)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
 from mhcdoctor.probes.base import ProbeResult, read_text
 from mhcdoctor.probes.context import ProbeContext
+from mhcdoctor.probes.files import open_regular
 from mhcdoctor.probes.libraries import version_from_files
 from mhcdoctor.probes.packages import distribution, find_package
 from mhcdoctor.probes.torch_build import parse_assignments
@@ -33,31 +33,24 @@ _CHUNK = 1 << 20
 
 
 def _scan(path: Path, budget: int) -> tuple[set[str], int] | None:
-    """The archs named by prenorm symbols in one library file and the bytes read; None: not a readable regular file.
-    O_NONBLOCK so a FIFO planted under the name cannot hang the probe; a symbol split between chunks is kept by
-    carrying the last bytes over."""
+    """The archs named by prenorm symbols in one library file and the bytes read; None: not a readable regular file
+    (open_regular: a FIFO planted under the name cannot hang the probe). A symbol split between chunks is kept
+    by carrying the last bytes over."""
+    archs: set[str] = set()
+    carry, read = b"", 0
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        with open_regular(path) as handle:
+            while read < budget:
+                block = handle.read(min(_CHUNK, budget - read))
+                if not block:
+                    break
+                read += len(block)
+                data = carry + block
+                archs.update(f"sm_{m.group(1).decode()}" for m in _SYMBOL.finditer(data))
+                carry = data[-32:]
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        archs: set[str] = set()
-        carry, read = b"", 0
-        while read < budget:
-            block = os.read(fd, min(_CHUNK, budget - read))
-            if not block:
-                break
-            read += len(block)
-            data = carry + block
-            archs.update(f"sm_{m.group(1).decode()}" for m in _SYMBOL.finditer(data))
-            carry = data[-32:]
-        return archs, read
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return archs, read
 
 
 def prenorm_archs(package: Path) -> tuple[list[str] | None, str]:

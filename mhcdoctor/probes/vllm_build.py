@@ -15,6 +15,7 @@ from mhcdoctor.knowledge import vllm_code
 from mhcdoctor.knowledge.vllm_builds import build_from_version
 from mhcdoctor.probes.base import ProbeResult
 from mhcdoctor.probes.context import ProbeContext
+from mhcdoctor.probes.files import read_bytes
 from mhcdoctor.probes.libraries import VLLM, probe_metadata
 
 NAME = "vllm"
@@ -50,9 +51,21 @@ def probe(ctx: ProbeContext) -> ProbeResult:
             evidence += f"; version {version} has no local label"
     result.data = {**result.data, "build": build, "build_evidence": evidence}
     result.evidence.append(f"build: {build or 'not established'} ({evidence})")
-    files = vllm_code.fingerprint(Path(str(result.data["location"])))
+    files = fingerprint(Path(str(result.data["location"])))
     if files:  # the release whose mHC code this is, told by its files (a dev build's version says little)
         found = vllm_code.match(files, version if isinstance(version, str) else None)
         result.data.update(code=found.release or "new", code_evidence=found.text())
         result.evidence.append(f"mHC code: {found.text()} ({len(files)} files)")
     return result
+
+
+def fingerprint(package: Path) -> dict[str, str]:
+    """{path under the package: digest} of the mHC files (vllm_code.MHC_FILES) an installed vllm package holds, read
+    as every probe reads a file; unreadable ones, and any over vllm_code.MAX_FILE_BYTES, left out."""
+    out: dict[str, str] = {}
+    for pattern in vllm_code.MHC_FILES:
+        for path in sorted(package.glob(pattern)):
+            data = read_bytes(path, vllm_code.MAX_FILE_BYTES + 1)
+            if data is not None and len(data) <= vllm_code.MAX_FILE_BYTES:
+                out[path.relative_to(package).as_posix()] = vllm_code.digest(data)
+    return out

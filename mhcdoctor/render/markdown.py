@@ -24,7 +24,7 @@ from mhcdoctor.documents.check import (
 )
 from mhcdoctor.documents.explain import DecisionDocument, FindingDocument, OpDocument
 from mhcdoctor.documents.vocabulary import OP_SHORT, OPS, finding_docs
-from mhcdoctor.render.check_text import render_check, runtime_parts
+from mhcdoctor.render.check_text import aiter_fixes, render_check, runtime_parts
 from mhcdoctor.render.md_escape import cell, code, html_text, prose
 from mhcdoctor.render.term import Style
 from mhcdoctor.render.verify_text import render_text as render_verify
@@ -258,9 +258,12 @@ def _aiter_short(aiter: AiterDocument) -> str:
 
 
 def _aiter_long(aiter: AiterDocument) -> str:
+    """The table's aiter row: each mHC fix as check's aiter row shows it, where line 1 names the sqrsum fix alone."""
     if not aiter["present"]:
         return "not installed"
     text = _aiter_short(aiter).removeprefix("aiter ")
+    if aiter["genuine"] is not False:
+        text = f"{aiter['version'] or '?'} (fixes: {aiter_fixes(aiter)})"
     if aiter["imports"] is False:
         text += " · import fails"
     return text

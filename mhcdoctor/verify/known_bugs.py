@@ -50,8 +50,7 @@ def matching(
             or op not in bug.ops
             or bug.path not in (backend, "any")
             or not first <= tokens <= (last if last is not None else tokens)
-            or (bug.hidden is not None and hidden not in bug.hidden)
-            or (bug.hc_mult is not None and hc_mult not in bug.hc_mult)
+            or not bug.fits(hidden, hc_mult)
             or not _SHAPE.get(bug.id, _any_shape)(hidden, hc_mult, tokens)
             or not _version_matches(bug, path, version)
         ):

@@ -76,12 +76,7 @@ def identity_in(document: LogDocument, identity: Identity) -> Identity:
     show: a log comes from another machine, so its own names must be redacted too."""
     users: set[str] = set()
     _walk(document, users)
-    return Identity(
-        homes=tuple(sorted(set(identity.homes) | {f"/home/{u}" for u in users} | {f"/Users/{u}" for u in users})),
-        users=tuple(sorted(set(identity.users) | users)),
-        hosts=identity.hosts,
-        secret_values=identity.secret_values,
-    )
+    return identity.joined(users)
 
 
 def _walk(value: object, users: set[str]) -> None:

@@ -25,7 +25,6 @@ SCHEMA = "mhcdoctor.observed/1"
 # Token buckets: 16 is where aiter's sqrsum race starts (known.py), 1024 where vLLM 0.22–0.26 switch the prenorm
 # GEMM to block-M; the rest are powers of four, so decode, small and large prefill fall apart.
 BUCKET_EDGES = (1, 8, 16, 64, 256, 1024, 4096, 16384)
-GRAPH_STATES = ("eager", "capture")
 PRENORM = ("deepgemm", "tilelang")
 _VALUE = r"[A-Za-z0-9_.+-]{1,64}"
 _RECORD = re.compile(

@@ -22,6 +22,15 @@ def test_the_first_line_is_the_whole_story():
         assert fact in first
 
 
+def test_the_aiter_row_shows_each_fix_the_probe_read():
+    fixes = {"big-fuse-sync": "present", "post-race": "unknown", "big-fuse-rms": "absent", "invalid-config": "present"}
+    rows = render_markdown(variant(rocm_report(), **{"facts.aiter.fixes": fixes})).splitlines()
+    assert "| aiter | 0.1.13 (fixes: 2 of 5 present, sqrsum, big-fuse-rms absent, post-race unknown) |" in rows
+    assert "aiter 0.1.13 (sqrsum fix absent)" in rows[0]  # line 1 keeps the fix vLLM's selection hinges on
+    old = render_markdown(rocm_report()).splitlines()  # a report from before the probe read each fix
+    assert "| aiter | 0.1.13 (fixes: 0 of 1 present, sqrsum absent, the others not in this report) |" in old
+
+
 def test_findings_and_fixes_come_before_the_folded_details():
     text = render_markdown(variant(rocm_report(), **{"findings.0.fix": "Install aiter 0.1.14 or newer: `pip install`"}))
     assert (

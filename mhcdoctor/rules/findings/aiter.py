@@ -129,9 +129,6 @@ def _aiter_import_breaks_vllm(ctx: FindingContext) -> bool:
     return a.imports is False and escaping_exception(a.import_error) is not None
 
 
-AITER_ISSUES = AITER + "issues/"
-
-
 def _bug_ops(ctx: FindingContext, bug: KnownBug) -> list[str]:
     """The ops on AMD's aiter that run a kernel `bug` is in, on the archs where it shows."""
     if ctx.facts.aiter.genuine is False or ctx.facts.aiter.has_mhc_ops is False:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -136,15 +135,6 @@ def _import_error(error: str | None) -> str:
     return error or "see the import probe's evidence"
 
 
-def cuda_capability(arch: str | None) -> tuple[int, int] | None:
-    """ "sm_90" → (9, 0), "sm_100a" → (10, 0), "sm_86" → (8, 6); None for anything else."""
-    digits = re.match(r"^sm_?(\d{2,3})a?$", (arch or "").lower())
-    if digits is None:
-        return None
-    text = digits.group(1)
-    return int(text[:-1]), int(text[-1])
-
-
 def _vllm_platform(ctx: FindingContext) -> str | None:
     return ctx.dispatch.platform if ctx.dispatch is not None else None
 
@@ -196,9 +186,7 @@ def generic_decide(bug: KnownBug) -> Callable[[FindingContext], Found | None]:
             return None
         if bug.archs and arch_has(c.facts, *bug.archs) is not True:
             return None
-        if (bug.hidden is not None and c.model.hidden_size not in bug.hidden) or (
-            bug.hc_mult is not None and c.model.hc_mult not in bug.hc_mult
-        ):
+        if not bug.fits(c.model.hidden_size, c.model.hc_mult):
             return None
         on_path = c.used_ops() if bug.path == "any" else c.ops_on(bug.path)
         ops = [op for op in on_path if op in bug.ops]

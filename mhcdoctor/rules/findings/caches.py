@@ -11,11 +11,6 @@ from mhcdoctor.rules.findings.base import (
 )
 
 
-def _cold_cache(ctx: FindingContext) -> bool:
-    cache = ctx.facts.tilelang_cache
-    return bool(ctx.ops_on("tilelang")) and cache is not None and cache.mhc_entries == 0
-
-
 def _warmup_skipped(ctx: FindingContext) -> bool:
     return ctx.facts.platform == "cuda" and bool(
         versions.within(ctx.release, vllm_releases.NVIDIA_WARMUP_SKIPPED_RELEASES)

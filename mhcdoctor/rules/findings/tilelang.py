@@ -59,9 +59,6 @@ def _compiler_missing(ctx: FindingContext) -> bool:
     return compiler.found is False
 
 
-TILELANG_ISSUES = "https://github.com/tile-ai/tilelang/issues/"
-
-
 def _tvm_ffi_pair(ctx: FindingContext) -> known.BadPair | None:
     tl, ffi = ctx.facts.tilelang, ctx.facts.tvm_ffi
     if tl.present is False or ffi.present is False:
