@@ -56,7 +56,7 @@ _KERNEL_NAME = re.compile(
     r"^(?P<op>mhc_fused_post_pre|mhc_pre|mhc_post|hc_head)\w*?_(?P<path>tilelang|aiter|triton|torch|cpu)"
     r"(?:_reuse_residual)?$"  # 0.34's NVIDIA model imports mhc_fused_post_pre_tilelang_reuse_residual by name
 )
-# layers/mhc.py of 0.20–0.21 registers tilelang's ops without a suffix (tilelang was the only path then).
+# layers/mhc.py of 0.20–0.21 registers its ops without a suffix: tilelang, but inline torch for 0.21 on ROCm (below).
 _UNSUFFIXED = {
     "mhc_pre": "mhc_pre",
     "mhc_post": "mhc_post",
@@ -230,6 +230,8 @@ def patch_torch_utils(module: ModuleType) -> int:
 
     def direct_register_custom_op(op_name: str, op_func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         found = classify(op_name)
+        if found is not None and op_name in _UNSUFFIXED and _torch_on_rocm(op_func):
+            found = (found[0], "torch")
         if found is not None and inspect.isfunction(op_func):
             op_func = observe(op_func, found[0], found[1], op_name)
         return original(op_name, op_func, *args, **kwargs)
@@ -238,6 +240,20 @@ def patch_torch_utils(module: ModuleType) -> int:
     setattr(direct_register_custom_op, MARKER, True)
     module.direct_register_custom_op = direct_register_custom_op  # type: ignore[attr-defined]
     return 1
+
+
+def _torch_on_rocm(op_func: Callable[..., Any]) -> bool:
+    """Whether an unsuffixed op of layers/mhc.py runs inline torch here: 0.21's mhc_pre, mhc_post and
+    _hc_head_fused_kernel branch on `current_platform.is_rocm()` (layers/mhc.py lines 237, 575, 995; the fused op does
+    not), 0.20's never do. Read once per op, at its registration."""
+    code = getattr(op_func, "__code__", None)
+    if code is None or "is_rocm" not in code.co_names:
+        return False
+    platforms = sys.modules.get("vllm.platforms")  # imported by layers/mhc.py before it registers its ops
+    try:
+        return bool(platforms is not None and platforms.current_platform.is_rocm())
+    except Exception:  # a platform that cannot say: the op's own default, tilelang
+        return False
 
 
 def patch_kernels(module: ModuleType) -> int:

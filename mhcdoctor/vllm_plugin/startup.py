@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mhcdoctor.documents.vocabulary import OPS
+from mhcdoctor.knowledge.bugs import BUGS
 
 if TYPE_CHECKING:
     from mhcdoctor.documents.explain import DecisionDocument
@@ -33,17 +34,9 @@ class Recorder(Protocol):
     def write(self) -> None: ...
 
 
-# The fail findings whose failure is wrong numbers, not a crash or a refusal vLLM makes itself (rules/findings/:
-# each one's title and detail say so). strict refuses only for these, and only as fail (a warn never refuses).
-WRONG_RESULTS = (
-    "aiter-sqrsum-race",
-    "aiter-rocm-compiler",
-    "aiter-big-fuse-sync",
-    "aiter-mhc-post-race",
-    "tilelang-wrong-arch",
-    "tilelang-hip-allreduce-offset",
-    "tilelang-prenorm-block-m",
-)
+# The findings whose failure is wrong numbers, not a crash or a refusal vLLM makes itself: every known-bug record of
+# that effect (knowledge/bugs.py). strict refuses only for these, and only as fail (a warn never refuses).
+WRONG_RESULTS = frozenset(bug.id for bug in BUGS if bug.effect == "wrong results")
 UNKNOWN_RELEASE = "vllm-newer-than-rules"
 
 

@@ -190,6 +190,14 @@ def test_strict_refuses_a_known_wrong_results_combination_and_nothing_less():
     )
 
 
+def test_strict_refuses_every_wrong_results_record_a_shape_limit_too():
+    # vLLM 0.26.0's fused post+pre leaves part of hidden 2560 unwritten (tilelang-fused-shape): wrong numbers
+    done = doctor.run("explain", "--hidden", "2560", "--json", "--platform", "cuda", "--arch", "sm_90",
+                      "--tilelang", "0.1.9", "--vllm", "0.26.0")  # fmt: skip
+    text = refusal(json.loads(done.stdout))
+    assert text is not None and "tilelang-fused-shape" in text, text
+
+
 @pytest.mark.slow
 def test_kernels_imported_before_the_plugin_are_still_seen_by_name_and_it_says_what_it_cannot_see(tmp_path):
     report, stderr = _child(tmp_path, "early", "observe")
