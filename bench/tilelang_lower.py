@@ -12,7 +12,7 @@ from importlib.metadata import version
 from typing import Any
 
 
-def _sm90(tvm: Any) -> Any:
+def sm90_target(tvm: Any) -> Any:
     """The sm_90 CUDA target: a dict from tilelang 0.1.12's tvm on (its string form is gone), a string before."""
     try:
         return tvm.target.Target({"kind": "cuda", "arch": "sm_90"})
@@ -33,7 +33,7 @@ def main() -> int:
         "post": lambda: tp._post(7168, 4),
     }
     failed = 0
-    target = _sm90(tvm)
+    target = sm90_target(tvm)
     for name, build in kernels.items():
         try:
             with target:

@@ -17,13 +17,7 @@ import sys
 from importlib.metadata import version
 from typing import Any
 
-
-def _sm90(tvm: Any) -> Any:
-    """The sm_90 CUDA target: a dict from tilelang 0.1.12's tvm on (its string form is gone), a string before."""
-    try:
-        return tvm.target.Target({"kind": "cuda", "arch": "sm_90"})
-    except Exception:
-        return tvm.target.Target("cuda -arch=sm_90")
+from tilelang_lower import sm90_target  # bench/ is the script's folder, so first on its path
 
 
 def main() -> int:
@@ -41,7 +35,7 @@ def main() -> int:
     from tilelang import tvm
 
     platforms.current_platform.get_device_capability = lambda device_id=0: platforms.DeviceCapability(9, 0)
-    target = _sm90(tvm)
+    target = sm90_target(tvm)
     lowered: dict[str, str] = {}
 
     def lower_instead(self: Any, *args: Any, **kwargs: Any) -> None:

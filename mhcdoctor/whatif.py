@@ -264,8 +264,9 @@ def _set_aiter(facts: Facts, value: str) -> None:
             mhc_pre_norm_args=known.mhc_pre_norm_args,
             has_fused_post_pre=known.has_fused_post_pre,
         )
+        by_version = aiter_releases.fix_states_from_version(str(version))
         for fix in aiter_code.OTHER_FIXES:
-            state, rule = aiter_code.state_from_version(str(version), fix.id)
+            state, rule = by_version[fix.id]
             facts.aiter.fixes[fix.id] = state
             facts.aiter.fix_evidence[fix.id] = f"by version: --aiter {version}: {rule}"
     for key in list(facts.sources):

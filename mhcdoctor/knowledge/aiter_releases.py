@@ -51,6 +51,17 @@ def sqrsum_fix_from_version(version: str | None) -> tuple[FixState, str]:
     return state, f"version {version}: {rule}"
 
 
+def fix_states_from_version(version: str | None) -> dict[str, tuple[FixState, str]]:
+    """(state, the rule applied) of every fix in aiter_code.FIXES from an aiter version alone: where no source is
+    installed (the probe) or a what-if names the version (`--aiter`)."""
+    return {
+        fix.id: sqrsum_fix_from_version(version)
+        if fix is aiter_code.SQRSUM
+        else aiter_code.state_from_version(version, fix.id)
+        for fix in aiter_code.FIXES
+    }
+
+
 def release(version: str) -> AiterRelease | None:
     """What AMD's aiter `version` carries; None when `version` is not a version."""
     v = parse(version)

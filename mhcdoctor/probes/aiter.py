@@ -15,7 +15,7 @@ from typing import Any
 
 from mhcdoctor.documents.check import FixState
 from mhcdoctor.knowledge import aiter_code
-from mhcdoctor.knowledge.aiter_releases import sqrsum_fix_from_version
+from mhcdoctor.knowledge.aiter_releases import fix_states_from_version
 from mhcdoctor.probes.base import ProbeResult, read_text
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.probes.libraries import version_from_files
@@ -145,12 +145,8 @@ def code_states(
     evidence.append("mhc_kernels.cu not found in aiter_meta/csrc/kernels or csrc/kernels; judging by version")
     states: dict[str, FixState] = {}
     told: dict[str, str] = {}
-    for fix in aiter_code.FIXES:
-        if fix is aiter_code.SQRSUM:
-            states[fix.id], rule = sqrsum_fix_from_version(version)
-        else:
-            states[fix.id], rule = aiter_code.state_from_version(version, fix.id)
-        told[fix.id] = f"by version: {rule}"
+    for fix_id, (states[fix_id], rule) in fix_states_from_version(version).items():
+        told[fix_id] = f"by version: {rule}"
     return states, told
 
 
