@@ -642,13 +642,18 @@ FUSED_SHAPE = KnownBug(
 GEMM_SHAPE = KnownBug(
     id="tilelang-gemm-shape",
     severity="fail",
-    title="vLLM 0.22–0.29's tilelang prenorm GEMM asserts on a shape (hidden, hc_mult) the official configs do not use",
-    summary="vLLM 0.22–0.29 computes mhc_pre's prenorm GEMM with its own tilelang kernel (no DeepGEMM: ROCm, CUDA "
-    "archs without it, VLLM_USE_DEEP_GEMM=0), and hc_mult * hidden is not a multiple of that kernel's 512 threads: "
-    "the wrapper's assert fails at the first mhc_pre call (the engine dies at start-up or on the first request), "
-    "from the code (kernels/mhc/tilelang.py).",
-    fix="pip install -U 'vllm>=0.30'  # its GEMM picks a config per shape",
-    refs=("https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang.py",),
+    title="vLLM 0.22–0.34's tilelang prenorm GEMM asserts on a shape (hidden, hc_mult) the official configs do not use",
+    summary="vLLM 0.22–0.34 computes mhc_pre's prenorm GEMM with its own tilelang kernel where DeepGEMM is not used "
+    "(ROCm, CUDA archs without it, VLLM_USE_DEEP_GEMM=0, 0.34 with no nvcc 12.9+), and hc_mult * hidden is not a "
+    "multiple of that kernel's 512 threads: its launcher's assert fails at the first mhc_pre call (the engine dies at "
+    "start-up or on the first request), from the code (0.22–0.29 kernels/mhc/tilelang.py, 0.30–0.34 "
+    "tilelang_kernels.py).",
+    fix="Serve where DeepGEMM computes the GEMM (sm_90 or sm_100 with VLLM_USE_DEEP_GEMM=1), or use a hidden size "
+    "with hc_mult * hidden a multiple of 512: no vLLM release up to 0.34 lifts the assert",
+    refs=(
+        "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang.py",
+        "https://github.com/vllm-project/vllm/blob/v0.34.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+    ),
     effect="crash",
     library="vllm",
     path="tilelang",
@@ -661,13 +666,22 @@ GEMM_SHAPE = KnownBug(
             "vllm/model_executor/kernels/mhc/tilelang.py",
             41,
             "_tilelang_hc_prenorm_gemm asserts (x.shape[1] // n_splits) % 512 threads == 0, with x.shape[1] = "
-            "hc_mult * hidden (the same line in 0.22.0-0.29.0's wrapper; 0.30.0 has no such wrapper)",
+            "hc_mult * hidden (the same line in 0.22.0-0.29.0's wrapper)",
+        ),
+        # the assert moved into the kernel's launcher, not away: 0.30.0:1215, 0.31.0-0.32.0:1236, 0.33.0-0.34.0:1261
+        Code(
+            "vllm-project/vllm",
+            "v0.34.0",
+            "vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+            1261,
+            "HcPrenormGemmTileLangKernel.__call__ asserts that each split of x.shape[1] is a multiple of its threads "
+            "before dispatch, with 512 threads and n_splits 1 as tilelang.py's _hc_prenorm_gemm_outputs calls it "
+            "(the same assert at 0.30.0 tilelang_kernels.py:1215, 0.31.0-0.32.0 :1236, 0.33.0 :1261)",
         ),
     ),
-    affected=">=0.22.0,<0.30.0",
+    affected=">=0.22.0,<0.35.0",  # 0.34.0 is the newest release read: a newer one is not judged on a guess
     first_bad="0.22.0",
-    last_bad="0.29.0",
-    first_good="0.30.0",
+    last_bad="0.34.0",
 )
 
 CACHE_COLD = KnownBug(

@@ -5,7 +5,7 @@ The planted failures are vLLM-shaped kernels over mhcdoctor's torch reference, l
 from a synthetic wheel as vLLM 0.26.0's (tests/bench/vllm_fixture.py): mhc_pre wrong from 1024 tokens, as 0.22–0.26's
 block-M prenorm GEMM under tilelang 0.1.9 measured on the H200; the fused post+pre leaving columns unwritten at 16
 tokens or fewer, as 0.21–0.29's small-token kernel does at a hidden size it does not divide; mhc_pre raising where
-hc_mult * hidden is no multiple of 512, as 0.22–0.29's tilelang GEMM wrapper asserts.
+hc_mult * hidden is no multiple of 512, as 0.22–0.34's tilelang GEMM asserts.
 """
 
 from __future__ import annotations
@@ -127,4 +127,4 @@ def test_a_crash_at_a_shape_the_tilelang_gemm_asserts_on_names_that_bug_and_not_
     doc, text, _ = verify(planted(tmp_path, "0.26.0"), "--hidden", "2000", "--tokens", "7")
     pre = next(r for r in doc["results"] if r["op"] == "mhc_pre")
     assert pre["status"] == "error" and [b["id"] for b in pre["known_bugs"]] == ["tilelang-gemm-shape"]
-    assert "↳ known bug tilelang-gemm-shape (code): vLLM 0.22–0.29's tilelang prenorm GEMM asserts" in text
+    assert "↳ known bug tilelang-gemm-shape (code): vLLM 0.22–0.34's tilelang prenorm GEMM asserts" in text
