@@ -625,6 +625,15 @@ FUSED_SHAPE = KnownBug(
             50,
             "mhc_fused_post_pre_split_config lowers tile_n and n_splits until they divide the shape: the fix",
         ),
+        Code(
+            "vllm-project/vllm",
+            "v0.34.0",
+            "vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+            79,
+            "the fix holds through 0.34 (0.31.0-0.32.0 :67, 0.33.0 :79): the launcher takes its config from it "
+            "(:1780) and the op falls back to post + GEMM where it gives none (tilelang.py:886); 0.33's single-pass "
+            "config (:91-98) is taken only at hidden 16 x 256 with tile 2 dividing the mixes",
+        ),
         Report(
             "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",
             "issue 30 of this project reports it seen on an H200 (0.26.0's fused op non-finite at hidden 2560 and "
