@@ -159,9 +159,9 @@ VLLM_AUDIT: tuple[tuple[str, int, str, str], ...] = (
      "already: speed); :1733-1743 the fused kernel's warm-up picks a token count that selects the key's config "
      "(0.32.0:1709 `1 if tile_n == 2 else 16` warmed another config where hc_mult*(hc_mult+2) is odd, e.g. hc_mult "
      "3, so it compiled while serving); tilelang.py:9-20 drops the unused _torch_hc_prenorm_gemm; "
-     "warmup/jit_warmup.py:1109-1145 compiles Triton kernels in parallel, tilelang's still one by one (its 'JIT kernel warmup (N compile keys)' line the "
-     "same); utils/deep_gemm.py: MQA-logits MX scales, per-family auto-disable (not mHC). Dispatch and log lines "
-     "unchanged",
+     "warmup/jit_warmup.py:1109-1145 compiles Triton kernels in parallel, tilelang's still one by one (its 'JIT "
+     "kernel warmup (N compile keys)' line the same); utils/deep_gemm.py: MQA-logits MX scales, per-family "
+     "auto-disable (not mHC). Dispatch and log lines unchanged",
      "perf + fix (warm-up)"),
     ("0.33.0 → 0.34.0", 398, "utils/deep_gemm.py:118-177: is_deep_gemm_supported() is False without nvcc (CUDA_HOME, "
      "CUDA_PATH, PATH, /usr/local/cuda) or below nvcc 12.9, logging \"DeepGEMM kernels are disabled: …\" "
