@@ -698,8 +698,9 @@ CACHE_COLD = KnownBug(
     severity=None,
     title="tilelang's kernel cache holds none of vLLM's mHC kernels",
     summary="tilelang runs an op and $TILELANG_CACHE_DIR (default ~/.tilelang/cache) holds no mHC kernel for the "
-    "installed tilelang. Warn on CUDA in vLLM 0.23–0.29, whose NVIDIA model skips the mHC warm-up (vLLM #51790): "
-    "the kernels compile while serving.",
+    "installed tilelang. Warn on CUDA in vLLM 0.23–0.29, whose NVIDIA model skips the mHC warm-up (vLLM #51790), "
+    "and on ROCm in 0.30–0.34, whose AMD model registers no mHC kernel with the JIT warm-up: the kernels compile "
+    "while serving.",
     fix="Warm the cache once before serving, with the same tilelang and TILELANG_CACHE_DIR (e.g. a short "
     "vllm serve run with prompts of the lengths you serve), and keep the cache folder on persistent storage",
     refs=(VLLM_ISSUE + "51790", VLLM_PR + "52941", VLLM_PR + "47807"),
@@ -716,6 +717,15 @@ CACHE_COLD = KnownBug(
             82,
             "_find_first_mhc_layer wants hc_pre/hc_post on the decoder layer, which the NVIDIA model no longer "
             "defines from 0.23.0 (vLLM #51790)",
+        ),
+        Code(
+            "vllm-project/vllm",
+            "v0.34.0",
+            "vllm/models/deepseek_v4/amd/rocm.py",
+            1869,
+            "the AMD model's only register_warmup calls are the compressor's (rocm.py:1869) and MTP's RMSNorm "
+            "(mtp.py:126-127): none of its mHC kernels, from 0.30.0 (the NVIDIA model registers its own, "
+            "nvidia/model.py:1213-1257 in 0.30.0)",
         ),
     ),
     worst="warn",

@@ -186,3 +186,9 @@ def vendored_deepgemm(vllm: str | None) -> str | None:
 # no longer defines from 0.23.0 (vLLM #51790); from 0.30.0 the NVIDIA model registers its tilelang kernels with the
 # JIT warm-up itself (register_warmup, when kernel_config.enable_jit_warmup). Read from each wheel.
 NVIDIA_WARMUP_SKIPPED_RELEASES = ">=0.23.0,<0.30.0"
+
+# vLLM releases whose AMD DeepSeek-V4 model leaves its mHC tilelang kernels out of the warm-up: 0.24-0.29's
+# deepseek_v4_mhc_warmup finds its DeepseekV4DecoderLayer's hc_pre/hc_post (0.29.0 amd/model.py:404, :432); from
+# 0.30.0 only the NVIDIA model registers mHC kernels with the JIT warm-up, and models/deepseek_v4/amd/*.py call
+# register_warmup for MTP's RMSNorm (mtp.py) and the compressor (0.33+ rocm.py) alone (read in 0.30.0-0.34.0).
+AMD_WARMUP_SKIPPED_RELEASES = ">=0.30.0,<0.35.0"

@@ -1,11 +1,14 @@
 """What the line-by-line read of vLLM 0.30–0.34's mHC code changed in `explain` (knowledge/vllm_releases.py VLLM_AUDIT):
 the tilelang prenorm GEMM's shape assert moved into tilelang_kernels.py and stayed, and DeepSeek-V4.1's delayed pre
-imports an aiter Triton module on gfx950 from 0.32 with no probe."""
+imports an aiter Triton module on gfx950 from 0.32 with no probe; the AMD model warms none of its mHC kernels from
+0.30."""
 
 from __future__ import annotations
 
 import doctor
+import fakes
 import pytest
+from fakemachine import Machine
 
 
 @pytest.fixture
@@ -58,3 +61,27 @@ def test_deepseek_v41_before_032_or_off_gfx950_has_no_such_import(run_cli, arch,
     result = run_cli("explain", *V41, "--arch", arch, "--vllm", vllm)
     assert line(result.stdout, "model-v41-approximate") is not None, result.stdout
     assert SEAM not in result.stdout
+
+
+def test_a_cold_tilelang_cache_on_rocm_030_to_034_warns_that_the_amd_model_warms_no_mhc_kernel(tmp_path):
+    # 0.24-0.29's mHC warm-up finds the AMD decoder layer's hc_pre/hc_post; 0.30-0.34's AMD model registers none of
+    # its mHC kernels with the JIT warm-up (models/deepseek_v4/amd/*.py), so they compile while serving
+    machine = Machine(tmp_path)
+    fakes.library(machine.site, "tilelang", "0.1.12")
+    cache = tmp_path / "tlcache"
+    fakes.write(cache / "0.1.12-x86_64" / "kernels" / "b" / "device_kernel.cu", "gemm_kernel")  # no mHC kernel
+    env = {**machine.env(), "TILELANG_CACHE_DIR": str(cache)}
+    rocm = ["--platform", "rocm", "--arch", "gfx950", "--aiter", "none", "--tilelang", "0.1.12"]
+
+    def explain(vllm: str) -> str:
+        args = ("explain", "--python", str(machine.python), *rocm, "--vllm", vllm)
+        return doctor.run(*args, env=env, cwd=tmp_path).stdout
+
+    stdout = explain("0.34.0")
+    assert line(stdout, "tilelang-cache-cold") == (
+        "! [warn] tilelang-cache-cold: tilelang's kernel cache holds none of vLLM's mHC kernels"
+    )
+    assert "vLLM 0.34.0's AMD model registers none of its mHC kernels with the JIT warm-up" in stdout
+    assert "so this happens while serving requests" in stdout
+    old = line(explain("0.29.0"), "tilelang-cache-cold")  # 0.29's warm-up compiles them at start-up: info
+    assert old is not None and old.startswith("· [info] tilelang-cache-cold")
