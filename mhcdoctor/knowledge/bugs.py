@@ -629,6 +629,15 @@ FUSED_SHAPE = KnownBug(
             50,
             "mhc_fused_post_pre_split_config lowers tile_n and n_splits until they divide the shape: the fix",
         ),
+        Code(
+            "vllm-project/vllm",
+            "v0.34.0",
+            "vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+            79,
+            "the fix holds through 0.34 (0.31.0-0.32.0 :67, 0.33.0 :79): the launcher takes its config from it "
+            "(:1780) and the op falls back to post + GEMM where it gives none (tilelang.py:886); 0.33's single-pass "
+            "config (:91-98) is taken only at hidden 16 x 256 with tile 2 dividing the mixes",
+        ),
         Report(
             "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",
             "issue 30 of this project reports it seen on an H200 (0.26.0's fused op non-finite at hidden 2560 and "
@@ -646,13 +655,18 @@ FUSED_SHAPE = KnownBug(
 GEMM_SHAPE = KnownBug(
     id="tilelang-gemm-shape",
     severity="fail",
-    title="vLLM 0.22–0.29's tilelang prenorm GEMM asserts on a shape (hidden, hc_mult) the official configs do not use",
-    summary="vLLM 0.22–0.29 computes mhc_pre's prenorm GEMM with its own tilelang kernel (no DeepGEMM: ROCm, CUDA "
-    "archs without it, VLLM_USE_DEEP_GEMM=0), and hc_mult * hidden is not a multiple of that kernel's 512 threads: "
-    "the wrapper's assert fails at the first mhc_pre call (the engine dies at start-up or on the first request), "
-    "from the code (kernels/mhc/tilelang.py).",
-    fix="pip install -U 'vllm>=0.30'  # its GEMM picks a config per shape",
-    refs=("https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang.py",),
+    title="vLLM 0.22–0.34's tilelang prenorm GEMM asserts on a shape (hidden, hc_mult) the official configs do not use",
+    summary="vLLM 0.22–0.34 computes mhc_pre's prenorm GEMM with its own tilelang kernel where DeepGEMM is not used "
+    "(ROCm, CUDA archs without it, VLLM_USE_DEEP_GEMM=0, 0.34 with no nvcc 12.9+), and hc_mult * hidden is not a "
+    "multiple of that kernel's 512 threads: its launcher's assert fails at the first mhc_pre call (the engine dies at "
+    "start-up or on the first request), from the code (0.22–0.29 kernels/mhc/tilelang.py, 0.30–0.34 "
+    "tilelang_kernels.py).",
+    fix="Serve where DeepGEMM computes the GEMM (sm_90 or sm_100 with VLLM_USE_DEEP_GEMM=1), or use a hidden size "
+    "with hc_mult * hidden a multiple of 512: no vLLM release up to 0.34 lifts the assert",
+    refs=(
+        "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang.py",
+        "https://github.com/vllm-project/vllm/blob/v0.34.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+    ),
     effect="crash",
     library="vllm",
     path="tilelang",
@@ -665,13 +679,22 @@ GEMM_SHAPE = KnownBug(
             "vllm/model_executor/kernels/mhc/tilelang.py",
             41,
             "_tilelang_hc_prenorm_gemm asserts (x.shape[1] // n_splits) % 512 threads == 0, with x.shape[1] = "
-            "hc_mult * hidden (the same line in 0.22.0-0.29.0's wrapper; 0.30.0 has no such wrapper)",
+            "hc_mult * hidden (the same line in 0.22.0-0.29.0's wrapper)",
+        ),
+        # the assert moved into the kernel's launcher, not away: 0.30.0:1215, 0.31.0-0.32.0:1236, 0.33.0-0.34.0:1261
+        Code(
+            "vllm-project/vllm",
+            "v0.34.0",
+            "vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+            1261,
+            "HcPrenormGemmTileLangKernel.__call__ asserts that each split of x.shape[1] is a multiple of its threads "
+            "before dispatch, with 512 threads and n_splits 1 as tilelang.py's _hc_prenorm_gemm_outputs calls it "
+            "(the same assert at 0.30.0 tilelang_kernels.py:1215, 0.31.0-0.32.0 :1236, 0.33.0 :1261)",
         ),
     ),
-    affected=">=0.22.0,<0.30.0",
+    affected=">=0.22.0,<0.35.0",  # 0.34.0 is the newest release read: a newer one is not judged on a guess
     first_bad="0.22.0",
-    last_bad="0.29.0",
-    first_good="0.30.0",
+    last_bad="0.34.0",
 )
 
 CACHE_COLD = KnownBug(
@@ -679,8 +702,9 @@ CACHE_COLD = KnownBug(
     severity=None,
     title="tilelang's kernel cache holds none of vLLM's mHC kernels",
     summary="tilelang runs an op and $TILELANG_CACHE_DIR (default ~/.tilelang/cache) holds no mHC kernel for the "
-    "installed tilelang. Warn on CUDA in vLLM 0.23–0.29, whose NVIDIA model skips the mHC warm-up (vLLM #51790): "
-    "the kernels compile while serving.",
+    "installed tilelang. Warn on CUDA in vLLM 0.23–0.29, whose NVIDIA model skips the mHC warm-up (vLLM #51790), "
+    "and on ROCm in 0.30–0.34, whose AMD model registers no mHC kernel with the JIT warm-up: the kernels compile "
+    "while serving.",
     fix="Warm the cache once before serving, with the same tilelang and TILELANG_CACHE_DIR (e.g. a short "
     "vllm serve run with prompts of the lengths you serve), and keep the cache folder on persistent storage",
     refs=(VLLM_ISSUE + "51790", VLLM_PR + "52941", VLLM_PR + "47807"),
@@ -697,6 +721,15 @@ CACHE_COLD = KnownBug(
             82,
             "_find_first_mhc_layer wants hc_pre/hc_post on the decoder layer, which the NVIDIA model no longer "
             "defines from 0.23.0 (vLLM #51790)",
+        ),
+        Code(
+            "vllm-project/vllm",
+            "v0.34.0",
+            "vllm/models/deepseek_v4/amd/rocm.py",
+            1869,
+            "the AMD model's only register_warmup calls are the compressor's (rocm.py:1869) and MTP's RMSNorm "
+            "(mtp.py:126-127): none of its mHC kernels, from 0.30.0 (the NVIDIA model registers its own, "
+            "nvidia/model.py:1213-1257 in 0.30.0)",
         ),
     ),
     worst="warn",

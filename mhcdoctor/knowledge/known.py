@@ -344,17 +344,29 @@ def fused_small_fma_gaps(hidden: int, hc_mult: int) -> list[str]:
     return gaps
 
 
-# vLLM releases whose own tilelang prenorm GEMM (0.22-0.29: the tilelang-gemm-shape record's `affected`; taken
-# where DeepGEMM is not: ROCm, CUDA archs without it,
-# VLLM_USE_DEEP_GEMM=0) asserts that each split of hc_mult * hidden is a multiple of its 512 threads
-# (0.26.0 kernels/mhc/tilelang.py:41 asserts (x.shape[1] // n_splits) % 512 == 0, with n_splits 1 there);
-# 0.30.0 removed the wrapper (its GEMM path picks a config per shape).
+# vLLM releases whose own tilelang prenorm GEMM (0.22-0.34: the tilelang-gemm-shape record's `affected`; taken
+# where DeepGEMM is not: ROCm, CUDA archs without it, VLLM_USE_DEEP_GEMM=0, 0.34 without nvcc 12.9+) asserts that
+# each split of hc_mult * hidden is a multiple of its 512 threads, n_splits 1: 0.22-0.29 in kernels/mhc/tilelang.py's
+# wrapper (0.26.0 :41), 0.30+ in HcPrenormGemmTileLangKernel.__call__, before its dispatch picks 1024 threads.
 TILELANG_GEMM_THREADS = 512
+# (first release, the assert's place in that release's wheel), read from each wheel (/work/cache/vllm-files/X/)
+_TILELANG_GEMM_ASSERT: tuple[tuple[str, str], ...] = (
+    ("0.22.0", "kernels/mhc/tilelang.py:41"),
+    ("0.30.0", "kernels/mhc/tilelang_kernels.py:1215"),
+    ("0.31.0", "kernels/mhc/tilelang_kernels.py:1236"),
+    ("0.33.0", "kernels/mhc/tilelang_kernels.py:1261"),
+)
 
 
 def tilelang_gemm_asserts(hidden: int, hc_mult: int, tokens: int) -> bool:
-    """Whether 0.22-0.29's tilelang prenorm GEMM wrapper's assert fails at this shape (any token count)."""
+    """Whether 0.22-0.34's tilelang prenorm GEMM assert fails at this shape (any token count)."""
     return (hc_mult * hidden) % TILELANG_GEMM_THREADS != 0
+
+
+def tilelang_gemm_assert_line(release: str) -> str:
+    """Where vLLM `release`'s tilelang prenorm GEMM asserts its shape (file:line in that release's wheel)."""
+    key = Version(release)
+    return [where for first, where in _TILELANG_GEMM_ASSERT if Version(first) <= key][-1]
 
 
 # DeepGEMM's tf32_hc_prenorm_gemm arrives in 2.3.0 (deepseek-ai/DeepGEMM #280, 0f5f266: deep_gemm/__init__.py).
@@ -394,6 +406,20 @@ AWAITING_MEASUREMENT: tuple[tuple[str, str], ...] = (
         "0.28 = 0.29, 0.30, 0.31 = 0.32, 0.33, 0.34) at hidden 1280, 2048, 2560, 3072, 5120 and 6144 (hc_mult 4) "
         "and hc_mult 2 and 8 (hidden 4096), 1, 16 and 200 tokens, under its pinned tilelang: the shape rule here is "
         "read from the code (knowledge.known.fused_small_fma_gaps) and wants its measurement.",
+    ),
+    (
+        "tilelang-gemm-shape",
+        "vLLM 0.30.0, 0.31.0 (= 0.32), 0.33.0 and 0.34.0's kernel files (tests/bench/vllm_fixture.py) on the H200 with "
+        "VLLM_USE_DEEP_GEMM=0: `mhcdoctor verify --path vllm:tilelang --hidden 2000 --tokens 7,64` should end in "
+        "AssertionError (tilelang_kernels.py:1215, :1236, :1261); then with DeepGEMM on, whether its "
+        "tf32_hc_prenorm_gemm takes 4 x 2000 columns at all (the code read here does not say).",
+    ),
+    (
+        "tilelang-fused-shape",
+        "vLLM 0.33.0's single-pass fused config (tile 2, 16 splits, 256 threads: tilelang_kernels.py:65-98) runs on "
+        "sm_100+ only, at 1-4 tokens and hidden 4096: it needs a B200/GB200 machine (none is lent); on the H200, "
+        "0.34.0's reuse_residual fused post+pre (in place above 32 tokens) against 0.33.0's at 33, 200 and 1024 "
+        "tokens, hidden 4096 and 7168, bit for bit.",
     ),
     (
         "tilelang-prenorm-block-m",

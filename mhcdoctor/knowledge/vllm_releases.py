@@ -137,14 +137,41 @@ VLLM_AUDIT: tuple[tuple[str, int, str, str], ...] = (
     ("0.29.0 → 0.30.0", 2752, "aiter API probed; CPU ops (cpu.py); JIT warm-up registry (warmup.py; the NVIDIA "
      "model registers its kernels); prenorm GEMM chosen per call (use_tilelang_fallback)", "feature + fix (aiter API, "
      "warm-up)"),
-    ("0.30.0 → 0.31.0", 342, "ROCm: the folded RMSNorm's reduction moves to threads 0..63 because TileLang's HIP "
-     "AllReduce ignores a group offset (tilelang-hip-allreduce-offset); split modes for the fused pre; docstrings",
-     "fix (wrong results on ROCm)"),
-    ("0.31.0 → 0.32.0", 141, "aiter wrapper and layers/mhc.py", "refactor (not read line by line)"),
-    ("0.32.0 → 0.33.0", 190, "kernels/mhc and utils/deep_gemm.py (vendored DeepGEMM 2.8.1)", "refactor (not read "
-     "line by line)"),
-    ("0.33.0 → 0.34.0", 398, "is_deep_gemm_supported() needs nvcc 12.9+ found, else the tilelang GEMM (the first "
-     "layer's pre still calls DeepGEMM)", "fix (crash with old nvcc)"),
+    # 0.30-0.34 read line by line (every changed line of the files above, of tilelang_utils/, warmup/ and of the
+    # mHC calls in models/deepseek_v4/); file:line in the newer wheel of the pair unless said.
+    ("0.30.0 → 0.31.0", 342, "tilelang_kernels.py:29-42: on ROCm mhc_pre_big_fuse_with_norm's mixes run on threads "
+     "64-95 and the collapse with its RMSNorm on 0-63, as TileLang's HIP AllReduce ignores a group offset "
+     "(tilelang-hip-allreduce-offset); :325-330 split_mode, passed other than 'fused' only by DeepSeek-V4.1 "
+     "(deepseek_v41/nvidia/ops/mhc.py:179-187); tilelang_utils/__init__.py:64-111: ROCm's deferred tilelang.jit also "
+     "decorates on attribute access, for the compile-only JIT warm-up (the ROCm V4 model registers no mHC warm-up in "
+     "0.30-0.34); utils/deep_gemm.py:115 reorders is_deep_gemm_supported()'s `and` (same result), the rest is "
+     "sparse-MQA and bf16_mega_gate wrappers; aiter.py, cpu.py, torch.py, tilelang.py: docstrings. Dispatch, the "
+     "prenorm GEMM's shape assert (:1236) and the log lines unchanged", "fix (wrong results on ROCm)"),
+    ("0.31.0 → 0.32.0", 141, "layers/mhc.py:62-76, :402-432: MHCPreDelayedOp (DeepSeek-V4.1 only) on gfx950 with "
+     "aiter found folds its RMSNorm into aiter's Triton mhc_fused_post_pre_delayed_rmsnorm (aiter.py:210-281), "
+     "imported at the call with no probe (_aiter_ops.py:4518): no ROCm/aiter tag up to v0.1.20.post1 has that module, "
+     "so ModuleNotFoundError at the first forward (model-v41-approximate says it); __init__.py:16 exports it; "
+     "utils/deep_gemm.py:33-36 paged-MQA page sizes (not mHC). The V4 ops' dispatch, kernels, shapes and log lines "
+     "unchanged", "feature (DeepSeek-V4.1 on gfx950: crash with a tagged aiter)"),
+    ("0.32.0 → 0.33.0", 190, "tilelang_kernels.py:65-98: the fused post+pre takes a single-pass config (tile 2, 16 "
+     "splits, 256 threads) at 4 tokens or fewer, hidden 4096, on sm_100+ only (sm_90 unchanged); it divides the "
+     "shape; :427-440 mhc_pre_big_fuse_with_norm skips the Sinkhorn repeats of a NaN row (CUDA-graph padding, NaN "
+     "already: speed); :1733-1743 the fused kernel's warm-up picks a token count that selects the key's config "
+     "(0.32.0:1709 `1 if tile_n == 2 else 16` warmed another config where hc_mult*(hc_mult+2) is odd, e.g. hc_mult "
+     "3, so it compiled while serving); tilelang.py:9-20 drops the unused _torch_hc_prenorm_gemm; "
+     "warmup/jit_warmup.py:1109-1145 compiles Triton kernels in parallel, tilelang's still one by one (its 'JIT "
+     "kernel warmup (N compile keys)' line the same); utils/deep_gemm.py: MQA-logits MX scales, per-family "
+     "auto-disable (not mHC). Dispatch and log lines unchanged",
+     "perf + fix (warm-up)"),
+    ("0.33.0 → 0.34.0", 398, "utils/deep_gemm.py:118-177: is_deep_gemm_supported() is False without nvcc (CUDA_HOME, "
+     "CUDA_PATH, PATH, /usr/local/cuda) or below nvcc 12.9, logging \"DeepGEMM kernels are disabled: …\" "
+     "(vllmlog DEEPGEMM_DISABLED): the prenorm GEMM goes to tilelang, the first layer's broadcast pre still calls "
+     "DeepGEMM (tilelang.py:750); tilelang.py:801-1056: the NVIDIA model's layers after the first "
+     "(nvidia/model.py:731, :1014) call mhc_fused_post_pre_tilelang_reuse_residual, whose unfused path writes "
+     "mhc_post in place, exact by the code (mhc_post_tilelang reads each hidden block before writing it, T.Serial, "
+     "tilelang_kernels.py:850); triton.py:152-320: a post+collapse+RMSNorm for DeepSeek-V4.1 on ROCm, hc_mult 4 "
+     "(deepseek_v41/amd/mhc.py:110); __init__.py explicit imports; cpu.py imports vllm._cpu_ops",
+     "fix (crash with old nvcc)"),
 )  # fmt: skip
 
 
@@ -159,3 +186,9 @@ def vendored_deepgemm(vllm: str | None) -> str | None:
 # no longer defines from 0.23.0 (vLLM #51790); from 0.30.0 the NVIDIA model registers its tilelang kernels with the
 # JIT warm-up itself (register_warmup, when kernel_config.enable_jit_warmup). Read from each wheel.
 NVIDIA_WARMUP_SKIPPED_RELEASES = ">=0.23.0,<0.30.0"
+
+# vLLM releases whose AMD DeepSeek-V4 model leaves its mHC tilelang kernels out of the warm-up: 0.24-0.29's
+# deepseek_v4_mhc_warmup finds its DeepseekV4DecoderLayer's hc_pre/hc_post (0.29.0 amd/model.py:404, :432); from
+# 0.30.0 only the NVIDIA model registers mHC kernels with the JIT warm-up, and models/deepseek_v4/amd/*.py call
+# register_warmup for MTP's RMSNorm (mtp.py) and the compressor (0.33+ rocm.py) alone (read in 0.30.0-0.34.0).
+AMD_WARMUP_SKIPPED_RELEASES = ">=0.30.0,<0.35.0"

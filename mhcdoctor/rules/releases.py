@@ -250,6 +250,11 @@ VLLM_0_30_0_34 = VLLM_0_29.changed(
         "mhc_post is gated with supports_norm=True: only HAS_AITER_MHC, hidden % 256 and hc_mult == 4 count.",
         "The opt-in --monokernel decode layer (0.33+) and DeepSeek-V4.1's separate model (0.30+, "
         "mhc_pre_delayed) are not modelled.",
+        "Read line by line for 0.31–0.34: the V4 ops' paths do not change; 0.32 sends V4.1's delayed pre on gfx950 "
+        "to aiter's Triton mhc_fused_post_pre_delayed_rmsnorm, unprobed (layers/mhc.py:62-76; "
+        "model-v41-approximate); 0.33 gives the tilelang fused post+pre a single-pass config at 1-4 tokens, hidden "
+        "4096, on sm_100+ only (tilelang_kernels.py:65-98); 0.34's NVIDIA model runs its unfused post in place "
+        "(reuse_residual).",
     ),
 )
 

@@ -60,7 +60,7 @@ def test_the_tilelang_gemm_asserts_where_hc_mult_times_hidden_is_no_multiple_of_
     # an A100 (sm_80): no DeepGEMM, so vLLM 0.26.0's own tilelang GEMM runs mhc_pre's prenorm GEMM
     a100 = ["--platform", "cuda", "--arch", "sm_80", "--tilelang", "0.1.12", "--vllm", "0.26.0"]
     crash = run_cli("explain", *a100, "--hidden", "2000")
-    assert "✗ [fail] tilelang-gemm-shape: vLLM 0.22–0.29's tilelang prenorm GEMM asserts on a shape" in crash.stdout
+    assert "✗ [fail] tilelang-gemm-shape: vLLM 0.22–0.34's tilelang prenorm GEMM asserts on a shape" in crash.stdout
     assert "hc_mult 4 x hidden 2000 = 8000 leaves 320: AssertionError at the first call" in crash.stdout
     assert "tilelang-gemm-shape" not in run_cli("explain", *a100, "--hidden", "2048").stdout  # 8192 = 16 x 512
     # an H200: DeepGEMM computes the GEMM, the tilelang wrapper's assert is not reached

@@ -5,7 +5,7 @@ The planted failures are vLLM-shaped kernels over mhcdoctor's torch reference, l
 from a synthetic wheel as vLLM 0.26.0's (tests/bench/vllm_fixture.py): mhc_pre wrong from 1024 tokens, as 0.22–0.26's
 block-M prenorm GEMM under tilelang 0.1.9 measured on the H200; the fused post+pre leaving columns unwritten at 16
 tokens or fewer, as 0.21–0.29's small-token kernel does at a hidden size it does not divide; mhc_pre raising where
-hc_mult * hidden is no multiple of 512, as 0.22–0.29's tilelang GEMM wrapper asserts.
+hc_mult * hidden is no multiple of 512, as 0.22–0.34's tilelang GEMM asserts.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from mhcdoctor.knowledge.known import fused_small_fma_lost
 
 def mhc_pre_tilelang(residual, fn, hc_scale, hc_base, rms_eps, hc_pre_eps, hc_sinkhorn_eps, hc_post_mult_value,
                      sinkhorn_repeat, n_splits=1, norm_weight=None, norm_eps=1e-6):
-    assert (residual.shape[-2] * residual.shape[-1]) % 512 == 0  # planted: 0.22-0.29's tilelang GEMM wrapper's
+    assert (residual.shape[-2] * residual.shape[-1]) % 512 == 0  # planted: 0.22-0.34's tilelang GEMM's
     post, comb, layer_input = reference.mhc_pre(residual, fn, hc_scale, hc_base, rms_eps, hc_pre_eps,
                                                 hc_sinkhorn_eps, hc_post_mult_value, sinkhorn_repeat,
                                                 norm_weight=norm_weight, norm_eps=norm_eps)
@@ -121,10 +121,12 @@ def test_a_failure_no_record_matches_names_none(tmp_path: Path) -> None:
     assert "known bug" not in text
 
 
+# 0.34.0: the assert moved into tilelang_kernels.py in 0.30 and stayed (0.34.0 tilelang_kernels.py:1261)
+@pytest.mark.parametrize("release", ["0.26.0", "0.34.0"])
 def test_a_crash_at_a_shape_the_tilelang_gemm_asserts_on_names_that_bug_and_not_the_wrong_results_ones(
-    tmp_path: Path,
+    tmp_path: Path, release: str
 ) -> None:
-    doc, text, _ = verify(planted(tmp_path, "0.26.0"), "--hidden", "2000", "--tokens", "7")
+    doc, text, _ = verify(planted(tmp_path, release), "--hidden", "2000", "--tokens", "7")
     pre = next(r for r in doc["results"] if r["op"] == "mhc_pre")
     assert pre["status"] == "error" and [b["id"] for b in pre["known_bugs"]] == ["tilelang-gemm-shape"]
-    assert "↳ known bug tilelang-gemm-shape (code): vLLM 0.22–0.29's tilelang prenorm GEMM asserts" in text
+    assert "↳ known bug tilelang-gemm-shape (code): vLLM 0.22–0.34's tilelang prenorm GEMM asserts" in text

@@ -10,11 +10,24 @@ from mhcdoctor.rules.findings.base import (
     bug_spec,
 )
 
+_WARMUP_SKIPPED = {
+    "cuda": (
+        vllm_releases.NVIDIA_WARMUP_SKIPPED_RELEASES,
+        "NVIDIA model skips the mHC warm-up (_find_first_mhc_layer wants hc_pre/hc_post, which its decoder layer "
+        "lacks: vLLM #51790)",
+    ),
+    "rocm": (
+        vllm_releases.AMD_WARMUP_SKIPPED_RELEASES,
+        "AMD model registers none of its mHC kernels with the JIT warm-up (models/deepseek_v4/amd/*.py: only MTP's "
+        "RMSNorm and the compressor)",
+    ),
+}
 
-def _warmup_skipped(ctx: FindingContext) -> bool:
-    return ctx.facts.platform == "cuda" and bool(
-        versions.within(ctx.release, vllm_releases.NVIDIA_WARMUP_SKIPPED_RELEASES)
-    )
+
+def _warmup_skipped_why(ctx: FindingContext) -> str | None:
+    """Why this release's model leaves the mHC kernels out of the warm-up on this platform; None: it warms them."""
+    releases, why = _WARMUP_SKIPPED.get(ctx.facts.platform, ("", ""))
+    return why if releases and versions.within(ctx.release, releases) else None
 
 
 def aiter_jit_stale(ctx: FindingContext) -> tuple[str, bool] | None:
@@ -40,17 +53,15 @@ def _decide_cache_cold(c: FindingContext) -> Found | None:
     cache, ops = c.facts.tilelang_cache, c.ops_on("tilelang")
     if cache is None or not ops or cache.mhc_entries != 0:
         return None
-    skipped = _warmup_skipped(c)
+    why = _warmup_skipped_why(c)
+    skipped = why is not None
     detail = (
         f"{cache.path} holds {cache.entries} tilelang kernels and none of vLLM's mHC kernels, so {', '.join(ops)} "
         f"compile on first use, {known.TILELANG_COMPILE_SECONDS} per kernel and token size (nvcc per rank; on GB10 "
         "its memory spike killed a worker). "
     )
     if skipped:
-        detail += (
-            f"vLLM {c.vllm_version}'s NVIDIA model skips the mHC warm-up (_find_first_mhc_layer wants hc_pre/"
-            "hc_post, which its decoder layer lacks: vLLM #51790), so this happens while serving requests."
-        )
+        detail += f"vLLM {c.vllm_version}'s {why}, so this happens while serving requests."
     else:
         detail += "vLLM's warm-up compiles them at start-up."
     return Found(detail, ops if skipped else [], severity="warn" if skipped else "info")

@@ -29,13 +29,31 @@ def _decide_v41_unsupported(c: FindingContext) -> Found | None:
     )
 
 
+# vLLM 0.32.0 layers/mhc.py:62-76 and :402-432: on gfx950, where aiter is found, the V4.1 delayed pre folds its
+# RMSNorm into aiter's Triton mhc_fused_post_pre_delayed_rmsnorm, imported at the call (_aiter_ops.py:4518) with no
+# probe; no ROCm/aiter tag up to v0.1.20.post1 (nor main at e4048607a5) has aiter/ops/triton/fusions/ that holds it.
+V41_AITER_SEAM_SINCE = versions.Version("0.32.0")
+
+
+def _v41_aiter_seam(c: FindingContext) -> str:
+    release = versions.public(c.release)
+    if c.facts.platform != "rocm" or c.facts.arch != "gfx950" or release is None or release < V41_AITER_SEAM_SINCE:
+        return ""
+    return (
+        f" On gfx950, vLLM {c.release}'s delayed pre (with aiter found) instead folds the RMSNorm into aiter's Triton "
+        "kernel aiter.ops.triton.fusions.mhc_fused_post_pre_delayed_rmsnorm, imported at the first call with no "
+        "probe (layers/mhc.py:62-76, _aiter_ops.py:4518 in 0.32.0): no aiter tag up to v0.1.20.post1 ships it, so "
+        "such an aiter raises ModuleNotFoundError at the first forward."
+    )
+
+
 def _decide_v41_approximate(c: FindingContext) -> Found | None:
     if not _is_v41(c.model) or c.rules is None or versions.parse_strict(c.rules.first) < V41_SINCE:
         return None
     return Found(
         "vLLM serves DeepSeek-V4.1 with models/deepseek_v41, whose delayed pre op tests the same "
         "HAS_AITER_MHC / HAS_TILELANG_MHC gates but folds no RMSNorm and folds mhc_post into the next pre; this "
-        "trace follows the V4 model with the same hidden size."
+        "trace follows the V4 model with the same hidden size." + _v41_aiter_seam(c)
     )
 
 

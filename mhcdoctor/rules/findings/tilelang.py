@@ -297,8 +297,9 @@ def _decide_gemm_shape(c: FindingContext) -> Found | None:
     ):
         return None  # the shape divides, or DeepGEMM computes the GEMM (or it is not known that it does not)
     detail = (
-        f"vLLM {c.release} computes {', '.join(ops)}'s prenorm GEMM with its own tilelang kernel here, whose wrapper "
-        f"asserts (hc_mult * hidden) % 512 == 0 (kernels/mhc/tilelang.py:41); hc_mult {c.model.hc_mult} x hidden "
+        f"vLLM {c.release} computes {', '.join(ops)}'s prenorm GEMM with its own tilelang kernel here, whose launcher "
+        f"asserts (hc_mult * hidden) % 512 == 0 ({known.tilelang_gemm_assert_line(str(version))}); hc_mult "
+        f"{c.model.hc_mult} x hidden "
         f"{c.model.hidden_size} = {width} leaves {width % known.TILELANG_GEMM_THREADS}: AssertionError at the first "
         "call, so the engine dies at start-up or on its first request."
     )
