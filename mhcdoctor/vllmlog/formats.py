@@ -246,6 +246,14 @@ FRAME_OPS: dict[str, tuple[str, str]] = {
     "hc_head_reduce_triton_kernel": ("triton", "hc_head"),
     "mhc_pre_delayed_tilelang": ("tilelang", "mhc_pre"),
     "mhc_fused_post_pre_delayed_tilelang": ("tilelang", "mhc_fused_post_pre"),
+    # kernels/mhc/tilelang.py's entry points (0.24–0.34; the broadcast pre from 0.26, _impl and the reuse form 0.34)
+    "mhc_pre_tilelang": ("tilelang", "mhc_pre"),
+    "mhc_pre_broadcast_tilelang": ("tilelang", "mhc_pre"),
+    "mhc_post_tilelang": ("tilelang", "mhc_post"),
+    "mhc_fused_post_pre_tilelang": ("tilelang", "mhc_fused_post_pre"),
+    "_mhc_fused_post_pre_tilelang_impl": ("tilelang", "mhc_fused_post_pre"),
+    "mhc_fused_post_pre_tilelang_reuse_residual": ("tilelang", "mhc_fused_post_pre"),
+    "hc_head_fused_kernel_tilelang": ("tilelang", "hc_head"),
 }
 AITER_OPS_FILE = "aiter/ops/mhc.py"
 AITER_FRAME_OPS = {"mhc_pre": "mhc_pre", "mhc_post": "mhc_post", "mhc_fused_post_pre": "mhc_fused_post_pre"}

@@ -217,6 +217,18 @@ def test_a_frame_of_vllms_torch_op_proves_the_torch_path(tmp_path):
     assert code == 3
 
 
+def test_a_frame_of_034s_fused_reuse_form_proves_the_fused_op_on_tilelang(tmp_path):
+    frames = [
+        (f"{MHC}/tilelang.py", 1040, "mhc_fused_post_pre_tilelang_reuse_residual"),
+        (f"{MHC}/tilelang.py", 900, "_mhc_fused_post_pre_tilelang_impl"),
+    ]
+    code, doc = _fatal(tmp_path, frames, "torch.OutOfMemoryError: CUDA out of memory")
+    fused = doc["ops"]["mhc_fused_post_pre"]
+    assert (fused["path"], fused["certain"]) == ("tilelang", True)
+    assert doc["ops"]["mhc_pre"]["path"] == "unknown"  # the fused op ran: no word on the separate pre
+    assert code == 3
+
+
 def test_engine_death_fails(tmp_path):
     server = Server("0.25.0").banner()
     server.lines.append(vllm("EngineCore_DP0", 200, "ERROR", "core.py:1233", "EngineCore encountered a fatal error."))
