@@ -157,6 +157,16 @@ def keep(text: str, limit: int = KEEP_CHARS) -> str:
     return text[: cut if cut > limit // 2 else limit] + " …[cut]"
 
 
+def _unknown_into_startup(totals: dict[tuple[str, str], list[float]]) -> None:
+    """Compiles counted before the log showed a phase (keyed by library or kernel, then phase) join start-up's."""
+    for (name, phase), counted in list(totals.items()):
+        if phase == "unknown":
+            into = totals.setdefault((name, "startup"), [0, 0.0])
+            into[0] += counted[0]
+            into[1] += counted[1]
+            del totals[(name, phase)]
+
+
 class Scanner:
     def __init__(self) -> None:
         self.scan = Scan()
@@ -551,18 +561,8 @@ class Scanner:
             scan.startup_line = line
         if scan.last_startup > scan.last_restart:
             return  # serving already: a start-up line now belongs to no run this log shows starting
-        for (library, phase), totals in list(scan.compile_totals.items()):
-            if phase == "unknown":
-                into = scan.compile_totals.setdefault((library, "startup"), [0, 0.0])
-                into[0] += totals[0]
-                into[1] += totals[1]
-                del scan.compile_totals[(library, phase)]
-        for (kernel, phase), totals in list(scan.compile_kernels.items()):
-            if phase == "unknown":
-                into = scan.compile_kernels.setdefault((kernel, "startup"), [0, 0.0])
-                into[0] += totals[0]
-                into[1] += totals[1]
-                del scan.compile_kernels[(kernel, phase)]
+        _unknown_into_startup(scan.compile_totals)
+        _unknown_into_startup(scan.compile_kernels)
         for event in scan.compiles:
             if event.phase == "unknown":
                 event.phase = "startup"
