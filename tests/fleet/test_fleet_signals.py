@@ -48,13 +48,11 @@ def hanging_node(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
             os.kill(int(line.split(":")[0]), signal.SIGKILL)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_stopped_fleet_stops_every_nodes_check_and_its_helpers_and_exits_as_the_doctor_does(hanging_node, number):
-    address, tag, site = hanging_node
+def _start_fleet(address: str) -> subprocess.Popen[str]:
+    """`mhcdoctor fleet --json` on the test's cluster, in a session of its own (as a shell would start it)."""
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")}
     env["PYTHONPATH"] = str(REPO)
-    fleet = subprocess.Popen(
+    return subprocess.Popen(
         doctor.argv("fleet", "--address", address, "--json", "--timeout", "120"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -62,6 +60,13 @@ def test_a_stopped_fleet_stops_every_nodes_check_and_its_helpers_and_exits_as_th
         env=env,
         start_new_session=True,
     )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stopped_fleet_stops_every_nodes_check_and_its_helpers_and_exits_as_the_doctor_does(hanging_node, number):
+    address, tag, site = hanging_node
+    fleet = _start_fleet(address)
     deadline = time.monotonic() + 120
     while not running(tag):
         assert fleet.poll() is None, fleet.communicate()
@@ -93,16 +98,7 @@ def test_a_check_whose_ray_worker_is_killed_stops_what_it_started(hanging_node):
     """The worker dies under the check (OOM-killed, crashed): the check, told by its parent-death signal (SIGTERM),
     kills its own children and the helper they left, then exits; the fleet reports the node lost."""
     address, tag, site = hanging_node
-    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")}
-    env["PYTHONPATH"] = str(REPO)
-    fleet = subprocess.Popen(
-        doctor.argv("fleet", "--address", address, "--json", "--timeout", "120"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,
-    )
+    fleet = _start_fleet(address)
     deadline = time.monotonic() + 120
     while not running(tag) or not _checks(site):
         assert fleet.poll() is None, fleet.communicate()
