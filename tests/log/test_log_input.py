@@ -156,17 +156,11 @@ def test_what_is_printed_is_redacted_as_report_redacts(tmp_path):
     assert "/home/alice/venv" in shown and token not in shown  # secrets stay masked, as with report --no-redact
 
 
-@pytest.mark.slow
-def test_memory_stays_bounded_on_a_large_log_with_a_huge_line():
-    """80 MB through stdin, one line of 40 MB among them: the peak RSS of the child stays far below the input."""
-    line = vllm("APIServer", 1, "INFO", "loggers.py:1", "Avg prompt throughput: 1.0 tokens/s") + "\n"
-    script = (
-        "import sys; out = sys.stdout.buffer; out.write(b'TileLang ' + b'y' * (40 << 20) + b'\\n'); "
-        f"out.write({line.encode()!r} * ((40 << 20) // {len(line)}))"
-    )
+def _log_through_stdin(script: str) -> tuple[dict, float]:
+    """`mhcdoctor log - --json` reading what `script` writes: its document and its peak RSS in MiB. The peak is
+    read from /proc at its end: VmHWM belongs to the process image exec made, while ru_maxrss would count the pytest
+    worker that was forked to start it."""
     writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
-    # The doctor's own peak, read from /proc at its end: VmHWM belongs to the process image exec made, while
-    # ru_maxrss would count the pytest worker that was forked to start it.
     measure = (
         "import runpy, sys\n"
         "sys.argv = ['mhcdoctor', 'log', '-', '--json']\n"
@@ -182,9 +176,19 @@ def test_memory_stays_bounded_on_a_large_log_with_a_huge_line():
     writer.stdout.close()  # the reader holds the pipe now
     out, err = reader.communicate(timeout=300)
     writer.wait(timeout=60)
-    doc = json.loads(out)
+    return json.loads(out), int(err.decode().rsplit("peak-kib", 1)[1].split()[0]) / 1024
+
+
+@pytest.mark.slow
+def test_memory_stays_bounded_on_a_large_log_with_a_huge_line():
+    """80 MB through stdin, one line of 40 MB among them: the peak RSS of the child stays far below the input."""
+    line = vllm("APIServer", 1, "INFO", "loggers.py:1", "Avg prompt throughput: 1.0 tokens/s") + "\n"
+    script = (
+        "import sys; out = sys.stdout.buffer; out.write(b'TileLang ' + b'y' * (40 << 20) + b'\\n'); "
+        f"out.write({line.encode()!r} * ((40 << 20) // {len(line)}))"
+    )
+    doc, peak_mib = _log_through_stdin(script)
     assert doc["source"]["long_lines"] == 1 and doc["source"]["bytes"] >= 80 << 20
-    peak_mib = int(err.decode().rsplit("peak-kib", 1)[1].split()[0]) / 1024
     assert peak_mib < 120, f"peak RSS {peak_mib:.0f} MiB"
 
 
@@ -237,23 +241,6 @@ def test_compiles_that_never_complete_keep_memory_bounded():
         "[TileLang:tilelang.jit.kernel:INFO] (kernel.py:133): TileLang begins to compile kernel `k{block}_{i}` "
         "with `out_idx=None`\\n' for i in range(6500)).encode())\n"
     )
-    writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE)
-    measure = (
-        "import runpy, sys\n"
-        "sys.argv = ['mhcdoctor', 'log', '-', '--json']\n"
-        "try:\n    runpy.run_module('mhcdoctor', run_name='__main__')\n"
-        "finally:\n"
-        "    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1]\n"
-        "    print('peak-kib', hwm, file=sys.stderr)\n"
-    )
-    reader = subprocess.Popen(
-        [sys.executable, "-c", measure], stdin=writer.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO
-    )
-    assert writer.stdout is not None
-    writer.stdout.close()
-    out, err = reader.communicate(timeout=300)
-    writer.wait(timeout=60)
-    doc = json.loads(out)
+    doc, peak_mib = _log_through_stdin(script)
     assert doc["compiles"]["unknown"]["count"] == 260_000 and len(doc["processes"]) <= 256
-    peak_mib = int(err.decode().rsplit("peak-kib", 1)[1].split()[0]) / 1024
     assert peak_mib < 100, f"peak RSS {peak_mib:.0f} MiB"
