@@ -424,3 +424,60 @@ def intel_gpu(root: Path, card: int, bdf: str, device_id: str = "0x0bd5", pci_cl
     card_dir.mkdir(parents=True, exist_ok=True)
     (card_dir / "device").symlink_to(device)
     return card_dir
+
+
+# aiter/ops/mhc.py that computes: each op with mhcdoctor.reference, with the signatures vLLM's _aiter_ops.py calls
+# (rocm_aiter_ops.mhc_pre/mhc_post/mhc_fused_post_pre, vllm/_aiter_ops.py 0.25–0.34) and aiter's ops/mhc.py defines.
+_COMPUTING_PRE = """\
+\"\"\"A stand-in for aiter.ops.mhc: aiter's signatures, mhcdoctor.reference's arithmetic (tests on a CPU).\"\"\"
+from mhcdoctor import reference as _reference
+
+
+def mhc_pre(residual, fn, hc_scale, hc_base, rms_eps=1e-6, hc_pre_eps=1e-6, hc_sinkhorn_eps=1e-6,
+            hc_post_mult_value=1.0, sinkhorn_repeat=20{norm}):
+    return _reference.mhc_pre(residual, fn, hc_scale, hc_base, rms_eps, hc_pre_eps, hc_sinkhorn_eps,
+                              hc_post_mult_value, sinkhorn_repeat{pass_norm})
+
+
+def mhc_post(out, x, residual, post_layer_mix, comb_res_mix):
+    out.copy_(_reference.mhc_post(x, residual, post_layer_mix, comb_res_mix))
+"""
+_COMPUTING_FUSED = """
+
+def mhc_fused_post_pre(x, residual, post_layer_mix, comb_res_mix, fn, hc_scale, hc_base, rms_eps=1e-6,
+                       hc_pre_eps=1e-6, hc_sinkhorn_eps=1e-6, hc_post_mult_value=1.0, sinkhorn_repeat=20,
+                       norm_weight=None, norm_eps=1e-6):
+    residual_cur, post, comb, layer_input = _reference.mhc_fused_post_pre(
+        x, residual, post_layer_mix, comb_res_mix, fn, hc_scale, hc_base, rms_eps, hc_pre_eps, hc_sinkhorn_eps,
+        hc_post_mult_value, sinkhorn_repeat, norm_weight=norm_weight, norm_eps=norm_eps)
+    return post, comb, layer_input, residual_cur  # aiter's order (vllm/_aiter_ops.py: "AITER returns post_mix, ...")
+"""
+
+
+def computing_aiter(site_dir: Path, version: str, kernel: str, norm_args: bool, fused: bool) -> Path:
+    """`aiter(site_dir, version, kernel, norm_args, fused)` whose ops/mhc.py runs: mhc_pre, mhc_post (and, if
+    `fused`, mhc_fused_post_pre) compute with mhcdoctor.reference, so that vLLM's own code can call them; mhc_pre
+    takes norm_weight/norm_eps where `norm_args` (aiter 0.1.15+), the fused op exists where `fused` (0.1.16+)."""
+    folder = aiter(site_dir, version=version, kernel=kernel, norm_args=norm_args, fused=fused)
+    norm, pass_norm = (", norm_weight=None, norm_eps=1e-6", ", norm_weight=norm_weight, norm_eps=norm_eps")
+    text = _COMPUTING_PRE.format(norm=norm if norm_args else "", pass_norm=pass_norm if norm_args else "")
+    write(folder / "ops" / "mhc.py", text + (_COMPUTING_FUSED if fused else ""))
+    return folder
+
+
+def amdsmi(site_dir: Path, arch: str) -> Path:
+    """AMD's `amdsmi` answering for one GPU of `arch`: what vllm/platforms/__init__.py (rocm_platform_plugin) asks to
+    choose ROCm and vllm/platforms/rocm.py (_query_gcn_arch_from_amdsmi) asks to set its _ON_GFX* flags."""
+    body = (
+        "class AmdSmiException(Exception):\n    pass\n\n\n"
+        "class AmdSmiMemoryType:\n    VRAM = 0\n\n\n"
+        "def amdsmi_init(*args):\n    return None\n\n\n"
+        "def amdsmi_shut_down():\n    return None\n\n\n"
+        "def amdsmi_get_processor_handles():\n    return [0]\n\n\n"
+        f"def amdsmi_get_gpu_asic_info(handle):\n    return {{'target_graphics_version': {arch!r}}}\n\n\n"
+        "def amdsmi_get_gpu_memory_total(handle, kind):\n    return 192 * 1024**3\n\n\n"
+        "def __getattr__(name):  # the rest of amdsmi's API: a GPU query this stand-in cannot answer\n"
+        "    def unanswered(*args, **kwargs):\n        raise AmdSmiException(name + ' is not in the stand-in')\n"
+        "    return unanswered\n"
+    )
+    return library(site_dir, "amdsmi", "26.2.0", init=body)
