@@ -122,7 +122,7 @@ def outcome(op: Any, args: tuple[Any, ...], expected: Any) -> dict[str, Any]:
 
 results = {}
 # hidden sizes: the model's (aiter's gate holds at a multiple of 256 with hc_mult 4), one that is not a multiple of
-# 256, and the model's with hc_mult 2 (layers/mhc.py _aiter_mhc_supported, 0.26+; 0.25 checks the hidden size only)
+# 256, and the model's with hc_mult 2 (layers/mhc.py's aiter gate tests hc_mult == 4 from 0.29; 0.25 does not)
 for label, tokens, hc, hidden in (
     ("model", 20, HC, HIDDEN),
     ("model", 1, HC, HIDDEN),
