@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -196,6 +197,11 @@ def _observed(report: dict) -> tuple[dict[str, dict[str, str]], dict[tuple[str, 
     return seen, kernels
 
 
+def _startup_paths(startup: str) -> dict[str, str]:
+    """The paths the plugin's own start-up line (this machine's check --fast) predicts for the model's shape."""
+    return dict(re.findall(r"\b(mhc_pre|mhc_post|mhc_fused_post_pre|hc_head)=(\w+)", startup))
+
+
 def _differences(seen: dict[str, dict[str, str]], predicted: dict[str, dict[str, str]]) -> list[str]:
     return [
         f"{call} {op}: observed {path}, explain says {predicted[call.split('@')[0]][op]}"
@@ -223,6 +229,7 @@ def test_forward_hip_on_an_mi300x_with_a_racy_aiter_observe_records_and_strict_r
     assert seen["model@20"]["hc_head"] == "triton"  # reached kernels/mhc/triton.py; no triton on this CPU
     assert report["results"]["hc_head.forward_native"]["raised"].startswith("NotImplementedError")
     assert "aiter-sqrsum-race (fail)" in report["startup"]
+    assert _startup_paths(report["startup"]) == seen["model@20"]  # the plugin's check --fast, against what ran
     assert f"mhcdoctor check --fast for this model (hidden {HIDDEN}, hc_mult 4" in output  # the start-up line, logged
     refused, output, code = _platform_run(installed, release, tmp_path, "rocm", "mi300x", "strict")
     assert refused is None and code == 1
@@ -251,6 +258,7 @@ def test_forward_hip_on_an_mi355x_takes_aiter_then_tilelang_and_strict_starts(in
     assert kernels[("mhc_pre", "17-64")] == "mhc_pre_aiter"
     assert all("tilelang" not in kernel for kernel in kernels.values())  # a call that raised is never recorded
     assert "StrictRefusal" not in output
+    assert _startup_paths(report["startup"]) == seen["model@20"]
     # its fails are crashes (the stand-ins' CPU torch and CUDA wheel, tilelang's missing compiler), no wrong results
     assert "(fail)" in report["startup"] and not any(f"{bug} (fail)" in report["startup"] for bug in WRONG_RESULTS)
 
