@@ -42,7 +42,8 @@ if SCENARIO == "rocm":
     current_platform.dispatch_key = "CPU"
 elif SCENARIO == "cpu":
     assert current_platform.is_cpu(), type(current_platform).__name__
-    lib = torch.library.Library("_C", "FRAGMENT")  # what vllm/_C's CPU build defines (csrc/cpu/torch_bindings.cpp)
+    # the schemas vllm/_cpu_ops.py calls them with (0.34 lines 1135-1196; vllm/_custom_ops.py in 0.30)
+    lib = torch.library.Library("_C", "FRAGMENT")
     lib.define(
         "hc_pre_fused_cpu(Tensor x, Tensor hc_fn, Tensor hc_scale, Tensor hc_base, int hc_mult, int sinkhorn_iters, "
         "float rms_eps, float hc_eps) -> (Tensor, Tensor, Tensor)"
