@@ -414,7 +414,10 @@ def _aiter_executed_section() -> list[str]:
         "a block over 1024 threads, grid.x × block.x past 2^32 − 1 (hipErrorInvalidConfiguration, 'invalid "
         "configuration argument'), grid.y or grid.z past 65535, LDS past the arch's (64 KiB; 160 KiB on gfx950). "
         "Nothing was launched: no AMD GPU was available. Tags whose aiter/ops/mhc.py and mhc_kernels.cu are the same "
-        "are joined.",
+        "are joined. Through vLLM some rows cannot happen: vLLM returns before aiter for 0 tokens in mhc_pre and the "
+        "fused op (vllm/_aiter_ops.py, 0.24+ and 0.29+), not in mhc_post, and folds the RMSNorm into aiter's mhc_pre "
+        "only at the hidden sizes mhc_pre_big_fuse_rmsnorm has an instance for (1280, 2560, 4096, 7168: "
+        "vllm/models/deepseek_v4/amd/model.py:855 at 0.34.0), so hidden 3072 never reaches it with norm_weight.",
         "",
         "| tags | arch | calls (compiled-op calls) | mhc_pre split-K, tile_k | fused GEMM tiles; unfused from "
         "| raised in Python | launches computed (peak block, grid.y, grid.z, LDS) | past HIP's limits "

@@ -12,6 +12,7 @@ import doctor
 from packaging.version import Version
 
 from mhcdoctor.knowledge import aiter_code
+from mhcdoctor.rules.dispatch import AITER_FOLD_SIZES
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "known-bugs.md"
 REPORTED = ("v0.1.18", "v0.1.19.post2")  # aiter #4633's code: v0.1.18 to v0.1.19.post2 (main at the report = .post1)
@@ -81,3 +82,17 @@ def test_the_reported_code_gives_no_launch_past_hips_limits_on_gfx942_and_the_fi
         f"LDS {peak['lds'] // 1024} KiB, no zero dim" in " ".join(shown.split())
     )
     assert f"split-K {splits[0]}-{splits[1]}" in shown
+
+
+def test_the_hidden_sizes_aiters_rmsnorm_kernel_refuses_are_those_the_rules_never_fold_into_it():
+    folded = set()
+    for group in _groups():
+        for entry in group["archs"].values():
+            refused = " ".join(
+                r for r in entry.get("refused", []) if r.startswith("mhc_pre_big_fuse_rmsnorm: no instance")
+            )
+            named = {int(h) for h in re.findall(r"\d+", refused.rpartition("hidden ")[2])} if refused else set()
+            if group["launchers_modelled"]:
+                folded |= set(aiter_code.executed()["hidden"]) - named
+                assert not named & AITER_FOLD_SIZES, (group["tags"], named)
+    assert folded and folded <= AITER_FOLD_SIZES
