@@ -409,7 +409,7 @@ def _aiter_executed_section() -> list[str]:
         f"{hidden}, hc_mult 4, tokens {tokens}, "
         "with chip_info answering the arch and CU count and a recorder in place of the compiled ops "
         '(`compile_ops("module_mhc")`), which captured every argument the Python side passes. Where a tag\'s '
-        "mhc_kernels.cu holds the launchers of v0.1.17 and later, each captured call's launch was computed from them "
+        "mhc_kernels.cu holds the launchers of v0.1.16 and later, each captured call's launch was computed from them "
         "(kernel instance, grid, block, declared LDS) and checked against what HIP refuses: a grid or block dim of 0, "
         "a block over 1024 threads, grid.x × block.x past 2^32 − 1 (hipErrorInvalidConfiguration, 'invalid "
         "configuration argument'), grid.y or grid.z past 65535, LDS past the arch's (64 KiB; 160 KiB on gfx950). "
@@ -442,7 +442,7 @@ def _aiter_executed_section() -> list[str]:
                 invalid = "; ".join(entry["invalid"]) or "none"
                 refused = "; ".join(entry["refused"]) or "none"
             else:
-                launches = invalid = refused = "not computed (launchers before v0.1.17)"
+                launches = invalid = refused = "not computed (launchers before v0.1.16)"
             cells = [
                 span,
                 f"{arch.split('/')[0]} ({entry['cus']} CUs{', ' + entry['part'] if entry['part'] else ''})",
