@@ -408,9 +408,10 @@ def _aiter_executed_section() -> list[str]:
         "mhc_fused_post_pre with and without norm_weight, mhc_pre_delayed's fused GEMM) at hidden "
         f"{hidden}, hc_mult 4, tokens {tokens}, "
         "with chip_info answering the arch and CU count and a recorder in place of the compiled ops "
-        '(`compile_ops("module_mhc")`), which captured every argument the Python side passes. Where a tag\'s '
-        "mhc_kernels.cu holds the launchers of v0.1.16 and later, each captured call's launch was computed from them "
-        "(kernel instance, grid, block, declared LDS) and checked against what HIP refuses: a grid or block dim of 0, "
+        '(`compile_ops("module_mhc")`), which captured every argument the Python side passes. Each captured '
+        "call's launch was computed from the launchers of the tag's own mhc_kernels.cu (six forms: v0.1.11, "
+        "v0.1.12–v0.1.13, v0.1.14, v0.1.15, v0.1.16, v0.1.17 to main; named in the column) as kernel instance, grid, "
+        "block and declared LDS, and checked against what HIP refuses: a grid or block dim of 0, "
         "a block over 1024 threads, grid.x × block.x past 2^32 − 1 (hipErrorInvalidConfiguration, 'invalid "
         "configuration argument'), grid.y or grid.z past 65535, LDS past the arch's (64 KiB; 160 KiB on gfx950). "
         "Nothing was launched: no AMD GPU was available. Tags whose aiter/ops/mhc.py and mhc_kernels.cu are the same "
@@ -438,11 +439,14 @@ def _aiter_executed_section() -> list[str]:
             )
             if group["launchers_modelled"]:
                 peak = entry["peak"]
-                launches = f"{entry['launches']} ({peak['block']}, {peak['grid_y']}, {peak['grid_z']}, {peak['lds']} B)"
+                launches = (
+                    f"{entry['launches']} ({peak['block']}, {peak['grid_y']}, {peak['grid_z']}, {peak['lds']} B; "
+                    f"{group['launchers_of']}'s launchers)"
+                )
                 invalid = "; ".join(entry["invalid"]) or "none"
                 refused = "; ".join(entry["refused"]) or "none"
             else:
-                launches = invalid = refused = "not computed (launchers before v0.1.16)"
+                launches = invalid = refused = "not computed (launchers of no modelled form)"
             cells = [
                 span,
                 f"{arch.split('/')[0]} ({entry['cus']} CUs{', ' + entry['part'] if entry['part'] else ''})",

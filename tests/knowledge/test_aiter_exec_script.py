@@ -30,14 +30,14 @@ def _gemm(m: int, split_k: int, tile_k: int, hidden: int = 7168) -> dict[str, An
 
 
 def test_one_token_on_mi300x_gets_split_k_blocks_of_256_threads_with_16_kib_of_lds():
-    got = SCRIPT["launch"](_gemm(1, 112, 128), "gfx942", 304, 64, True)
+    got = SCRIPT["launch"](_gemm(1, 112, 128), "gfx942", 304, 64, "v0.1.17")
     # 304 CUs > 1 m-block × 112 splits: tile_n 16, so 24 outputs take 2 n-blocks; s_fn is 16 × 128 × 2 floats
     assert got == {"kernel": "gemm_sqrsum<4,64,16,128>", "grid": [1, 2, 112], "block": 256, "lds": 16384}
     assert SCRIPT["limit_problems"](tuple(got["grid"]), got["block"], got["lds"], 64 * 1024) == []
 
 
 def test_zero_tokens_would_launch_an_empty_grid_which_hip_calls_an_invalid_configuration():
-    got = SCRIPT["launch"](_gemm(0, 1, 128), "gfx942", 304, 64, True)
+    got = SCRIPT["launch"](_gemm(0, 1, 128), "gfx942", 304, 64, "v0.1.17")
     assert got["grid"][0] == 0
     assert SCRIPT["limit_problems"](tuple(got["grid"]), got["block"], got["lds"], 64 * 1024) == [
         "a grid or block dim is 0"
@@ -54,13 +54,13 @@ def test_each_limit_hip_enforces_is_named(grid, block, lds, problem):
 
 
 def test_a_tile_k_no_kernel_instance_exists_for_is_refused_not_launched():
-    assert SCRIPT["launch"](_gemm(16, 1, 32), "gfx942", 304, 64, True)["refused"].startswith("no instance")
+    assert SCRIPT["launch"](_gemm(16, 1, 32), "gfx942", 304, 64, "v0.1.17")["refused"].startswith("no instance")
 
 
 def test_the_rmsnorm_kernel_takes_nine_waves_on_wave32_only_where_the_tag_has_that_branch():
     call = {"op": "mhc_pre_big_fuse_rmsnorm", "args": {"residual": _tensor(16, 4, 7168)}}
-    assert SCRIPT["launch"](call, "gfx1250", 256, 32, True)["block"] == 9 * 32  # v0.1.18+
-    assert SCRIPT["launch"](call, "gfx1250", 256, 32, False)["block"] == 5 * 32  # v0.1.17
+    assert SCRIPT["launch"](call, "gfx1250", 256, 32, "v0.1.17", True)["block"] == 9 * 32  # v0.1.18+
+    assert SCRIPT["launch"](call, "gfx1250", 256, 32, "v0.1.17", False)["block"] == 5 * 32  # v0.1.17
 
 
 FAKE_MHC = """
