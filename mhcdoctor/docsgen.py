@@ -405,7 +405,7 @@ def _aiter_executed_section() -> list[str]:
         "Per arch, executed on the CPU (`scripts/aiter-mhc-exec` on a clone of ROCm/aiter: "
         "mhcdoctor/knowledge/aiter_exec_table.json). Each tag's own aiter/ops/mhc.py was imported and called as "
         "vLLM 0.30–0.34's `rocm_aiter_ops` calls it (mhc_pre with and without norm_weight, mhc_post, "
-        "mhc_fused_post_pre with and without norm_weight, mhc_pre_delayed's fused GEMM) at hidden "
+        "mhc_fused_post_pre with and without norm_weight, mhc_pre_delayed's GEMM without and with the post) at hidden "
         f"{hidden}, hc_mult 4, tokens {tokens}, "
         "with chip_info answering the arch and CU count and a recorder in place of the compiled ops "
         '(`compile_ops("module_mhc")`), which captured every argument the Python side passes. Each captured '
@@ -418,7 +418,11 @@ def _aiter_executed_section() -> list[str]:
         "are joined. Through vLLM some rows cannot happen: vLLM returns before aiter for 0 tokens in mhc_pre and the "
         "fused op (vllm/_aiter_ops.py, 0.24+ and 0.29+), not in mhc_post, and folds the RMSNorm into aiter's mhc_pre "
         "only at the hidden sizes mhc_pre_big_fuse_rmsnorm has an instance for (1280, 2560, 4096, 7168: "
-        "vllm/models/deepseek_v4/amd/model.py:855 at 0.34.0), so hidden 3072 never reaches it with norm_weight.",
+        "vllm/models/deepseek_v4/amd/model.py:855 at 0.34.0), so hidden 3072 and 5120 never reach it with norm_weight. "
+        "The TypeError of mhc_pre_delayed at v0.1.15–v0.1.17 is one argument too many: vLLM 0.30–0.34's "
+        "mhc_pre_delayed passes is_fn_pack_bf16 to mhc_pre_gemm_sqrsum and mhc_fused_post_pre_gemm_sqrsum "
+        "(vllm/_aiter_ops.py:4990 and :4973 at 0.34.0), which take it from v0.1.18 (aiter #4115); vLLM calls "
+        "mhc_pre_delayed for DeepSeek-V4.1's seams off gfx950 (vllm/model_executor/layers/mhc.py:463 at 0.34.0).",
         "",
         "| tags | arch | calls (compiled-op calls) | mhc_pre split-K, tile_k | fused GEMM tiles; unfused from "
         "| raised in Python | launches computed (peak block, grid.y, grid.z, LDS) | past HIP's limits "

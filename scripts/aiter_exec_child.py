@@ -60,7 +60,8 @@ def tensors(m: int, hidden: int) -> dict[str, torch.Tensor]:
 def cases(mhc: Any) -> dict[str, Any]:
     """vLLM 0.34.0's vllm/_aiter_ops.py call forms (0.30.0's are the same): mhc_pre :4758 (norm_weight and
     norm_eps appended when set, 0.29+; without them in 0.24-0.28 and for hc_head), mhc_post :5135, mhc_fused_post_pre
-    :5158, and mhc_pre_delayed's fused branch :4865 (aiter's config getter and GEMM called directly)."""
+    :5158, and mhc_pre_delayed :4865, whose two branches call aiter's split-K or config getter and its GEMM directly
+    (:4990 without the post, :4973 with it)."""
     params = inspect.signature(mhc.mhc_pre).parameters
 
     def pre(t: dict[str, torch.Tensor], norm: bool) -> None:
@@ -73,6 +74,14 @@ def cases(mhc: Any) -> dict[str, Any]:
     def fused(t: dict[str, torch.Tensor], norm: bool) -> None:
         args = (t["x"], t["residual"], t["post"], t["comb"], t["fn"], t["hc_scale"], t["hc_base"], *EPS)
         mhc.mhc_fused_post_pre(*args, t["norm_weight"], 1e-6) if norm else mhc.mhc_fused_post_pre(*args)
+
+    def delayed_unfused(t: dict[str, torch.Tensor]) -> None:
+        m, hidden = t["x"].shape
+        splitk, tile_k = mhc.get_mhc_pre_splitk(m, HC_MULT * hidden)
+        hc3 = t["fn"].shape[0]
+        gemm_out = torch.empty(splitk, m, (hc3 + 31) // 32 * 32, dtype=torch.float32)[:, :, :hc3]
+        sqrsum = torch.empty(splitk, m, dtype=torch.float32)
+        mhc.mhc_pre_gemm_sqrsum(gemm_out, sqrsum, t["residual"], t["fn"], tile_k, 0)
 
     def delayed(t: dict[str, torch.Tensor]) -> None:
         m, hidden = t["x"].shape
@@ -90,6 +99,8 @@ def cases(mhc: Any) -> dict[str, Any]:
         ops["mhc_pre+norm"] = lambda t: pre(t, True)
     if hasattr(mhc, "mhc_post"):
         ops["mhc_post"] = post
+    if hasattr(mhc, "get_mhc_pre_splitk"):
+        ops["mhc_pre_delayed"] = delayed_unfused
     if hasattr(mhc, "mhc_fused_post_pre"):
         ops["mhc_fused_post_pre"] = lambda t: fused(t, False)
         ops["mhc_fused_post_pre+norm"] = lambda t: fused(t, True)
