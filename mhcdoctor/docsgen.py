@@ -369,9 +369,10 @@ def _aiter_code_section() -> list[str]:
         f"| {row['build']} | {row['commit'][:10]} | {' | '.join(row['states'][f] for f in fixes)} |"
         for row in aiter_code.table()["main"]
     ]
-    out += ["", "Per arch (read at the tags, not run: no AMD GPU was available):", ""]
+    out += ["", "Per arch, read at the tags (the kernels' and aiter/ops/mhc.py's per-arch branches):", ""]
     out += ["| tags | what the code does per arch | proof |", "| --- | --- | --- |"]
     out += [f"| {tags} | {_cell(what)} | {proof} |" for tags, what, proof in aiter_code.ARCH_AUDIT]
+    out += _aiter_executed_section()
     out += [
         "",
         "The content signatures (whitespace removed; the first form a file holds decides, buggy forms first):",
@@ -391,6 +392,77 @@ def _aiter_code_section() -> list[str]:
         "bug was measured with ROCm 7.2.3's compiler, and is wrong code under any). The headers `mhc_kernels.cu` "
         "includes hold no signature: each fix commit changed `mhc_kernels.cu` alone.",
     ]
+    return out
+
+
+def _aiter_executed_section() -> list[str]:
+    """What each tag's aiter/ops/mhc.py chose when executed on the CPU per arch, and the launches it gives."""
+    data = aiter_code.executed()
+    tokens = ", ".join(map(str, data["tokens"]))
+    hidden = ", ".join(map(str, data["hidden"]))
+    out = [
+        "",
+        "Per arch, executed on the CPU (`scripts/aiter-mhc-exec` on a clone of ROCm/aiter: "
+        "mhcdoctor/knowledge/aiter_exec_table.json). Each tag's own aiter/ops/mhc.py was imported and called as "
+        "vLLM 0.30–0.34's `rocm_aiter_ops` calls it (mhc_pre with and without norm_weight, mhc_post, "
+        "mhc_fused_post_pre with and without norm_weight, mhc_pre_delayed's GEMM without and with the post) at hidden "
+        f"{hidden}, hc_mult 4, tokens {tokens}, "
+        "with chip_info answering the arch and CU count and a recorder in place of the compiled ops "
+        '(`compile_ops("module_mhc")`), which captured every argument the Python side passes. Each captured '
+        "call's launch was computed from the launchers of the tag's own mhc_kernels.cu (six forms: v0.1.11, "
+        "v0.1.12–v0.1.13, v0.1.14, v0.1.15, v0.1.16, v0.1.17 to main; named in the column) as kernel instance, grid, "
+        "block and declared LDS, and checked against what HIP refuses: a grid or block dim of 0, "
+        "a block over 1024 threads, grid.x × block.x past 2^32 − 1 (hipErrorInvalidConfiguration, 'invalid "
+        "configuration argument'), grid.y or grid.z past 65535, LDS past the arch's (64 KiB; 160 KiB on gfx950). "
+        "Nothing was launched: no AMD GPU was available. Tags whose aiter/ops/mhc.py and mhc_kernels.cu are the same "
+        "are joined. Through vLLM some rows cannot happen: vLLM returns before aiter for 0 tokens in mhc_pre and the "
+        "fused op (vllm/_aiter_ops.py, 0.24+ and 0.29+), not in mhc_post, and folds the RMSNorm into aiter's mhc_pre "
+        "only at the hidden sizes mhc_pre_big_fuse_rmsnorm has an instance for (1280, 2560, 4096, 7168: "
+        "vllm/models/deepseek_v4/amd/model.py:855 at 0.34.0), so hidden 3072 and 5120 never reach it with norm_weight. "
+        "The TypeError of mhc_pre_delayed at v0.1.15–v0.1.17 is one argument too many: vLLM 0.30–0.34's "
+        "mhc_pre_delayed passes is_fn_pack_bf16 to mhc_pre_gemm_sqrsum and mhc_fused_post_pre_gemm_sqrsum "
+        "(vllm/_aiter_ops.py:4990 and :4973 at 0.34.0), which take it from v0.1.18 (aiter #4115); vLLM calls "
+        "mhc_pre_delayed for DeepSeek-V4.1's seams off gfx950 (vllm/model_executor/layers/mhc.py:463 at 0.34.0).",
+        "",
+        "| tags | arch | calls (compiled-op calls) | mhc_pre split-K, tile_k | fused GEMM tiles; unfused from "
+        "| raised in Python | launches computed (peak block, grid.y, grid.z, LDS) | past HIP's limits "
+        "| refused by the host code |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for group in data["groups"]:
+        names = group["tags"]
+        span = names[0] if len(names) == 1 else f"{names[0]} … {names[-1]} ({len(names)})"
+        for arch, entry in group["archs"].items():
+            told = entry["summary"]
+            splits = told["pre_split_k"]
+            pre = f"{splits[0]}–{splits[1]}, {'/'.join(map(str, told['pre_tile_k']))}" if splits else "none"
+            starts = sorted(set(told["unfused_from"].values()))
+            fused = "; ".join(
+                [", ".join(told["fused_tiles"]) or "no fused op"]
+                + ([f"{' or '.join(map(str, starts))} tokens"] if starts else [])
+            )
+            if group["launchers_modelled"]:
+                peak = entry["peak"]
+                launches = (
+                    f"{entry['launches']} ({peak['block']}, {peak['grid_y']}, {peak['grid_z']}, {peak['lds']} B; "
+                    f"{group['launchers_of']}'s launchers)"
+                )
+                invalid = "; ".join(entry["invalid"]) or "none"
+                refused = "; ".join(entry["refused"]) or "none"
+            else:
+                launches = invalid = refused = "not computed (launchers of no modelled form)"
+            cells = [
+                span,
+                f"{arch.split('/')[0]} ({entry['cus']} CUs{', ' + entry['part'] if entry['part'] else ''})",
+                f"{entry['cases']} ({entry['kernel_calls']})",
+                pre,
+                fused,
+                "; ".join(entry["errors"]) or "none",
+                launches,
+                invalid,
+                refused,
+            ]
+            out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return out
 
 

@@ -315,8 +315,18 @@ def fix_state(aiter: AiterFacts, fix_id: str) -> tuple[FixState, str]:
     return state, f"by version: {rule}"
 
 
+@functools.cache
+def executed() -> dict[str, Any]:
+    """aiter_exec_table.json: each tag's aiter/ops/mhc.py run on the CPU per arch with the compiled ops recorded, and
+    the launches those calls give by mhc_kernels.cu's launchers (scripts/aiter-mhc-exec; not run on an AMD GPU)."""
+    data: dict[str, Any] = json.loads(
+        resources.files("mhcdoctor.knowledge").joinpath("aiter_exec_table.json").read_text()
+    )
+    return data
+
+
 # What aiter's mHC code does per GPU arch, tag by tag (read with `git show TAG:PATH` on ROCm/aiter; the archs each tag's
-# files name are in the table, archs_ops_py/archs_kernels). Not run on any AMD GPU: no AMD GPU was available.
+# files name are in the table, archs_ops_py/archs_kernels); what its Python side chooses when run is executed() above.
 ARCH_AUDIT: tuple[tuple[str, str, str], ...] = (
     ("v0.1.11–v0.1.16", "wave64 only: mhc_pre_gemm_sqrsum's launcher sizes its grid with `const int warp_size = 64` "
      "(csrc/kernels/mhc_kernels.cu:257 at v0.1.11, :349 at v0.1.16); aiter #3768 (v0.1.17) adds wave32 (gfx11, "

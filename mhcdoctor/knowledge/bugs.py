@@ -261,9 +261,17 @@ INVALID_CONFIG = KnownBug(
     ops=("mhc_pre",),
     told_by="content",
     evidence=(
+        # scripts/aiter-mhc-exec (aiter_exec_table.json): what the reported code's launches were checked for
         Report(
             AITER + "issues/4633",
-            "the cause is not known (no fix, no failing shape named), nor whether every MI300X or other archs hit it",
+            "the cause is not known (no fix, no failing shape named), nor whether every MI300X or other archs hit "
+            "it. Ruled out in the code: aiter/ops/mhc.py of v0.1.18-v0.1.19.post2 (the code reported, main at the "
+            "report included), executed on the CPU as vLLM calls it for gfx942 with 304 and 80 CUs at hidden 2560-7168 "
+            "and 1-65536 tokens, passes mhc_pre_gemm_sqrsum split-K 1-112, and each of the 733 launches per CU count "
+            "that mhc_kernels.cu's launchers compute from its calls is within HIP's limits (block at most 320 "
+            "threads, grid.y 14, grid.z 112, LDS 32 KiB, no zero dim); 0 tokens raise ZeroDivisionError in Python "
+            "before any launch, and vLLM returns before aiter for 0 tokens. What is left is outside the source: a "
+            "module_mhc.so built from other code, the runtime (ROCm 7.1.1)",
         ),
     ),
     platforms=("rocm",),

@@ -428,4 +428,12 @@ AWAITING_MEASUREMENT: tuple[tuple[str, str], ...] = (
         "torch 2.11 and CUDA 13, as the H200's torch) and without it: whether a stock sm_90 install, where DeepGEMM "
         "computes the prenorm GEMM, ever reaches the block-M kernel, and 0.20-0.23's own results.",
     ),
+    (
+        "aiter-mhc-pre-invalid-config",
+        "on an MI300X (gfx942, 304 CUs) with aiter v0.1.19 built with GPU_ARCHS=gfx942 and HIP_LAUNCH_BLOCKING=1: "
+        "aiter.ops.mhc.mhc_pre as vLLM calls it (scripts/aiter_exec_child.py's call forms) at hidden 4096 and 7168, "
+        "1-16384 tokens, with and without norm_weight, then hipGetLastError after each compiled op: the launches the "
+        "code gives were computed valid (scripts/aiter-mhc-exec), so a failing call names what the source cannot "
+        "(the module_mhc.so built, the runtime); needs an AMD GPU.",
+    ),
 )
