@@ -341,7 +341,9 @@ def _aiter_code_section() -> list[str]:
         "code, `unknown` no known form. Every state told agrees with git ancestry (`scripts/aiter-code-table` on a "
         "clone of ROCm/aiter: mhcdoctor/knowledge/aiter_code_table.json); v0.1.11's post-race is unknown, as it has "
         "no mhc_post to read; `invalid-config` says only whether the code is "
-        "the code aiter #4633 was reported on (`absent`). Tags whose code tells the same are joined.",
+        "the code aiter #4633 was reported on (`absent`); `delayed-api` is told from `aiter/ops/mhc.py`: whether it "
+        "has the GEMM API vLLM 0.30–0.34's mhc_pre_delayed calls (aiter #4115; `absent` the five-argument "
+        "mhc_pre_gemm_sqrsum). Tags whose code tells the same are joined.",
         "",
         f"| tags | commit | {' | '.join(fixes)} | norm args | fused op | archs in ops/mhc.py | archs in kernels |",
         "| --- | --- |" + " --- |" * (len(fixes) + 4),
@@ -380,7 +382,9 @@ def _aiter_code_section() -> list[str]:
     ]
     out += ["| fix | PR, commit | form | means |", "| --- | --- | --- | --- |"]
     out += [
-        f"| `{fix.id}` | #{fix.pr} {fix.commit[:10]} | `{_cell(form.text)}` | {form.state}: {_cell(form.what)} |"
+        f"| `{fix.id}` | #{fix.pr} {fix.commit[:10]} | `{_cell(form.text)}`"
+        + "".join(f" and `{_cell(more)}`" for more in form.also)
+        + f" | {form.state}: {_cell(form.what)} |"
         for fix in aiter_code.FIXES
         for form in fix.forms
     ]

@@ -1,11 +1,11 @@
 """aiter's mHC fixes told by the installed code: one content signature per fix, read from ROCm/aiter's diffs.
 
-Each signature is a few lines of `csrc/kernels/mhc_kernels.cu`, normalised (all whitespace and line continuations
-removed), that only the code before a fix or only the code after it holds, taken from the diff at the fix commit.
-scripts/aiter-code-table checks every signature against every tag from v0.1.10 to the newest and against every
-commit of main that changed the mHC files (and each fix's parent), and writes what each holds to
-mhcdoctor/knowledge/aiter_code_table.json: that table is the version fallback here, used only where no source is
-installed.
+Each signature is a few lines of `csrc/kernels/mhc_kernels.cu` (or, for an API vLLM calls, of `aiter/ops/mhc.py`),
+normalised (all whitespace and line continuations removed), that only the code before a fix or only the code after
+it holds, taken from the diff at the fix commit. scripts/aiter-code-table checks every signature against every tag
+from v0.1.10 to the newest and against every commit of main that changed the mHC files (and each fix's parent), and
+writes what each holds to mhcdoctor/knowledge/aiter_code_table.json: that table is the version fallback here, used
+only where no source is installed.
 
 A state is about the bug, as `sqrsum_fix` always was: `present` means the code is free of it (the fix is there, or the
 code predates the bug), `absent` means the buggy code is there, `unknown` means the code could not be read or holds no
@@ -26,6 +26,7 @@ from mhcdoctor.facts import AiterFacts
 from mhcdoctor.knowledge.versions import Version, parse
 
 KERNELS = "csrc/kernels/mhc_kernels.cu"
+OPS = "aiter/ops/mhc.py"  # the Python side vLLM imports (site-packages/aiter/ops/mhc.py once installed)
 _CONTINUATION = re.compile(r"\\[ \t\r]*\n")  # a macro's line continuation
 _WHITESPACE = str.maketrans("", "", " \t\n\r\f\v")  # str.translate: fast and flat on a file of short lines
 _BETWEEN = r"(?:[ \t\n\r\f\v]|\\(?=[ \t\r]*\n))*"  # what normalising drops, between two characters of a needle
@@ -39,6 +40,7 @@ class Form:
     text: str
     what: str
     at_commit: bool = False  # the code of CodeFix.commit itself: on main it comes with CodeFix.ancestors
+    also: tuple[str, ...] = ()  # more normalised text the file must hold for the form to count (anywhere in it)
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,32 @@ INVALID_CONFIG = CodeFix(
     ),
     ("sqrsum", "post-race", "big-fuse-sync", "big-fuse-rms"),
 )  # fmt: skip
-FIXES: tuple[CodeFix, ...] = (SQRSUM, BIG_FUSE_SYNC, POST_RACE, BIG_FUSE_RMS, INVALID_CONFIG)
+# aiter #4115 (773ef5e) gives mhc_pre_gemm_sqrsum and mhc_fused_post_pre_gemm_sqrsum a last argument,
+# is_fn_pack_bf16, which vLLM 0.30-0.34's mhc_pre_delayed passes (vllm/_aiter_ops.py:3804-3821 at 0.30.0); before it
+# the GEMM takes five arguments (aiter/ops/mhc.py:17-23 at v0.1.17, csrc/include/rocm_ops.hpp:2274-2281 its pybind),
+# and v0.1.11-v0.1.15 lack the helpers vLLM imports with it (get_mhc_fused_post_pre_config, mhc_fused_post_pre_
+# gemm_sqrsum: v0.1.16). `present`: the API vLLM calls is there; `absent`: the older five-argument GEMM.
+DELAYED_API = CodeFix(
+    "delayed-api", "4115", "773ef5e8af", OPS,
+    (
+        Form("absent", "defmhc_pre_gemm_sqrsum(out:Tensor,sqrsum:Tensor,x:Tensor,fn:Tensor,tile_k:int=128,#64or128)"
+             "->None:",
+             "mhc_pre_gemm_sqrsum(out, sqrsum, x, fn, tile_k=128): five arguments, no is_fn_pack_bf16 (before aiter "
+             "#4115)"),
+        Form("present", "defmhc_pre_gemm_sqrsum(out:Tensor,sqrsum:Tensor,x:Tensor,fn:Tensor,tile_k:int=128,#64or128"
+             "is_fn_pack_bf16:int=0,)->None:",
+             "mhc_pre_gemm_sqrsum(..., tile_k=128, is_fn_pack_bf16=0), with get_mhc_pre_splitk, "
+             "get_mhc_fused_post_pre_config and mhc_fused_post_pre_gemm_sqrsum(..., is_fn_pack_bf16=0) (aiter #4115)",
+             at_commit=True,
+             also=("defget_mhc_pre_splitk(", "defget_mhc_fused_post_pre_config(",
+                   "defmhc_fused_post_pre_gemm_sqrsum(gemm_out_mul:Tensor,gemm_out_sqrsum:Tensor,next_residual:Tensor,"
+                   "layer_input:Tensor,residual_in:Tensor,post_layer_mix:Tensor,comb_res_mix:Tensor,fn:Tensor,"
+                   "tile_m:int=16,#16,32or64tile_n:int=32,#16or32tile_k:int=32,#32or64is_fn_pack_bf16:int=0,)"
+                   "->None:")),
+    ),
+    ("sqrsum", "post-race", "big-fuse-sync", "big-fuse-rms"),
+)  # fmt: skip
+FIXES: tuple[CodeFix, ...] = (SQRSUM, BIG_FUSE_SYNC, POST_RACE, BIG_FUSE_RMS, INVALID_CONFIG, DELAYED_API)
 BY_ID = {fix.id: fix for fix in FIXES}
 OTHER_FIXES = tuple(fix for fix in FIXES if fix is not SQRSUM)  # AiterFacts.fixes' (sqrsum's is sqrsum_fix)
 
@@ -159,7 +186,7 @@ def tell(fix: CodeFix, source: Normalised) -> Told | None:
     """What the source says about `fix`: the first form it holds (buggy forms first), or None."""
     for form in fix.forms:
         lines = source.find(form.text)
-        if lines is not None:
+        if lines is not None and all(more in source.text for more in form.also):
             return Told(form.state, lines[0], lines[1], form.what, form.at_commit)
     return None
 

@@ -77,6 +77,8 @@ class KnownBug:
     hc_mult: tuple[int, ...] | None = None  # None: any
     tokens: tuple[int, int | None] = (1, None)  # calls of this many tokens show it (first, last; None: no limit)
     affected: str | None = None  # specifier of the `library` versions that carry it (what the version tells)
+    vllm: str | None = None  # specifier of the vLLM releases whose code makes the call that fails (library not vLLM)
+    models: tuple[str, ...] = ()  # () every DeepSeek-V4 model; else the only models whose vLLM code makes that call
     first_bad: str | None = None  # first release or tag whose code has it
     last_bad: str | None = None  # last release or tag whose code has it; None: not fixed in any release yet
     first_good: str | None = None  # first release or tag with the fix
@@ -325,6 +327,134 @@ API_TOO_OLD = KnownBug(
     first_bad="0.29.0",
     first_good="0.30.0",
     fixed_by="52737",
+)
+
+# vLLM 0.30-0.34's mhc_pre_delayed (DeepSeek-V4.1's seams) imports get_mhc_fused_post_pre_config first of four names,
+# so an aiter before v0.1.16 fails on that name; v0.1.16-v0.1.17 import and then refuse the sixth/twelfth argument.
+_DELAYED_FRAME = r'_aiter_ops\.py"?, line \d+, in mhc_pre_delayed\b|in mhc_pre_delayed_aiter\b'
+_DELAYED_FRAMES = (
+    '  File "/usr/local/lib/python3.12/dist-packages/vllm/model_executor/kernels/mhc/aiter.py", line 159, in '
+    "mhc_pre_delayed_aiter",
+    '  File "/usr/local/lib/python3.12/dist-packages/vllm/_aiter_ops.py", line 4990, in mhc_pre_delayed',
+)
+DELAYED_API_TOO_OLD = KnownBug(
+    id="aiter-delayed-api-too-old",
+    severity="fail",
+    title="vLLM 0.30–0.34 serves DeepSeek-V4.1 through an aiter GEMM API the installed aiter lacks (before 0.1.18)",
+    summary="DeepSeek-V4.1 on ROCm with vLLM 0.30–0.34 and mhc_pre on aiter: the model's delayed pre calls aiter's "
+    "mhc_pre_gemm_sqrsum / mhc_fused_post_pre_gemm_sqrsum with is_fn_pack_bf16 (aiter #4115, v0.1.18) and imports "
+    "helpers of v0.1.16; the installed aiter/ops/mhc.py (else the version) lacks them, so the first forward (the "
+    "profile run) raises and vLLM does not start.",
+    fix="Build aiter v0.1.18 or later: pip uninstall -y aiter amd-aiter && git clone --recursive -b v0.1.18 "
+    "https://github.com/ROCm/aiter && cd aiter && pip install --no-build-isolation .",
+    refs=(AITER + "pull/4115", AITER + "commit/773ef5e8af08fa3ffe7318f045d80de0861d9622", VLLM_PR + "56503"),
+    effect="crash",
+    library="amd-aiter",
+    path="aiter",
+    ops=("mhc_pre",),
+    told_by="content",
+    evidence=(
+        Code(
+            "vllm-project/vllm",
+            "v0.30.0",
+            "vllm/_aiter_ops.py",
+            3821,
+            "rocm_aiter_ops.mhc_pre_delayed imports get_mhc_fused_post_pre_config, get_mhc_pre_splitk, "
+            "mhc_fused_post_pre_gemm_sqrsum and mhc_pre_gemm_sqrsum from aiter.ops.mhc (:3741-3746) and calls "
+            "mhc_pre_gemm_sqrsum(gemm_out, sqrsum, projected, fn, tile_k, 0) (:3821) or "
+            "mhc_fused_post_pre_gemm_sqrsum(..., tile_m, tile_n, tile_k, 0) (:3804): a sixth / twelfth argument, "
+            "is_fn_pack_bf16 (the same in 0.31.0 :4142, 0.32.0 :4470, 0.33.0 :4938)",
+        ),
+        Code(
+            "vllm-project/vllm",
+            "v0.34.0",
+            "vllm/_aiter_ops.py",
+            4990,
+            "the same imports (:4910) and calls (:4973, :4990) in mhc_pre_delayed (:4865)",
+        ),
+        Code(
+            "vllm-project/vllm",
+            "v0.30.0",
+            "vllm/model_executor/layers/mhc.py",
+            419,
+            "MHCPreDelayedOp.forward_hip calls torch.ops.vllm.mhc_pre_delayed_aiter when x is None, norm_weight is "
+            "None and _aiter_mhc_supported (HAS_AITER_MHC, hidden % 256 == 0, hc_mult == 4; :398); "
+            "vllm/models/deepseek_v41/amd/model.py:353 calls it so at every layer's FFN seam, the first layer's "
+            "included (0.34.0 layers/mhc.py:463 and :442; model.py:470 passes norm_weight only where "
+            "HAS_AITER_MHC_FUSED_POST_PRE_DELAYED_RMS_NORM, gfx950 from 0.32.0, layers/mhc.py:74)",
+        ),
+        Code(
+            "ROCm/aiter",
+            "v0.1.17",
+            "aiter/ops/mhc.py",
+            17,
+            "mhc_pre_gemm_sqrsum(out, sqrsum, x, fn, tile_k=128): five arguments, as its pybind definition "
+            "(csrc/include/rocm_ops.hpp:2274-2281, MHC_PYBIND), and mhc_fused_post_pre_gemm_sqrsum eleven (:401); "
+            "v0.1.18 (aiter #4115, 773ef5e) adds is_fn_pack_bf16: int = 0 to both (:23, :421)",
+        ),
+        Code(
+            "ROCm/aiter",
+            "v0.1.15",
+            "aiter/ops/mhc.py",
+            65,
+            "get_mhc_pre_splitk is the only one of the helpers; get_mhc_fused_post_pre_config and "
+            "mhc_fused_post_pre_gemm_sqrsum arrive in v0.1.16 (v0.1.11-v0.1.14 have none of them)",
+        ),
+    ),
+    platforms=("rocm",),
+    hc_mult=(4,),
+    affected="<0.1.18",
+    # 0.30.0 brings models/deepseek_v41 and mhc_pre_delayed; 0.35 is not read, so it is not judged
+    vllm=">=0.30.0,<0.35.0",
+    models=("DeepSeek-V4.1",),
+    first_bad="0.1.11",
+    last_bad="0.1.17",
+    first_good="0.1.18",
+    fixed_by="4115",
+    commit="773ef5e8af",
+    content=aiter_code.DELAYED_API,
+    log=(
+        # pybind11's refusal of a sixth argument (MHC_PYBIND at v0.1.17): "mhc_pre_gemm_sqrsum(): incompatible
+        # function arguments. The following argument types are supported: ..."
+        LogSignature(
+            "incompatible function arguments",
+            r"incompatible function arguments",
+            (
+                *_DELAYED_FRAMES,
+                "TypeError: mhc_pre_gemm_sqrsum(): incompatible function arguments. The following "
+                "argument types are supported:",
+            ),
+            frames=_DELAYED_FRAME,
+        ),
+        # aiter's Python wrappers check the call against the five-argument signature first: "too many positional
+        # arguments" (what scripts/aiter-mhc-exec recorded at v0.1.16-v0.1.17) or inspect.getcallargs's "takes ...
+        # but 6 were given" (compile_ops, aiter/jit/core.py:1644 at v0.1.17)
+        LogSignature(
+            "positional argument",
+            r"too many positional arguments|positional arguments? but \d+ (?:was|were) given",
+            (*_DELAYED_FRAMES, "TypeError: too many positional arguments"),
+            frames=_DELAYED_FRAME,
+        ),
+        # before v0.1.16 the first of the four names vLLM imports is missing (Python raises on the first)
+        LogSignature(
+            "cannot import name 'get_mhc",
+            r"cannot import name '(?:get_mhc_fused_post_pre_config|get_mhc_pre_splitk|mhc_fused_post_pre_gemm_sqrsum|"
+            r"mhc_pre_gemm_sqrsum)' from 'aiter",
+            (
+                *_DELAYED_FRAMES[:1],
+                '  File "/usr/local/lib/python3.12/dist-packages/vllm/_aiter_ops.py", line 4910, in mhc_pre_delayed',
+                "ImportError: cannot import name 'get_mhc_fused_post_pre_config' from 'aiter.ops.mhc' "
+                "(/usr/local/lib/python3.12/dist-packages/aiter/ops/mhc.py)",
+            ),
+            frames=_DELAYED_FRAME,
+        ),
+    ),
+    log_severity="fail",
+    explanation="vLLM's DeepSeek-V4.1 model runs every seam but the first attention one through "
+    "rocm_aiter_ops.mhc_pre_delayed, which imports get_mhc_fused_post_pre_config and mhc_fused_post_pre_gemm_sqrsum "
+    "(aiter v0.1.16+) and passes is_fn_pack_bf16 to mhc_pre_gemm_sqrsum / mhc_fused_post_pre_gemm_sqrsum (aiter "
+    "#4115, v0.1.18+): an older aiter raises ImportError (before v0.1.16) or TypeError (v0.1.16–v0.1.17) at the "
+    "first forward, vLLM's profile run, so the server does not start.",
 )
 
 JIT_STALE = KnownBug(
@@ -843,6 +973,7 @@ BUGS: tuple[KnownBug, ...] = (
     POST_RACE,
     BIG_FUSE_RMS,
     INVALID_CONFIG,
+    DELAYED_API_TOO_OLD,
     WRONG_ARCH,
     PDL_UNSUPPORTED,
     TVM_FFI_MISMATCH,

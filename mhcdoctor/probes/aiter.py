@@ -29,8 +29,9 @@ AMD_DIST = "amd-aiter"  # AMD's distribution; PyPI's `aiter` (async iterators, 0
 
 # Which releases carry what: mhcdoctor.knowledge. Here, the installed source decides: each fix of aiter_code by its
 # content signature in mhc_kernels.cu (the headers it includes hold none: each fix commit changed mhc_kernels.cu
-# alone), the version only where no source is installed.
+# alone) or, for an API vLLM calls, in aiter/ops/mhc.py; the version only where no source is installed.
 KERNEL_READ_LIMIT = 4 << 20  # a real mhc_kernels.cu is about 120 kB (v0.1.20); a bigger file is read up to this
+KERNEL_FIXES = tuple(fix for fix in aiter_code.FIXES if fix.file == aiter_code.KERNELS)
 
 
 def kernel_source_candidates(package: Path, env: dict[str, str]) -> list[Path]:
@@ -114,8 +115,11 @@ def probe(ctx: ProbeContext) -> ProbeResult:
         data["sqrsum_fix"] = "unknown"
         data["sqrsum_fix_evidence"] = f"no mHC ops: {folder / 'ops' / 'mhc.py'} does not exist"
         return ProbeResult(NAME, "ok", data, evidence, SOURCE)
-    data.update(mhc_api(read_text(folder / "ops" / "mhc.py") or ""))
+    ops_path = folder / "ops" / "mhc.py"
+    ops_text = read_text(ops_path, limit=KERNEL_READ_LIMIT)
+    data.update(mhc_api(ops_text or ""))
     states, told = code_states(package, version, ctx.env, evidence)
+    _ops_states(ops_path, ops_text, version, states, told, evidence)
     data["sqrsum_fix"], data["sqrsum_fix_evidence"] = states.pop("sqrsum"), told.pop("sqrsum")
     data["fixes"], data["fix_evidence"] = states, told
     data["module_mhc_so"] = next((str(p) for p in module_mhc_candidates(package, ctx.env) if p.is_file()), None)
@@ -136,8 +140,8 @@ def _has_module_mhc(text: str | None) -> bool:
 def code_states(
     package: Path, version: str | None, env: dict[str, str], evidence: list[str]
 ) -> tuple[dict[str, FixState], dict[str, str]]:
-    """Per fix of aiter_code.FIXES: (state, how it was told), from the first mhc_kernels.cu aiter would compile;
-    by the version label only when none is installed."""
+    """Per fix of aiter_code.FIXES in mhc_kernels.cu: (state, how it was told), from the first mhc_kernels.cu aiter
+    would compile; by the version label only when none is installed."""
     for source in kernel_source_candidates(package, env):
         text = read_text(source, limit=KERNEL_READ_LIMIT)
         if text is not None:
@@ -146,7 +150,10 @@ def code_states(
     states: dict[str, FixState] = {}
     told: dict[str, str] = {}
     for fix_id, (states[fix_id], rule) in fix_states_from_version(version).items():
-        told[fix_id] = f"by version: {rule}"
+        if aiter_code.BY_ID[fix_id].file == aiter_code.KERNELS:
+            told[fix_id] = f"by version: {rule}"
+        else:
+            del states[fix_id]
     return states, told
 
 
@@ -156,7 +163,7 @@ def _from_source(
     states: dict[str, FixState] = {}
     told: dict[str, str] = {}
     found_commit: set[str] = set()
-    for fix in aiter_code.FIXES:
+    for fix in KERNEL_FIXES:
         found = aiter_code.tell(fix, code)
         if found is None:
             states[fix.id] = "unknown"
@@ -169,6 +176,31 @@ def _from_source(
     for fix_id, why in aiter_code.fill_by_ancestry(states, found_commit).items():
         told[fix_id] = f"{source}: by git ancestry: {why}"
     return states, told
+
+
+def _ops_states(
+    path: Path,
+    text: str | None,
+    version: str | None,
+    states: dict[str, FixState],
+    told: dict[str, str],
+    evidence: list[str],
+) -> None:
+    """The fixes of aiter/ops/mhc.py's API (the Python vLLM imports), told by that installed file."""
+    code = aiter_code.Normalised(text) if text is not None else None
+    for fix in aiter_code.FIXES:
+        if fix.file == aiter_code.KERNELS:
+            continue
+        found = aiter_code.tell(fix, code) if code is not None else None
+        if found is not None:
+            states[fix.id], told[fix.id] = found.state, f"{path}:{found.line}: {found.what}"
+        elif code is None:
+            states[fix.id], rule = aiter_code.state_from_version(version, fix.id)
+            told[fix.id] = f"by version: {rule}"
+        else:
+            states[fix.id] = "unknown"
+            told[fix.id] = f"{path}: no known form of the code aiter #{fix.pr} is about (new or changed code)"
+            evidence.append(told[fix.id])
 
 
 AITER_IMPORT_CODE = """

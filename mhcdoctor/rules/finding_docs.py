@@ -74,6 +74,8 @@ def _applies(bug: KnownBug) -> list[str]:
     """Where a known bug's record says it applies, one line per condition it sets."""
     out = [f"effect: {bug.effect}", f"{bug.library} code, on the {bug.path} path" if bug.path != "any" else ""]
     out.append(f"versions: {bug.library} {bug.affected}" if bug.affected else "")
+    out.append(f"vLLM releases: {bug.vllm}" if bug.vllm else "")
+    out.append("models: " + ", ".join(bug.models) if bug.models else "")
     releases = [
         f"first bad {bug.first_bad}" if bug.first_bad else "",
         f"last bad {bug.last_bad}" if bug.last_bad else ("not fixed in a release yet" if bug.first_bad else ""),

@@ -16,6 +16,10 @@ _SHAPE: dict[str, Callable[[int, int, int], bool]] = {
 }
 
 
+# Raised only by vLLM's mhc_pre_delayed (DeepSeek-V4.1's seams), which no verify path calls (aiter's mhc_pre is not)
+_NOT_A_VERIFY_CALL = frozenset({bugs.DELAYED_API_TOO_OLD.id})
+
+
 def _any_shape(hidden: int, hc_mult: int, tokens: int) -> bool:
     return True
 
@@ -46,7 +50,8 @@ def matching(
     for bug in bugs.BUGS:
         first, last = bug.tokens
         if (
-            bug.effect not in _EFFECTS.get(status, ())
+            bug.id in _NOT_A_VERIFY_CALL
+            or bug.effect not in _EFFECTS.get(status, ())
             or op not in bug.ops
             or bug.path not in (backend, "any")
             or not first <= tokens <= (last if last is not None else tokens)

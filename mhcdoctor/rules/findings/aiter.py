@@ -146,12 +146,12 @@ def _aiter_bug(ctx: FindingContext, bug: KnownBug, fix: aiter_code.CodeFix) -> t
     return (_bug_ops(ctx, bug) if state == "absent" else []), told
 
 
-def _told(c: FindingContext, told: str | None) -> str:
-    """How a fix's state was told, for a finding's detail: the version only where no source was read."""
+def _told(c: FindingContext, told: str | None, source: str = "mhc_kernels.cu") -> str:
+    """How a fix's state was told, for a finding's detail: the version only where no `source` was read."""
     if not told:
         return ""
     if told.startswith("by version"):
-        return f" Judged by the version label ({told.removeprefix('by version: ')}): no mhc_kernels.cu was read."
+        return f" Judged by the version label ({told.removeprefix('by version: ')}): no {source} was read."
     if told.startswith(("stated", "by git ancestry")):
         return f" As stated: {told}."
     built = c.facts.aiter.module_mhc_so
@@ -268,6 +268,8 @@ def _decide_fixes_unknown(c: FindingContext) -> Found | None:
     for bug in bugs.BUGS:
         if bug.content is None or bug.content is aiter_code.SQRSUM or bug.fixed_by is None:
             continue  # not an aiter kernel fix (sqrsum's has its own finding; #4633 has no fix)
+        if bug.content.file != aiter_code.KERNELS:
+            continue  # an API of aiter/ops/mhc.py, which vLLM calls only for some models: its own finding decides
         state, told = aiter_code.fix_state(c.facts.aiter, bug.content.id)
         bug_ops = _bug_ops(c, bug) if state == "unknown" else []
         if bug_ops:

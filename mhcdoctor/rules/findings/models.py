@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from mhcdoctor.knowledge import versions
+from mhcdoctor.knowledge import aiter_code, bugs, versions
 from mhcdoctor.models import ModelConfig
+from mhcdoctor.rules.findings.aiter import _told
 from mhcdoctor.rules.findings.base import (
     FindingContext,
     FindingSpec,
     Found,
+    bug_spec,
 )
 from mhcdoctor.rules.releases import PR
 
@@ -57,6 +59,25 @@ def _decide_v41_approximate(c: FindingContext) -> Found | None:
     )
 
 
+def _decide_v41_delayed_api(c: FindingContext) -> Found | None:
+    """The V4.1 model's seams call rocm_aiter_ops.mhc_pre_delayed (vllm/_aiter_ops.py:3697 at 0.30.0, :4865 at
+    0.34.0) where mhc_pre runs on aiter: it fails where aiter/ops/mhc.py lacks the API (else the version says so)."""
+    a, bug, release = c.facts.aiter, bugs.DELAYED_API_TOO_OLD, versions.public(c.release)
+    if not _is_v41(c.model) or c.facts.platform not in bug.platforms or release is None:
+        return None
+    if versions.within(c.release, bug.vllm or "") is not True or "mhc_pre" not in c.ops_on("aiter"):
+        return None
+    if c.facts.arch == "gfx950" and release >= V41_AITER_SEAM_SINCE:
+        return None  # every seam there passes norm_weight and takes aiter's Triton kernel (_v41_aiter_seam)
+    if a.genuine is False or a.has_mhc_ops is False:
+        return None  # aiter-impostor / aiter-no-mhc say what fails first
+    state, told = aiter_code.fix_state(a, aiter_code.DELAYED_API.id)
+    if state != "absent":
+        return None
+    detail = f"aiter {a.version or '(version unknown)'} serves mhc_pre in vLLM {c.release}: {bug.explanation}"
+    return Found(detail + _told(c, told, "aiter/ops/mhc.py"))
+
+
 MODELS: tuple[FindingSpec, ...] = (
     FindingSpec(
         id="model-v41-unsupported",
@@ -77,4 +98,5 @@ MODELS: tuple[FindingSpec, ...] = (
         fix="mhcdoctor explain --hidden 5120  # the V4 model at V4.1-Flash's hidden size",
         refs=(PR + "56503", PR + "56513"),
     ),
+    bug_spec(bugs.DELAYED_API_TOO_OLD, _decide_v41_delayed_api),
 )
