@@ -55,7 +55,10 @@ def test_the_aiter_row_shows_every_fix_the_probe_read(machine):
     row = next(
         line for line in doctor.run("check", "--fast", env=machine).stdout.splitlines() if " aiter " in f" {line} "
     )
-    assert "aiter       0.1.14, fixes: 2 of 5 present, sqrsum, big-fuse-sync, post-race absent (" in row, row
+    assert (
+        "aiter       0.1.14, fixes: 2 of 6 present, sqrsum, big-fuse-sync, post-race absent, delayed-api unknown ("
+        in row
+    ), row
     assert row.lstrip().startswith("!")  # the racy sqrsum store guard makes the row a warning, as before
 
 

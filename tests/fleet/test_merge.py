@@ -55,7 +55,10 @@ def test_the_text_names_the_odd_node_and_counts_the_others(saved: Path) -> None:
     proc = doctor.run("merge", str(saved))
     code, out = proc.returncode, proc.stdout
     assert "node-7: aiter 0.1.13 — 15 others 0.1.14" in out
-    fixes = "node-7: aiter fixes 2 of 5 present, sqrsum, big-fuse-sync, post-race absent — 15 others 5 of 5 present"
+    fixes = (  # the stand-in aiter/ops/mhc.py holds no known form of the delayed-pre API: unknown
+        "node-7: aiter fixes 2 of 6 present, sqrsum, big-fuse-sync, post-race absent, delayed-api unknown — 15 others "
+        "5 of 6 present, delayed-api unknown"
+    )
     assert fixes in out
     assert "aiter-sqrsum-race on 1 of 16 nodes: node-7" in out
     assert code == 3
@@ -82,7 +85,10 @@ def test_nodes_of_one_aiter_version_whose_fixes_differ_are_named(tmp_path: Path)
         (tmp_path / f"{name}.json").write_text(json.dumps(machine_report(tmp_path, name, kernel=kernel)))
     out = doctor.run("merge", *(str(tmp_path / f"{n}.json") for n in "abc")).stdout
     differences = out.split("Differences between nodes")[1].split("\n\n")[0]
-    assert "c: aiter fixes 2 of 5 present, sqrsum, big-fuse-sync, post-race absent — 2 others 5 of 5" in differences
+    assert (
+        "c: aiter fixes 2 of 6 present, sqrsum, big-fuse-sync, post-race absent, delayed-api unknown — 2 others 5 of 6"
+        in differences
+    )
     assert "aiter 0.1.14" not in differences  # the version is the same: only the fixes tell the nodes apart
     assert "  aiter                  0.1.14\n" in out.split("Same on all 3 checked nodes:")[1]
 
@@ -92,7 +98,10 @@ def test_markdown_holds_the_same_lines(saved: Path) -> None:
     out = proc.stdout
     assert out.startswith("## mhcdoctor fleet: Fleet of 16 nodes: fail")
     assert "- node-7: aiter 0.1.13 — 15 others 0.1.14" in out
-    assert "- node-7: aiter fixes 2 of 5 present, sqrsum, big-fuse-sync, post-race absent — 15 others" in out
+    assert (
+        "- node-7: aiter fixes 2 of 6 present, sqrsum, big-fuse-sync, post-race absent, delayed-api unknown — 15 "
+        in out
+    )
 
 
 def test_an_empty_report_file_is_a_node_not_checked(saved: Path, tmp_path: Path) -> None:

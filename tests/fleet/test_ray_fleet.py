@@ -152,10 +152,10 @@ def test_the_summary_singles_out_the_node_with_the_racy_aiter(fleet_run: Run) ->
     assert aiter["majority"] == {"value": "0.1.14", "count": 2}
     assert aiter["odd"] == [{"value": "0.1.13", "count": 1, "nodes": [fleet_run.names["odd"]]}]
     fixes = next(d for d in fleet_run.summary["differences"] if d["key"] == "aiter_fixes")
-    assert fixes["majority"] == {"value": "5 of 5 present", "count": 2}
+    assert fixes["majority"] == {"value": "5 of 6 present, delayed-api unknown", "count": 2}
     assert fixes["odd"] == [
         {
-            "value": "2 of 5 present, sqrsum, big-fuse-sync, post-race absent",
+            "value": "2 of 6 present, sqrsum, big-fuse-sync, post-race absent, delayed-api unknown",
             "count": 1,
             "nodes": [fleet_run.names["odd"]],
         }
