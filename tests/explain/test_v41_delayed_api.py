@@ -1,7 +1,7 @@
 """DeepSeek-V4.1 on ROCm with vLLM 0.30–0.34 runs its seams through rocm_aiter_ops.mhc_pre_delayed, which needs
 aiter's GEMM API of aiter #4115 (is_fn_pack_bf16, v0.1.18) and the helpers of v0.1.16: `aiter-delayed-api-too-old`
-fails an older aiter, told by the installed aiter/ops/mhc.py (the real text of ROCm/aiter's tags, tests/data/aiter_code),
-else by the version, and stays silent everywhere the call is not made."""
+fails an older aiter, told by the installed aiter/ops/mhc.py (the real text of ROCm/aiter's tags in
+tests/data/aiter_code), else by the version, and stays silent everywhere the call is not made."""
 
 from __future__ import annotations
 
@@ -64,8 +64,10 @@ def test_every_release_and_arch_that_makes_the_call_fails(tmp_path, changes):
     "changes",
     [
         {"aiter": "0.1.18"},  # aiter #4115's API
-        {"aiter": "0.1.22.post1", "vllm": "0.30.0"},  # vLLM 0.30.0's ROCm image's aiter (a third-party fixture)
-        {"aiter": "0.1.23", "vllm": "0.31.0"},  # and 0.31.0's
+        # the aiter vLLM 0.30.0's and 0.31.0's ROCm images build (Dockerfile.rocm_base's AITER_BRANCH, as a third-party
+        # CI fixture records it): newer than every tag read, so v0.1.20.post1's code decides
+        {"aiter": "0.1.22.post1", "vllm": "0.30.0"},
+        {"aiter": "0.1.23", "vllm": "0.31.0"},
         {"model": "deepseek-v4-flash"},  # DeepSeek-V4's model calls no mhc_pre_delayed
         {"vllm": "0.29.0"},  # no models/deepseek_v41 (model-v41-unsupported says so)
         {"arch": "gfx90a"},  # CDNA2: vLLM sends nothing to aiter
