@@ -177,3 +177,12 @@ def test_the_same_type_error_elsewhere_is_not_this_bug(tmp_path):
 def test_verify_names_no_delayed_api_bug_for_a_crash_of_aiters_own_mhc_pre():
     """verify's aiter path calls aiter's mhc_pre, never vLLM's mhc_pre_delayed: its crash is not this bug."""
     assert ID not in {bug["id"] for bug in matching("aiter", "0.1.16", "mhc_pre", 80, 5120, 4, "error")}
+
+
+def test_a_huge_ops_file_is_read_up_to_its_bound_and_tells_nothing(tmp_path):
+    site = fakes.site(tmp_path)
+    fakes.aiter(site, version="0.1.0")
+    five_args = fakes.real_mhc_ops("v0.1.17-rc0")
+    (site / "aiter" / "ops" / "mhc.py").write_text("#" * (2 << 20) + "\n" + five_args)  # past the bound: never read
+    facts = facts_from_probes([aiter_probe.probe(fakes.context(tmp_path, site, fast=True))])
+    assert facts.aiter.fixes["delayed-api"] == "unknown"
