@@ -426,7 +426,10 @@ def _aiter_executed_section() -> list[str]:
         "The TypeError of mhc_pre_delayed at v0.1.15–v0.1.17 is one argument too many: vLLM 0.30–0.34's "
         "mhc_pre_delayed passes is_fn_pack_bf16 to mhc_pre_gemm_sqrsum and mhc_fused_post_pre_gemm_sqrsum "
         "(vllm/_aiter_ops.py:4990 and :4973 at 0.34.0), which take it from v0.1.18 (aiter #4115); vLLM calls "
-        "mhc_pre_delayed for DeepSeek-V4.1's seams off gfx950 (vllm/model_executor/layers/mhc.py:463 at 0.34.0).",
+        "mhc_pre_delayed for DeepSeek-V4.1's seams off gfx950 (vllm/model_executor/layers/mhc.py:463 at 0.34.0). "
+        "Through vLLM, v0.1.15 fails one step earlier: mhc_pre_delayed first imports get_mhc_fused_post_pre_config "
+        "(vllm/_aiter_ops.py:4910 at 0.34.0), which v0.1.16 brings (ImportError); both are "
+        "`aiter-delayed-api-too-old`.",
         "",
         "| tags | arch | calls (compiled-op calls) | mhc_pre split-K, tile_k | fused GEMM tiles; unfused from "
         "| raised in Python | launches computed (peak block, grid.y, grid.z, LDS) | past HIP's limits "
