@@ -38,7 +38,7 @@ def explain(tmp_path, **changes: str) -> tuple[int, dict]:
 def test_the_reported_command_fails_with_the_finding_and_says_it_judged_by_the_version(tmp_path):
     code, doc = explain(tmp_path)
     finding = next(f for f in doc["findings"] if f["id"] == ID)
-    assert (code, doc["verdict"], finding["severity"]) == (3, "fail", "fail")
+    assert (code, doc["verdict"], finding["severity"], finding["ops"]) == (3, "fail", "fail", ["mhc_pre"])
     assert "is_fn_pack_bf16" in finding["detail"] and "TypeError (v0.1.16–v0.1.17)" in finding["detail"]
     assert "Judged by the version label" in finding["detail"] and "no aiter/ops/mhc.py was read" in finding["detail"]
     assert "v0.1.18" in finding["fix"]

@@ -75,7 +75,7 @@ def _decide_v41_delayed_api(c: FindingContext) -> Found | None:
     if state != "absent":
         return None
     detail = f"aiter {a.version or '(version unknown)'} serves mhc_pre in vLLM {c.release}: {bug.explanation}"
-    return Found(detail + _told(c, told, "aiter/ops/mhc.py"))
+    return Found(detail + _told(c, told, "aiter/ops/mhc.py"), ["mhc_pre"])
 
 
 MODELS: tuple[FindingSpec, ...] = (
