@@ -481,3 +481,93 @@ def amdsmi(site_dir: Path, arch: str) -> Path:
         "    return unanswered\n"
     )
     return library(site_dir, "amdsmi", "26.2.0", init=body)
+
+
+# The real text of ROCm/aiter's tags (git show TAG:PATH, MIT licence): aiter/ops/mhc.py, aiter/jit/utils/torch_guard.py
+# and the MHC_PYBIND macro of csrc/include/rocm_ops.hpp (v0.1.15 8ddfc75 :2022, v0.1.17 32214c2 :2273, v0.1.18 d6de776
+# :2268).
+AITER_TAGS_TEXT = Path(__file__).resolve().parent / "data" / "aiter_tags"
+AITER_TAG_VERSIONS = sorted(p.name.split(".mhc_py")[0] for p in AITER_TAGS_TEXT.glob("*.mhc_py"))
+
+_TAGGED_CORE = '''\
+"""Stand-in for aiter/jit/core.py's compile_ops (pybind branch): the tag's own torch_compile_guard registers the op as
+torch.ops.aiter.NAME with the schema of the tag's Python signature, as aiter does; the call then goes to module_mhc,
+a stand-in for the built pybind module (no JIT build, no GPU)."""
+from .utils.torch_guard import torch_compile_guard
+
+
+def compile_ops(_md_name, fc_name=None, gen_func=None, gen_fake=None, ffi_type="pybind", develop=False):
+    def decorator(func):
+        from . import module_mhc
+
+        op = getattr(module_mhc, fc_name or func.__name__)
+
+        @torch_compile_guard(device="cuda", gen_fake=gen_fake, calling_func_=func)
+        def custom_wrapper(*args, **kwargs):
+            return op(*args, **kwargs)
+
+        return custom_wrapper
+
+    return decorator
+'''
+_TAGGED_MODULE = '''\
+"""Stand-in for aiter's built module_mhc (pybind11): each function of the tag's MHC_PYBIND (MHC_PYBIND.hpp beside this
+file) accepts exactly the py::arg names and defaults it declares, refuses anything else with pybind11's TypeError
+"NAME(): incompatible function arguments", and computes nothing: it zeroes the tensors it was given."""
+import inspect
+import re
+from pathlib import Path
+
+_TEXT = (Path(__file__).parent / "MHC_PYBIND.hpp").read_text()
+
+
+def _binding(name, params):
+    signature = inspect.Signature(params)
+
+    def call(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            raise TypeError(
+                f"{name}(): incompatible function arguments. The following argument types are supported:\\n"
+                f"    1. {signature}\\n\\nInvoked with: {len(args)} positional, {sorted(kwargs)} keyword"
+            ) from None
+        for value in bound.arguments.values():
+            if hasattr(value, "zero_") and value.is_floating_point():
+                value.zero_()
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"{name}{signature} -> None"
+    return call
+
+
+for _def in re.split(r"m\\.def\\(", _TEXT)[1:]:
+    _name = re.match(r'\\s*"(\\w+)"', _def).group(1)
+    _params = [
+        inspect.Parameter(
+            arg, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=eval(default) if default else inspect.Parameter.empty,
+        )
+        for arg, default in re.findall(r'py::arg\\("(\\w+)"\\)(?:\\s*=\\s*([-\\w.]+))?', _def)
+    ]
+    globals()[_name] = _binding(_name, _params)
+'''
+
+
+def tagged_aiter(site_dir: Path, tag: str, arch: str, cu_num: int) -> Path:
+    """aiter at `tag` (AITER_TAG_VERSIONS) as vLLM reaches its mHC ops. Real: aiter/ops/mhc.py and
+    aiter/jit/utils/torch_guard.py, the tag's text unchanged. Stand-in: compile_ops (aiter/jit/core.py's pybind branch
+    without the JIT build), module_mhc (the tag's MHC_PYBIND bindings: arguments checked, nothing computed),
+    aiter.dtypes, and jit/utils/chip_info.py answering `arch` and `cu_num` for the GPU."""
+    folder = aiter(site_dir, version=tag.removeprefix("v"), kernel=None)
+    text = {suffix: (AITER_TAGS_TEXT / f"{tag}.{suffix}").read_text() for suffix in ("mhc_py", "torch_guard_py")}
+    write(folder / "ops" / "mhc.py", text["mhc_py"])
+    write(folder / "jit" / "utils" / "__init__.py", "")
+    write(folder / "jit" / "utils" / "torch_guard.py", text["torch_guard_py"])
+    chip = f"def get_gfx_runtime():\n    return {arch!r}\n\n\ndef get_cu_num():\n    return {cu_num}\n"
+    write(folder / "jit" / "utils" / "chip_info.py", chip)
+    write(folder / "jit" / "core.py", _TAGGED_CORE)
+    write(folder / "jit" / "module_mhc.py", _TAGGED_MODULE)
+    write(folder / "jit" / "MHC_PYBIND.hpp", (AITER_TAGS_TEXT / f"{tag}.MHC_PYBIND.hpp").read_text())
+    write(folder / "dtypes.py", "import torch\n\nbf16, fp16, fp32 = torch.bfloat16, torch.float16, torch.float32\n")
+    return folder

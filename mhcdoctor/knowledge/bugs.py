@@ -392,6 +392,18 @@ DELAYED_API_TOO_OLD = KnownBug(
             "(csrc/include/rocm_ops.hpp:2274-2281, MHC_PYBIND), and mhc_fused_post_pre_gemm_sqrsum eleven (:401); "
             "v0.1.18 (aiter #4115, 773ef5e) adds is_fn_pack_bf16: int = 0 to both (:23, :421)",
         ),
+        Measured(
+            "python -m pytest -q -n 0 tests/real/test_vllm_delayed.py: the real vLLM 0.30.0 and 0.34.0 wheels call "
+            "MHCPreDelayedOp as models/deepseek_v41/amd/model.py does after the first layer (hidden 4096, 1/20/200 "
+            "tokens, post folded in or not) on a stand-in ROCm MI300X, with each tag's real aiter/ops/mhc.py and "
+            "jit/utils/torch_guard.py (compile_ops and the pybind module stand-ins that check arguments only)",
+            "x86-64 CPU machine (the project's build machine)",
+            "2026-12-05",
+            "v0.1.15: ImportError, cannot import name 'get_mhc_fused_post_pre_config', in _aiter_ops.py "
+            "mhc_pre_delayed; v0.1.17: RuntimeError 'aiter::mhc_pre_gemm_sqrsum() expected at most 5 argument(s) but "
+            "received 6' (mhc_fused_post_pre_gemm_sqrsum 11/12 below 128 tokens) from aiter's torch_guard wrapper; "
+            "v0.1.18: past the GEMM, into vLLM's Triton tail (kernels/mhc/triton.py, not runnable on a CPU)",
+        ),
         Code(
             "ROCm/aiter",
             "v0.1.15",
@@ -414,6 +426,24 @@ DELAYED_API_TOO_OLD = KnownBug(
     commit="773ef5e8af",
     content=aiter_code.DELAYED_API,
     log=(
+        # what vLLM's real code raises (tests/real/test_vllm_delayed.py, vLLM 0.30.0/0.34.0 with aiter v0.1.17's
+        # aiter/ops/mhc.py and jit/utils/torch_guard.py): compile_ops registers each op as torch.ops.aiter.NAME with
+        # its Python signature's schema (aiter/jit/core.py:1676 and torch_guard.py:288 at v0.1.17), and torch's
+        # dispatcher refuses the extra argument before pybind11 is reached
+        LogSignature(
+            "argument(s) but received",
+            r"aiter::mhc_(?:fused_post_)?pre_gemm_sqrsum\(\) expected at most \d+ argument\(s\) but received \d+",
+            (
+                *_DELAYED_FRAMES,
+                '  File "/usr/local/lib/python3.12/dist-packages/aiter/jit/utils/torch_guard.py", line 288, in '
+                "wrapper_custom",
+                '  File "/usr/local/lib/python3.12/dist-packages/torch/_ops.py", line 1279, in __call__',
+                "RuntimeError: aiter::mhc_pre_gemm_sqrsum() expected at most 5 argument(s) but received 6 argument(s). "
+                "Declaration: aiter::mhc_pre_gemm_sqrsum(Tensor(a0!) out, Tensor(a1!) sqrsum, Tensor(a2!) x, "
+                "Tensor(a3!) fn, SymInt tile_k=128) -> ()",
+            ),
+            frames=_DELAYED_FRAME,
+        ),
         # pybind11's refusal of a sixth argument (MHC_PYBIND at v0.1.17): "mhc_pre_gemm_sqrsum(): incompatible
         # function arguments. The following argument types are supported: ..."
         LogSignature(
@@ -453,8 +483,9 @@ DELAYED_API_TOO_OLD = KnownBug(
     explanation="vLLM's DeepSeek-V4.1 model runs every seam but the first attention one through "
     "rocm_aiter_ops.mhc_pre_delayed, which imports get_mhc_fused_post_pre_config and mhc_fused_post_pre_gemm_sqrsum "
     "(aiter v0.1.16+) and passes is_fn_pack_bf16 to mhc_pre_gemm_sqrsum / mhc_fused_post_pre_gemm_sqrsum (aiter "
-    "#4115, v0.1.18+): an older aiter raises ImportError (before v0.1.16) or TypeError (v0.1.16–v0.1.17) at the "
-    "first forward, vLLM's profile run, so the server does not start.",
+    "#4115, v0.1.18+): an older aiter raises ImportError (before v0.1.16) or, v0.1.16–v0.1.17, torch's RuntimeError "
+    "'aiter::mhc_pre_gemm_sqrsum() expected at most 5 argument(s) but received 6' (aiter registers the op with its "
+    "five-argument schema) at the first forward, vLLM's profile run, so the server does not start.",
 )
 
 JIT_STALE = KnownBug(
