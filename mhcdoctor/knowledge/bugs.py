@@ -444,8 +444,9 @@ DELAYED_API_TOO_OLD = KnownBug(
             ),
             frames=_DELAYED_FRAME,
         ),
-        # pybind11's refusal of a sixth argument (MHC_PYBIND at v0.1.17): "mhc_pre_gemm_sqrsum(): incompatible
-        # function arguments. The following argument types are supported: ..."
+        # the two below are reached only where compile_ops's op is not registered with torch (torch_guard.py returns
+        # the bare wrapper without torch): pybind11's refusal of a sixth argument (MHC_PYBIND at v0.1.17):
+        # "mhc_pre_gemm_sqrsum(): incompatible function arguments. The following argument types are supported: ..."
         LogSignature(
             "incompatible function arguments",
             r"incompatible function arguments",
@@ -456,7 +457,7 @@ DELAYED_API_TOO_OLD = KnownBug(
             ),
             frames=_DELAYED_FRAME,
         ),
-        # aiter's Python wrappers check the call against the five-argument signature first: "too many positional
+        # and aiter's Python wrappers' check against the five-argument signature: "too many positional
         # arguments" (what scripts/aiter-mhc-exec recorded at v0.1.16-v0.1.17) or inspect.getcallargs's "takes ...
         # but 6 were given" (compile_ops, aiter/jit/core.py:1644 at v0.1.17)
         LogSignature(
