@@ -34,6 +34,21 @@ class WholeNumber(click.types.IntParamType):
         return int(text)
 
 
+class Named(click.ParamType):
+    """A name the user gives (a file, a model, an interpreter): an empty one, as `--bundle "$OUT"` with OUT unset
+    writes, is bad input, not the default model, no bundle or the working folder."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            self.fail(f"is empty ({value!r}); give a name", param, ctx)
+        return value
+
+
+NAMED = Named()
+
+
 def model_options(fn: F) -> F:
     # hc_mult up to 2^16: verify's memory check, not this bound, refuses --hc-mult 1000 with the bytes it needs
     fn = click.option("--hc-mult", type=WholeNumber(1 << 16), default=None, help="Residual streams (default 4).")(fn)
@@ -43,11 +58,11 @@ def model_options(fn: F) -> F:
     fn = click.option(
         "--config",
         "config_path",
-        type=str,
+        type=NAMED,
         default=None,
         help="A Hugging Face config.json, or a folder holding one.",
     )(fn)
-    fn = click.option("--model", type=str, default=None, help=f"A built-in config: {', '.join(BUILTIN_MODELS)}.")(fn)
+    fn = click.option("--model", type=NAMED, default=None, help=f"A built-in config: {', '.join(BUILTIN_MODELS)}.")(fn)
     return fn
 
 
@@ -133,7 +148,7 @@ def python_option(fn: F) -> F:
     return click.option(
         "--python",
         "python",
-        type=str,
+        type=NAMED,
         default=None,
         metavar="PATH",
         help="Probe the environment of this Python interpreter (where vLLM runs) instead of mhcdoctor's own.",

@@ -16,6 +16,7 @@ from mhcdoctor.bundle import build_files, read_bundle, write_bundle
 from mhcdoctor.checkreport import build_check
 from mhcdoctor.commands.check import selected_models
 from mhcdoctor.commands.options import (
+    NAMED,
     force_option,
     json_option,
     model_options,
@@ -44,7 +45,9 @@ from mhcdoctor.rules import vocabulary
 )
 @timeout_option
 @python_option
-@click.option("--bundle", "bundle_path", default=None, metavar="FILE.tar.gz", help="Also write a support bundle.")
+@click.option(
+    "--bundle", "bundle_path", type=NAMED, default=None, metavar="FILE.tar.gz", help="Also write a support bundle."
+)
 @force_option
 @click.option(
     "--no-redact",
