@@ -34,16 +34,17 @@ class WholeNumber(click.types.IntParamType):
         return int(text)
 
 
-class Named(click.ParamType):
+class Named(click.ParamType[str]):
     """A name the user gives (a file, a model, an interpreter): an empty one, as `--bundle "$OUT"` with OUT unset
     writes, is bad input, not the default model, no bundle or the working folder."""
 
     name = "text"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and not value.strip():
-            self.fail(f"is empty ({value!r}); give a name", param, ctx)
-        return value
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if not text.strip():
+            self.fail(f"is empty ({text!r}); give a name", param, ctx)
+        return text
 
 
 NAMED = Named()
