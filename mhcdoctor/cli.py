@@ -5,12 +5,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import importlib
+import io
 import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
+from typing import TextIO
 
 import click
 
@@ -134,12 +137,59 @@ def main(argv: list[str] | None = None) -> None:
         previous = {number: signal.signal(number, _stop) for number in childproc.STOP_SIGNALS}
     if argv is None:
         childproc.own_orphans()
+    stderr = sys.stderr
     try:
-        _main(argv)
+        with _Logs(stderr) as sys.stderr:
+            _main(argv)
     finally:
+        sys.stderr = stderr
         childproc.finish()
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+class _Logs(io.TextIOBase):
+    """stderr as the doctor writes it: logs and progress only, so one that is closed (`2>&-`) or cannot take a write
+    (`2>/dev/full`) loses them, never stdout's document or the exit status. After a failed write its descriptor is
+    pointed at /dev/null, where what is still buffered can go at exit (a failed final flush would exit 120)."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self._own = stream is None  # closed: /dev/null takes descriptor 2, so no file the doctor opens lands there
+        self._stream = open(os.devnull, "w", encoding="utf-8") if stream is None else stream  # noqa: SIM115
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._stream, "encoding", None) or "utf-8"
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    def write(self, text: str) -> int:
+        self._quietly(lambda: self._stream.write(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self._quietly(self._stream.flush)
+
+    def _quietly(self, act: Callable[[], object]) -> None:
+        try:
+            act()
+        except (OSError, ValueError):  # ValueError: a stream closed under us
+            with contextlib.suppress(OSError, ValueError):
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, self._stream.fileno())
+                os.close(null)
+
+    def close(self) -> None:
+        if self._own:
+            self._stream.close()
+        super().close()
 
 
 # A write that failed for want of room or of a place to write to: a full disk or quota, a file too large, a stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import doctor
@@ -38,3 +39,37 @@ def test_a_closed_stdout_is_one_line_on_stderr_and_exit_2(tmp_path: Path) -> Non
     assert done.stderr == (
         "mhcdoctor: error: stdout is closed, so nothing could be shown; run it with stdout open (or --json > file)\n"
     )
+
+
+def _stderr_closed() -> None:
+    os.close(2)  # `mhcdoctor ... 2>&-`
+
+
+def _stderr_full() -> None:
+    full = os.open("/dev/full", os.O_WRONLY)  # `mhcdoctor ... 2>/dev/full`
+    os.dup2(full, 2)
+    os.close(full)
+
+
+@pytest.mark.parametrize("stderr", [_stderr_closed, _stderr_full], ids=["closed", "full"])
+@pytest.mark.parametrize(
+    ("args", "code", "shown"),
+    [
+        (["check", "--fast"], 3, "Paths per model"),
+        (["report", "--fast"], 0, "### Paths per model"),
+        (["log", "-"], 0, "mHC path per op"),
+    ],
+)
+def test_stderr_that_cannot_be_written_leaves_stdout_and_the_exit_code_as_they_are(
+    tmp_path: Path, stderr: Callable[[], None], args: list[str], code: int, shown: str
+) -> None:
+    done = subprocess.run(
+        doctor.argv(*args),
+        input="INFO 05-01 12:00:00 [__init__.py:239] Automatically detected platform cuda.\n",
+        stdout=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path),
+        timeout=120,
+        preexec_fn=stderr,
+    )
+    assert (done.returncode, shown in done.stdout) == (code, True), done.stdout[-500:]
