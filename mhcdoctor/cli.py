@@ -201,6 +201,7 @@ def _main(argv: list[str] | None) -> None:
     if sys.stdout is None:  # started with stdout closed: nothing it found could be shown
         _error("stdout is closed, so nothing could be shown; run it with stdout open (or --json > file)")
         sys.exit(ExitStatus.BAD_INPUT)
+    _escape_what_stdout_cannot_encode()
     try:
         code = cli.main(args=argv, prog_name="mhcdoctor", standalone_mode=False)
         sys.stdout.flush()  # a write that fails at the last flush fails here, not in the interpreter's exit
@@ -234,6 +235,17 @@ def _main(argv: list[str] | None) -> None:
         )
         sys.exit(ExitStatus.INTERNAL_ERROR)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _escape_what_stdout_cannot_encode() -> None:
+    """A stdout in an encoding without ✓ or – (a latin-1 locale) shows them as \\u2713: click leaves such a stream
+    strict (it rewraps only ASCII ones), and one en dash in a text view was exit 4."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        "✓–❌".encode(encoding)
+    except (LookupError, UnicodeEncodeError):
+        if isinstance(sys.stdout, io.TextIOWrapper):
+            sys.stdout.reconfigure(errors="backslashreplace")
 
 
 def _error(message: str, kind: str = "error") -> None:
