@@ -92,3 +92,9 @@ def test_version_names_the_commit_of_a_checkout_and_nothing_else_of_an_install(t
     (worktree / "gitdir/HEAD").write_text("ref: refs/heads/main\n")
     (worktree / "gitdir/commondir").write_text(str(git) + "\n")
     assert git_commit(worktree) == "b" * 12
+
+
+@pytest.mark.parametrize(("args", "what"), [(["explain", "--from", "-"], "report"), (["log", "-"], "log")])
+def test_stdin_closed_is_named_closed_not_a_terminal(env: dict[str, str], args: list[str], what: str):
+    done = doctor.spawn(*args, env=env, preexec_fn=lambda: os.close(0), timeout=60)  # `mhcdoctor ... <&-`
+    assert f"{what} from stdin (-): stdin is closed; pipe the {what} in" in _refused(done)
