@@ -96,6 +96,14 @@ def merge_findings(per_model: Iterable[list[FindingDocument]]) -> list[FindingDo
     return sorted(seen.values(), key=lambda f: -severity_rank(f["severity"]))
 
 
+def _os_name() -> str:
+    """platform.platform()'s words (Linux-6.8.0-x86_64-with-glibc2.39) from the uname system call and the C library:
+    platform.platform() runs `uname -p` from PATH with no time limit, and a hostile one hung the doctor."""
+    system = os.uname()
+    libc, version = platform.libc_ver()
+    return "-".join([system.sysname, system.release, system.machine, *([f"with-{libc}{version}"] if libc else [])])
+
+
 def _host(ctx: ProbeContext) -> HostDocument:
     """This machine, and the interpreter whose environment was probed (`--python`; else the doctor's own), each
     string made visible (read from the OS: a folder name that is not UTF-8 is a lone surrogate here)."""
@@ -111,7 +119,7 @@ def _host(ctx: ProbeContext) -> HostDocument:
         "user": safe(getpass.getuser),
         "python": visible(ctx.python),
         "python_version": visible(ctx.python_version),
-        "os": safe(platform.platform),
+        "os": safe(_os_name),
         "cwd": safe(os.getcwd),
     }
     if ctx.python != sys.executable:
