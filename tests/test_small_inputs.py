@@ -98,3 +98,11 @@ def test_version_names_the_commit_of_a_checkout_and_nothing_else_of_an_install(t
 def test_stdin_closed_is_named_closed_not_a_terminal(env: dict[str, str], args: list[str], what: str):
     done = doctor.spawn(*args, env=env, preexec_fn=lambda: os.close(0), timeout=60)  # `mhcdoctor ... <&-`
     assert f"{what} from stdin (-): stdin is closed; pipe the {what} in" in _refused(done)
+
+
+@pytest.mark.parametrize("root", ["no-such-folder", "a-file"])
+def test_a_sysroot_that_is_no_folder_is_one_line_not_a_machine_without_gpus(tmp_path: Path, root: str):
+    (tmp_path / "a-file").write_text("")
+    env = {**os.environ, "MHCDOCTOR_SYSROOT": root}  # a typo would otherwise read as a machine with nothing in it
+    for args in (["check", "--fast"], ["explain", "--deep"]):
+        assert f"MHCDOCTOR_SYSROOT={root} is not a folder" in _refused(doctor.run(*args, env=env, cwd=tmp_path))

@@ -20,8 +20,19 @@ _ASK_PATH = "import json, platform, sys; print(json.dumps([platform.python_versi
 _ASK_TIMEOUT = 15.0
 
 
+def _sysroot() -> Path:
+    """MHCDOCTOR_SYSROOT as an absolute folder (children start elsewhere), else /: one that is no folder (a typo)
+    would read as a machine with no GPU, driver or runtime, a verdict about nothing."""
+    given = os.environ.get(SYSROOT_ENV)
+    if not given:
+        return Path("/")
+    if not os.path.isdir(given):
+        raise InputError(f"{SYSROOT_ENV}={given} is not a folder; unset it to look at this machine")
+    return Path(os.path.abspath(given))
+
+
 def probe_context(fast: bool = False, timeout: float = 20.0, python: str | None = None) -> ProbeContext:
-    root = Path(os.environ.get(SYSROOT_ENV) or "/")
+    root = _sysroot()
     if python is None:
         return ProbeContext(root=root, fast=fast, timeout=timeout)
     if os.sep in python:  # ./venv/bin/python: children start in another folder, so make it absolute
