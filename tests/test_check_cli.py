@@ -286,3 +286,14 @@ def test_the_verdict_is_followed_by_what_was_found_counted(machine: Machine) -> 
     fails = sum(1 for f in doc["findings"] if f["severity"] == "fail")
     infos = sum(1 for f in doc["findings"] if f["severity"] == "info")
     assert shown[verdict + 1] == f"  {fails} fail, {infos} info; 3 of 3 models not ok"
+
+
+@pytest.mark.parametrize(
+    ("sleep", "code", "said"), [(30, 0, "did not finish within 1 s"), (0, 1, "exited with code 1")]
+)
+def test_a_compiler_that_hangs_or_fails_is_no_tick_in_the_machine_section(machine, sleep, code, said):
+    """Found is not working: an nvcc that hangs would hang tilelang's JIT too, so it is shown with what it did."""
+    nvcc = fakes.executable(machine.tmp / "no-bin" / "nvcc", fakes.NVCC_VERSION, code=code, sleep=sleep)
+    text = doctor.run("check", "--timeout", "1", env=machine).stdout
+    row = next(line for line in text.splitlines() if line.strip().split()[1:2] == ["nvcc"])
+    assert row.strip().startswith(f"! nvcc      {nvcc}: `{nvcc} --version` {said}"), row
