@@ -109,6 +109,9 @@ def blocks(raw: BinaryIO, source: Source, follow: bool = False) -> Iterator[byte
         if not pending:  # a followed file at its end: wait for it to grow
             time.sleep(POLL)
             pending = _more(stream, source)
+            if not pending and os.fstat(stream.fileno()).st_size < stream.tell():
+                stream.seek(0)  # emptied under us (logrotate's copytruncate): read on from its start, as tail -F does
+                carry, skipping = b"", False
             continue
         if skipping:
             newline = pending.find(b"\n")
