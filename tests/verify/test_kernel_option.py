@@ -78,3 +78,16 @@ def test_control_characters_in_a_kernels_error_reach_no_terminal(tmp_path: Path)
     done = doctor.run("verify", *SMALL[:-1], "--tokens", "1", "--kernel", "mhc_post=loud:post", cwd=tmp_path, env=env)
     assert "RuntimeError: ?]0;pwned? ?[2J boom" in done.stdout
     assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ("mhc_post=../../etc:passwd", "'../../etc' is not a module name"),
+        ("mhc_post=userkernels.py:good_post", "give the module, userkernels, not its file userkernels.py"),
+        ("mhc_post=userkernels:good-post", "'good-post' is not a function name"),
+    ],
+)
+def test_a_kernel_named_by_a_path_or_file_is_one_line_saying_so(spec: str, said: str) -> None:
+    code, doc = verify("--kernel", spec)
+    assert code == 2 and said in doc["stderr"] and len(doc["stderr"].splitlines()) == 1, doc
