@@ -106,3 +106,21 @@ def test_a_sysroot_that_is_no_folder_is_one_line_not_a_machine_without_gpus(tmp_
     env = {**os.environ, "MHCDOCTOR_SYSROOT": root}  # a typo would otherwise read as a machine with nothing in it
     for args in (["check", "--fast"], ["explain", "--deep"]):
         assert f"MHCDOCTOR_SYSROOT={root} is not a folder" in _refused(doctor.run(*args, env=env, cwd=tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("prints", "said"),
+    [
+        ("echo hello", "its answer is not a Python version and search path: hello"),
+        ("echo '[\"3.11\", \"not a list\"]'", "its answer is not a Python version and search path: [\"3.11\""),
+        ("echo oops >&2; exit 7", "exited with code 7: oops"),
+        ("exit 0", "no output"),
+    ],
+)
+def test_a_python_that_is_no_python_is_named_by_what_it_did(env: dict[str, str], tmp_path: Path, prints: str, said):
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\n{prints}\n")
+    fake.chmod(0o755)
+    assert f"--python {fake} is not a working Python interpreter: {said}" in _refused(
+        doctor.run("check", "--fast", "--python", str(fake), env=env)
+    )

@@ -14,6 +14,7 @@ from pathlib import Path
 from mhcdoctor import childproc
 from mhcdoctor.errors import InputError
 from mhcdoctor.probes.context import ProbeContext
+from mhcdoctor.text import cut
 
 SYSROOT_ENV = "MHCDOCTOR_SYSROOT"
 _ASK_PATH = "import json, platform, sys; print(json.dumps([platform.python_version(), sys.path]))"
@@ -59,5 +60,15 @@ def interpreter(python: str) -> tuple[str, list[str]]:
     match answer:
         case [str(version), list(paths)] if all(isinstance(p, str) for p in paths):
             return version, [p for p in paths if p]
-    last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-    raise InputError(f"--python {python} is not a working Python interpreter: {last}")
+    raise InputError(f"--python {python} is not a working Python interpreter: {_what_it_did(done)}")
+
+
+def _what_it_did(done: childproc.Finished) -> str:
+    """What an interpreter that gave no version and search path did instead, in its own last words."""
+    said = (done.stderr.strip().splitlines() or [""])[-1]
+    if done.returncode != 0:
+        return f"exited with code {done.returncode}" + (f": {said}" if said else "")
+    answer = (done.stdout.strip().splitlines() or [""])[-1]
+    if answer:  # it printed something else: an echo, a wrapper's banner, an answer cut by the output bound
+        return f"its answer is not a Python version and search path: {cut(answer, 120)}"
+    return said or "no output"
