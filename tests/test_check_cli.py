@@ -297,3 +297,14 @@ def test_a_compiler_that_hangs_or_fails_is_no_tick_in_the_machine_section(machin
     text = doctor.run("check", "--timeout", "1", env=machine).stdout
     row = next(line for line in text.splitlines() if line.strip().split()[1:2] == ["nvcc"])
     assert row.strip().startswith(f"! nvcc      {nvcc}: `{nvcc} --version` {said}"), row
+
+
+def test_two_installs_of_one_package_in_one_folder_are_said(machine):
+    """An interrupted or forced pip install leaves two dist-infos: the version shown is one reading of a broken
+    install, and -v says so, naming both."""
+    fakes.library(machine.site, "tilelang", "0.1.9")
+    fakes.dist_info(machine.site, "tilelang", "0.1.12", top_level=["tilelang"])
+    text = doctor.run("check", "--fast", "-v", env=machine).stdout
+    shown = "0.1.9" if "tilelang-0.1.9.dist-info: tilelang 0.1.9" in text else "0.1.12"  # the folder read first
+    other = ({"0.1.9", "0.1.12"} - {shown}).pop()
+    assert f"{machine.site}: also tilelang-{other}.dist-info: two installs of tilelang in one folder" in text, text
