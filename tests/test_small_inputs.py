@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import doctor
@@ -124,3 +125,17 @@ def test_a_python_that_is_no_python_is_named_by_what_it_did(env: dict[str, str],
     assert f"--python {fake} is not a working Python interpreter: {said}" in _refused(
         doctor.run("check", "--fast", "--python", str(fake), env=env)
     )
+
+
+def test_a_venv_whose_pth_file_kills_its_start_up_is_named_with_that_file(env: dict[str, str], tmp_path: Path):
+    """A .pth line that runs code (`import ...`) runs in every start of that Python, vLLM's too: the interpreter
+    starts without its site-packages (python -S), so the doctor names the files that run code there."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "zz_broken.pth").write_text("import os; os._exit(3)\n")
+    said = _refused(doctor.run("check", "--fast", "--python", str(venv / "bin" / "python"), env=env))
+    assert said.endswith(
+        f"exited with code 3; it starts without its site-packages (python -S), where {site / 'zz_broken.pth'} "
+        "runs code at start-up\n"
+    ), said

@@ -14,11 +14,22 @@ from pathlib import Path
 from mhcdoctor import childproc
 from mhcdoctor.errors import InputError
 from mhcdoctor.probes.context import ProbeContext
+from mhcdoctor.probes.files import read_text
 from mhcdoctor.text import cut
 
 SYSROOT_ENV = "MHCDOCTOR_SYSROOT"
 _ASK_PATH = "import json, platform, sys; print(json.dumps([platform.python_version(), sys.path]))"
 _ASK_TIMEOUT = 15.0
+# Where its site-packages are, asked without them (-S), so nothing of theirs runs: a venv's own (the folder of the
+# pyvenv.cfg beside or above the executable, as site.venv finds it; site.venv itself would run the .pth files),
+# else the installation's and the user's.
+_ASK_SITES = """
+import json, os, sys, site
+exe = os.path.dirname(os.path.abspath(sys.executable))
+venv = next((d for d in (exe, os.path.dirname(exe)) if os.path.isfile(os.path.join(d, "pyvenv.cfg"))), None)
+print(json.dumps(site.getsitepackages([venv]) if venv else [*site.getsitepackages(), site.getusersitepackages()]))
+"""
+_SITES_TIMEOUT = 5.0
 
 
 def _sysroot() -> Path:
@@ -52,7 +63,8 @@ def interpreter(python: str) -> tuple[str, list[str]]:
     if done.status == "error":
         raise InputError(f"cannot run --python {python}: {done.error}")
     if done.status == "timeout":
-        raise InputError(f"cannot run --python {python}: it did not answer within {_ASK_TIMEOUT:g} s")
+        hint = _start_up_code(python)
+        raise InputError(f"cannot run --python {python}: it did not answer within {_ASK_TIMEOUT:g} s{hint}")
     try:
         answer = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
     except (ValueError, IndexError):
@@ -60,7 +72,42 @@ def interpreter(python: str) -> tuple[str, list[str]]:
     match answer:
         case [str(version), list(paths)] if all(isinstance(p, str) for p in paths):
             return version, [p for p in paths if p]
-    raise InputError(f"--python {python} is not a working Python interpreter: {_what_it_did(done)}")
+    hint = _start_up_code(python)
+    raise InputError(f"--python {python} is not a working Python interpreter: {_what_it_did(done)}{hint}")
+
+
+def _start_up_code(python: str) -> str:
+    """Why an interpreter that hangs or dies as it starts does so, when it starts without its site-packages
+    (python -S): the .pth lines that run code (`import ...`) and the sitecustomize there, which run first in every
+    start of it, vLLM's too; "" when it does not start that way either or nothing there runs code."""
+    done = childproc.run([python, "-S", "-c", _ASK_SITES], dict(os.environ), _SITES_TIMEOUT)
+    try:
+        folders = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
+    except (ValueError, IndexError):
+        return ""
+    if not isinstance(folders, list):
+        return ""
+    runs: list[str] = []
+    for folder in (Path(f) for f in folders if isinstance(f, str)):
+        pth = sorted(folder.glob("*.pth")) if folder.is_dir() else []
+        runs += [str(f) for f in pth if any(line.startswith(("import ", "import\t")) for line in _lines(f))]
+        runs += [str(folder / n) for n in ("sitecustomize.py", "usercustomize.py") if (folder / n).is_file()]
+    if not runs:
+        return ""
+    runs.sort(key=lambda f: -_changed(f))  # the newest install is the likeliest to have broken it
+    shown = ", ".join(runs[:3]) + (f" and {len(runs) - 3} more" if len(runs) > 3 else "")
+    return f"; it starts without its site-packages (python -S), where {shown} runs code at start-up"
+
+
+def _changed(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def _lines(path: Path) -> list[str]:
+    return (read_text(path, limit=1 << 16) or "").splitlines()
 
 
 def _what_it_did(done: childproc.Finished) -> str:
