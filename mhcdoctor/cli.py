@@ -137,15 +137,37 @@ def main(argv: list[str] | None = None) -> None:
         previous = {number: signal.signal(number, _stop) for number in childproc.STOP_SIGNALS}
     if argv is None:
         childproc.own_orphans()
-    stderr = sys.stderr
+    stdout, stderr = sys.stdout, sys.stderr
     try:
         with _Logs(stderr) as sys.stderr:
+            sys.stdout = _whole_writes(stdout)
             _main(argv)
     finally:
-        sys.stderr = stderr
+        if sys.stdout is not stdout:
+            _drop(sys.stdout)
+        sys.stdout, sys.stderr = stdout, stderr
         childproc.finish()
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def _whole_writes(stdout: TextIO | None) -> TextIO | None:
+    """stdout that writes all of the document or raises: with PYTHONUNBUFFERED=1 (many container images set it)
+    Python's stdout writes to the descriptor unbuffered and drops, without a word, what a cut write (a disk that
+    fills, a file size limit) left over; a BufferedWriter writes the rest or raises (ENOSPC, EFBIG)."""
+    if not isinstance(stdout, io.TextIOWrapper) or not isinstance(stdout.buffer, io.FileIO):
+        return stdout
+    raw = io.FileIO(stdout.fileno(), "w", closefd=False)  # its own: closing it leaves Python's stdout open
+    return io.TextIOWrapper(io.BufferedWriter(raw), encoding=stdout.encoding, errors=stdout.errors, line_buffering=True)
+
+
+def _drop(stream: TextIO | None) -> None:
+    """Flush what `_whole_writes` made, or drop what cannot be written (reported already): nothing left to fail at
+    exit."""
+    if isinstance(stream, io.TextIOWrapper):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+        stream.buffer.raw.close()
 
 
 class _Logs(io.TextIOBase):

@@ -4,6 +4,7 @@ line on stderr naming it and exit 2, never exit 4 ("a bug") or a silent verdict.
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -73,3 +74,22 @@ def test_stderr_that_cannot_be_written_leaves_stdout_and_the_exit_code_as_they_a
         preexec_fn=stderr,
     )
     assert (done.returncode, shown in done.stdout) == (code, True), done.stdout[-500:]
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""], ids=["PYTHONUNBUFFERED=1", "buffered"])
+def test_output_cut_by_a_full_disk_is_exit_2_even_with_pythonunbuffered(tmp_path: Path, unbuffered: str) -> None:
+    """A disk that fills while the document is written (here a file size limit: the write is cut, then refused).
+    With PYTHONUNBUFFERED=1, which many container images set, Python's stdout dropped what a cut write left over
+    without a word: a 4 KiB piece of the JSON and the verdict's exit code."""
+    out = tmp_path / "check.json"
+    with out.open("w") as target:
+        done = subprocess.run(
+            doctor.argv("check", "--fast", "--json"),
+            stdout=target,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**_env(tmp_path), "PYTHONUNBUFFERED": unbuffered},
+            timeout=120,
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096)),
+        )
+    assert (done.returncode, done.stderr) == (2, "mhcdoctor: error: cannot write the output: File too large\n")
