@@ -7,13 +7,14 @@ import errno
 import importlib
 import io
 import os
+import select
 import signal
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -21,6 +22,9 @@ from mhcdoctor import __version__, childproc
 from mhcdoctor.documents.vocabulary import ExitStatus
 from mhcdoctor.errors import InputError
 from mhcdoctor.text import plural, visible
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 # Subcommand -> its one-line summary, as pip's commands_dict: `mhcdoctor --help` lists them from here, and each
 # command's module (mhcdoctor/commands/NAME.py) is imported only when it runs or shows its own help, so neither the
@@ -152,13 +156,33 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _whole_writes(stdout: TextIO | None) -> TextIO | None:
-    """stdout that writes all of the document or raises: with PYTHONUNBUFFERED=1 (many container images set it)
-    Python's stdout writes to the descriptor unbuffered and drops, without a word, what a cut write (a disk that
-    fills, a file size limit) left over; a BufferedWriter writes the rest or raises (ENOSPC, EFBIG)."""
-    if not isinstance(stdout, io.TextIOWrapper) or not isinstance(stdout.buffer, io.FileIO):
+    """stdout that writes all of the document or raises. With PYTHONUNBUFFERED=1 (many container images set it)
+    Python's stdout is unbuffered and drops, without a word, what a cut write (a disk that fills, a file size limit)
+    left over; a BufferedWriter writes the rest or raises (ENOSPC, EFBIG). Its descriptor waits for room when it
+    was left non-blocking (_Waiting)."""
+    try:
+        fd = stdout.fileno() if isinstance(stdout, io.TextIOWrapper) else None
+    except (OSError, ValueError):  # no descriptor: a stream in memory (a caller running it in-process)
+        fd = None
+    if stdout is None or fd is None:
         return stdout
-    raw = io.FileIO(stdout.fileno(), "w", closefd=False)  # its own: closing it leaves Python's stdout open
-    return io.TextIOWrapper(io.BufferedWriter(raw), encoding=stdout.encoding, errors=stdout.errors, line_buffering=True)
+    stdout.flush()
+    return io.TextIOWrapper(
+        io.BufferedWriter(_Waiting(fd, "w", closefd=False)),  # its own: closing it leaves Python's stdout open
+        encoding=stdout.encoding,
+        errors=stdout.errors,
+        line_buffering=True,
+    )
+
+
+class _Waiting(io.FileIO):
+    """A descriptor written as a blocking one: a stdout left non-blocking by whatever started the doctor (a CI
+    runner, node) refused a write it could not take at once (EAGAIN), which was exit 4."""
+
+    def write(self, data: ReadableBuffer) -> int:
+        while (written := super().write(data)) is None:  # None: nothing could be written without blocking
+            select.select([], [self.fileno()], [])
+        return written
 
 
 def _drop(stream: TextIO | None) -> None:

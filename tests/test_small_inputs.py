@@ -113,7 +113,7 @@ def test_a_sysroot_that_is_no_folder_is_one_line_not_a_machine_without_gpus(tmp_
     ("prints", "said"),
     [
         ("echo hello", "its answer is not a Python version and search path: hello"),
-        ("echo '[\"3.11\", \"not a list\"]'", "its answer is not a Python version and search path: [\"3.11\""),
+        ('echo \'["3.11", "not a list"]\'', 'its answer is not a Python version and search path: ["3.11"'),
         ("echo oops >&2; exit 7", "exited with code 7: oops"),
         ("exit 0", "no output"),
     ],

@@ -91,7 +91,6 @@ def test_follow_prints_a_finding_as_it_appears_and_everything_on_ctrl_c(tmp_path
     assert b"Traceback" not in said + err
 
 
-
 @pytest.mark.slow
 def test_follow_reads_a_log_truncated_under_it_from_its_start(tmp_path):
     """logrotate's copytruncate empties the file the server goes on writing: what is written after it is read (as
@@ -109,6 +108,7 @@ def test_follow_reads_a_log_truncated_under_it_from_its_start(tmp_path):
     out, _ = doctor.communicate(timeout=60)
     assert b"RuntimeError: Worker failed" in said
     assert doctor.returncode == 3 and b"verdict: fail" in out
+
 
 @pytest.mark.slow
 def test_ctrl_c_on_a_pipe_reports_what_was_read(tmp_path):
