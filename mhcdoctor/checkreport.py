@@ -44,12 +44,13 @@ def build_check(
     verify: bool = False,
     progress: Callable[[str], None] | None = None,
     on_probe: Callable[[ProbeResult], None] | None = None,
+    verify_timeout: float | None = None,
 ) -> CheckDocument:
     """Probe this machine (as `ctx` says), decide for each model, and return the check/1 document.
 
     `on_probe` hears of each probe as it finishes (progress on a terminal). With `verify`, the kernels of every
     available path also run (mhcdoctor.verify) at the first model's size, and a path the rules select that computes
-    wrong numbers makes the verdict fail.
+    wrong numbers makes the verdict fail; each path's child gets `verify_timeout` seconds (None: verify's own).
     """
     start = time.perf_counter()
     models = list(models)
@@ -60,10 +61,13 @@ def build_check(
     model_docs = [decision.to_json_dict() for decision in decisions]
     verify_doc: VerifyDocument | None = None
     if verify and models:
-        from mhcdoctor.verify import CHECK_CPU_HINT, run_verify  # kernels and their children: only when asked for
+        from mhcdoctor.verify import CHECK_CPU_HINT, DEFAULT_TIMEOUT, run_verify  # kernels: only when asked for
 
         selected: dict[str, str] = {op: entry["path"] for op, entry in model_docs[0]["ops"].items()}
-        verify_doc = run_verify(models[0], ctx=ctx, selected=selected, progress=progress, cpu_hint=CHECK_CPU_HINT)
+        limit = DEFAULT_TIMEOUT if verify_timeout is None else verify_timeout
+        verify_doc = run_verify(
+            models[0], ctx=ctx, selected=selected, progress=progress, cpu_hint=CHECK_CPU_HINT, timeout=limit
+        )
     findings = merge_findings(doc["findings"] for doc in model_docs)
     verdicts = [doc["verdict"] for doc in model_docs]
     if verify_doc is not None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import doctor
 import fakes
 import pytest
-from fakemachine import Machine, check_json, finding_ids, model
+from fakemachine import REPO, Machine, check_json, finding_ids, model
 
 
 @pytest.fixture
@@ -308,3 +308,22 @@ def test_two_installs_of_one_package_in_one_folder_are_said(machine):
     shown = "0.1.9" if "tilelang-0.1.9.dist-info: tilelang 0.1.9" in text else "0.1.12"  # the folder read first
     other = ({"0.1.9", "0.1.12"} - {shown}).pop()
     assert f"{machine.site}: also tilelang-{other}.dist-info: two installs of tilelang in one folder" in text, text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["check", "report"])
+def test_verify_within_check_keeps_to_the_timeout_given(tmp_path, command):
+    """`--timeout` is each child's, kernels included (its help says so): a torch whose import hangs stopped the
+    folded-in verify only at verify's own 300 s per path, whatever was given. The doctor's own environment (verify's
+    children import mhcdoctor), with the hanging torch first on its path."""
+    site = fakes.site(tmp_path)
+    fakes.library(site, "torch", "2.9.0", init=fakes.HANG)
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{site}{os.pathsep}{REPO}",
+        "MHCDOCTOR_SYSROOT": str(fakes.site(tmp_path, "root")),
+    }
+    began = time.monotonic()
+    done = doctor.spawn(command, "--verify", "--timeout", "2", "--json", env=env, timeout=100)
+    torch = next(p for p in done.json()["verify"]["paths"] if p["path"] == "torch")
+    assert (torch["status"], time.monotonic() - began < 60) == ("timeout", True), torch

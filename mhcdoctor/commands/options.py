@@ -105,8 +105,17 @@ def timeout_option_with(default: float, help: str, minimum: float = 0.1) -> Call
 
 
 timeout_option = timeout_option_with(
-    20.0, "Seconds allowed for each child process (imports, GPU initialisation, kernels)."
+    20.0,
+    "Seconds allowed for each child process (imports, GPU initialisation; with --verify, each path's kernels, "
+    "else verify's own 300 s).",
 )
+
+
+def given_timeout(timeout: float) -> float | None:
+    """--timeout when the command line gave it, else None: the default (20 s for an import) is no bound for a path's
+    kernels and their JIT compiles, which keep verify's own."""
+    source = click.get_current_context().get_parameter_source("timeout")
+    return timeout if source is click.core.ParameterSource.COMMANDLINE else None
 
 
 def path_timeout_option(default: float) -> Callable[[F], F]:

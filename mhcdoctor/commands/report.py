@@ -18,6 +18,7 @@ from mhcdoctor.commands.check import selected_models
 from mhcdoctor.commands.options import (
     NAMED,
     force_option,
+    given_timeout,
     json_option,
     model_options,
     python_option,
@@ -89,7 +90,7 @@ def command(
     if run_verify and fast:
         raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
     ctx = probe_context(fast=fast, timeout=timeout, python=python)
-    doc = build_check(ctx, models, verify=run_verify)
+    doc = build_check(ctx, models, verify=run_verify, verify_timeout=given_timeout(timeout))
     shared, record = redact(doc, Identity.of_this_machine(), identities=not no_redact, vocabulary=vocabulary())
     if no_redact:  # names kept; secrets and GPU UUIDs are masked all the same (no flag shares them)
         redactions, summary = not_redacted(), "names NOT redacted (--no-redact); secrets still masked"
