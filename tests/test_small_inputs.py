@@ -139,3 +139,11 @@ def test_a_venv_whose_pth_file_kills_its_start_up_is_named_with_that_file(env: d
         f"exited with code 3; it starts without its site-packages (python -S), where {site / 'zz_broken.pth'} "
         "runs code at start-up\n"
     ), said
+
+
+def test_a_python_named_bare_that_is_only_in_the_working_folder_is_told_how_to_name_it(env, tmp_path: Path):
+    """`--python python` runs the PATH's, as a shell does; one that exists only here is named so, not 'no such file'."""
+    (tmp_path / "mypython").write_text("#!/bin/sh\nexit 0\n")
+    (tmp_path / "mypython").chmod(0o755)
+    said = _refused(doctor.run("check", "--fast", "--python", "mypython", env=env, cwd=tmp_path))
+    assert "--python mypython is not on PATH; give the one in the working folder as ./mypython" in said

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 from mhcdoctor import childproc
@@ -49,6 +50,8 @@ def probe_context(fast: bool = False, timeout: float = 20.0, python: str | None 
         return ProbeContext(root=root, fast=fast, timeout=timeout)
     if os.sep in python:  # ./venv/bin/python: children start in another folder, so make it absolute
         python = os.path.abspath(python)
+    elif shutil.which(python) is None and os.path.isfile(python):  # a bare name is looked up on PATH, as a shell does
+        raise InputError(f"--python {python} is not on PATH; give the one in the working folder as ./{python}")
     if os.path.isdir(python):
         raise InputError(f"--python {python} is a folder; give its interpreter, e.g. {python}/bin/python")
     version, search_path = interpreter(python)
