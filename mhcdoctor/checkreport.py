@@ -44,12 +44,13 @@ def build_check(
     verify: bool = False,
     progress: Callable[[str], None] | None = None,
     on_probe: Callable[[ProbeResult], None] | None = None,
+    verify_timeout: float | None = None,
 ) -> CheckDocument:
     """Probe this machine (as `ctx` says), decide for each model, and return the check/1 document.
 
     `on_probe` hears of each probe as it finishes (progress on a terminal). With `verify`, the kernels of every
     available path also run (mhcdoctor.verify) at the first model's size, and a path the rules select that computes
-    wrong numbers makes the verdict fail.
+    wrong numbers makes the verdict fail; each path's child gets `verify_timeout` seconds (None: verify's own).
     """
     start = time.perf_counter()
     models = list(models)
@@ -60,10 +61,13 @@ def build_check(
     model_docs = [decision.to_json_dict() for decision in decisions]
     verify_doc: VerifyDocument | None = None
     if verify and models:
-        from mhcdoctor.verify import CHECK_CPU_HINT, run_verify  # kernels and their children: only when asked for
+        from mhcdoctor.verify import CHECK_CPU_HINT, DEFAULT_TIMEOUT, run_verify  # kernels: only when asked for
 
         selected: dict[str, str] = {op: entry["path"] for op, entry in model_docs[0]["ops"].items()}
-        verify_doc = run_verify(models[0], ctx=ctx, selected=selected, progress=progress, cpu_hint=CHECK_CPU_HINT)
+        limit = DEFAULT_TIMEOUT if verify_timeout is None else verify_timeout
+        verify_doc = run_verify(
+            models[0], ctx=ctx, selected=selected, progress=progress, cpu_hint=CHECK_CPU_HINT, timeout=limit
+        )
     findings = merge_findings(doc["findings"] for doc in model_docs)
     verdicts = [doc["verdict"] for doc in model_docs]
     if verify_doc is not None:
@@ -96,6 +100,14 @@ def merge_findings(per_model: Iterable[list[FindingDocument]]) -> list[FindingDo
     return sorted(seen.values(), key=lambda f: -severity_rank(f["severity"]))
 
 
+def _os_name() -> str:
+    """platform.platform()'s words (Linux-6.8.0-x86_64-with-glibc2.39) from the uname system call and the C library:
+    platform.platform() runs `uname -p` from PATH with no time limit, and a hostile one hung the doctor."""
+    system = os.uname()
+    libc, version = platform.libc_ver()
+    return "-".join([system.sysname, system.release, system.machine, *([f"with-{libc}{version}"] if libc else [])])
+
+
 def _host(ctx: ProbeContext) -> HostDocument:
     """This machine, and the interpreter whose environment was probed (`--python`; else the doctor's own), each
     string made visible (read from the OS: a folder name that is not UTF-8 is a lone surrogate here)."""
@@ -111,7 +123,7 @@ def _host(ctx: ProbeContext) -> HostDocument:
         "user": safe(getpass.getuser),
         "python": visible(ctx.python),
         "python_version": visible(ctx.python_version),
-        "os": safe(platform.platform),
+        "os": safe(_os_name),
         "cwd": safe(os.getcwd),
     }
     if ctx.python != sys.executable:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import contextlib
 import errno
 import importlib
+import io
 import os
+import select
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
@@ -18,6 +22,9 @@ from mhcdoctor import __version__, childproc
 from mhcdoctor.documents.vocabulary import ExitStatus
 from mhcdoctor.errors import InputError
 from mhcdoctor.text import plural, visible
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 # Subcommand -> its one-line summary, as pip's commands_dict: `mhcdoctor --help` lists them from here, and each
 # command's module (mhcdoctor/commands/NAME.py) is imported only when it runs or shows its own help, so neither the
@@ -134,12 +141,101 @@ def main(argv: list[str] | None = None) -> None:
         previous = {number: signal.signal(number, _stop) for number in childproc.STOP_SIGNALS}
     if argv is None:
         childproc.own_orphans()
+    stdout, stderr = sys.stdout, sys.stderr
     try:
-        _main(argv)
+        with _Logs(stderr) as sys.stderr:
+            sys.stdout = _whole_writes(stdout)
+            _main(argv)
     finally:
+        if sys.stdout is not stdout:
+            _drop(sys.stdout)
+        sys.stdout, sys.stderr = stdout, stderr
         childproc.finish()
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def _whole_writes(stdout: TextIO | None) -> TextIO | None:
+    """stdout that writes all of the document or raises. With PYTHONUNBUFFERED=1 (many container images set it)
+    Python's stdout is unbuffered and drops, without a word, what a cut write (a disk that fills, a file size limit)
+    left over; a BufferedWriter writes the rest or raises (ENOSPC, EFBIG). Its descriptor waits for room when it
+    was left non-blocking (_Waiting)."""
+    try:
+        fd = stdout.fileno() if isinstance(stdout, io.TextIOWrapper) else None
+    except (OSError, ValueError):  # no descriptor: a stream in memory (a caller running it in-process)
+        fd = None
+    if stdout is None or fd is None:
+        return stdout
+    stdout.flush()
+    return io.TextIOWrapper(
+        io.BufferedWriter(_Waiting(fd, "w", closefd=False)),  # its own: closing it leaves Python's stdout open
+        encoding=stdout.encoding,
+        errors=stdout.errors,
+        line_buffering=True,
+    )
+
+
+class _Waiting(io.FileIO):
+    """A descriptor written as a blocking one: a stdout left non-blocking by whatever started the doctor (a CI
+    runner, node) refused a write it could not take at once (EAGAIN), which was exit 4."""
+
+    def write(self, data: ReadableBuffer) -> int:
+        while (written := super().write(data)) is None:  # None: nothing could be written without blocking
+            select.select([], [self.fileno()], [])
+        return written
+
+
+def _drop(stream: TextIO | None) -> None:
+    """Flush what `_whole_writes` made, or drop what cannot be written (reported already): nothing left to fail at
+    exit."""
+    if isinstance(stream, io.TextIOWrapper):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+        stream.buffer.raw.close()
+
+
+class _Logs(io.TextIOBase):
+    """stderr as the doctor writes it: logs and progress only, so one that is closed (`2>&-`) or cannot take a write
+    (`2>/dev/full`) loses them, never stdout's document or the exit status. After a failed write its descriptor is
+    pointed at /dev/null, where what is still buffered can go at exit (a failed final flush would exit 120)."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self._own = stream is None  # closed: /dev/null takes descriptor 2, so no file the doctor opens lands there
+        self._stream = open(os.devnull, "w", encoding="utf-8") if stream is None else stream  # noqa: SIM115
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._stream, "encoding", None) or "utf-8"
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    def write(self, text: str) -> int:
+        self._quietly(lambda: self._stream.write(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self._quietly(self._stream.flush)
+
+    def _quietly(self, act: Callable[[], object]) -> None:
+        try:
+            act()
+        except (OSError, ValueError):  # ValueError: a stream closed under us
+            with contextlib.suppress(OSError, ValueError):
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, self._stream.fileno())
+                os.close(null)
+
+    def close(self) -> None:
+        if self._own:
+            self._stream.close()
+        super().close()
 
 
 # A write that failed for want of room or of a place to write to: a full disk or quota, a file too large, a stdout
@@ -151,6 +247,7 @@ def _main(argv: list[str] | None) -> None:
     if sys.stdout is None:  # started with stdout closed: nothing it found could be shown
         _error("stdout is closed, so nothing could be shown; run it with stdout open (or --json > file)")
         sys.exit(ExitStatus.BAD_INPUT)
+    _escape_what_stdout_cannot_encode()
     try:
         code = cli.main(args=argv, prog_name="mhcdoctor", standalone_mode=False)
         sys.stdout.flush()  # a write that fails at the last flush fails here, not in the interpreter's exit
@@ -184,6 +281,17 @@ def _main(argv: list[str] | None) -> None:
         )
         sys.exit(ExitStatus.INTERNAL_ERROR)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _escape_what_stdout_cannot_encode() -> None:
+    """A stdout in an encoding without ✓ or – (a latin-1 locale) shows them as \\u2713: click leaves such a stream
+    strict (it rewraps only ASCII ones), and one en dash in a text view was exit 4."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    try:
+        "✓–❌".encode(encoding)
+    except (LookupError, UnicodeEncodeError):
+        if isinstance(sys.stdout, io.TextIOWrapper):
+            sys.stdout.reconfigure(errors="backslashreplace")
 
 
 def _error(message: str, kind: str = "error") -> None:

@@ -15,6 +15,7 @@ from typing import TypeGuard
 from mhcdoctor.bundle import is_bundle_data, read_bundle_data
 from mhcdoctor.documents.check import REPLAY_NAME, CheckDocument, ProbeDocument
 from mhcdoctor.documents.check import SCHEMA as CHECK_SCHEMA
+from mhcdoctor.documents.explain import OpDocument
 from mhcdoctor.documents.verify import VerifyDocument
 from mhcdoctor.errors import InputError
 from mhcdoctor.facts import FactsError, ReportFacts, read_report_facts
@@ -96,13 +97,13 @@ def _validated(document: object, label: str, uses: frozenset[str] | None = None)
     document["facts"] = facts.facts.to_dict()
     # What an older release did not write, at every level, reads as None or its type's empty value (a probe that
     # said nothing: no data, no evidence); then the one checker. A member with no empty value (a Literal) may still
-    # be absent, except a probe's: each probe entry must then have all of its members.
+    # be absent, except a probe's and an op's (its path, which every release wrote): each must have all of its members.
     namespace = {"VerifyDocument": VerifyDocument}
     try:
         document = fill_absent(document, CheckDocument, namespace)
     except TooManyValues as exc:
         raise InputError(f"report {label} {exc}; is it the right file?") from None
-    wrong = mismatch(document, CheckDocument, "report", namespace, complete=(ProbeDocument,))
+    wrong = mismatch(document, CheckDocument, "report", namespace, complete=(ProbeDocument, OpDocument))
     if not _fits(document, wrong):
         raise InputError(f"report {label}: {cut(str(wrong).removeprefix('report.'), 300)}")
     return SavedReport(document, facts)

@@ -27,6 +27,12 @@ FIRST_BYTE_SECONDS = 3.0  # ...and its first byte within this
 MAX_VALUES = 200_000
 
 
+def stdin_unreadable(what: str, example: str) -> str:
+    """Why `-` cannot be read as `what`: stdin is closed (`<&-`) or a terminal (nothing piped in)."""
+    state = "closed" if sys.stdin is None else "a terminal"
+    return f"{what} from stdin (-): stdin is {state}; pipe the {what} in, e.g. `... < {example}`"
+
+
 def read_user_bytes(
     path: str | Path,
     what: str,
@@ -43,7 +49,7 @@ def read_user_bytes(
     without following a symbolic link (O_NOFOLLOW, checked on the open descriptor, so no swap between look and open)."""
     if str(path) == "-":
         if sys.stdin is None or sys.stdin.isatty():
-            raise error(f"{what} from stdin (-): stdin is a terminal; pipe the {what} in, e.g. `... < report.json`")
+            raise error(stdin_unreadable(what, "report.json"))
         return _read_fd(sys.stdin.fileno(), f"{what} from stdin", error, limit, seconds)
     flags = os.O_RDONLY | os.O_NONBLOCK | (os.O_NOFOLLOW if regular_only else 0)
     try:

@@ -16,7 +16,7 @@ from pathlib import Path
 import doctor
 import fakes
 import pytest
-from fakemachine import Machine, check_json, finding_ids, model
+from fakemachine import REPO, Machine, check_json, finding_ids, model
 
 
 @pytest.fixture
@@ -289,3 +289,44 @@ def test_the_verdict_is_followed_by_what_was_found_counted(machine: Machine) -> 
     fails = sum(1 for f in doc["findings"] if f["severity"] == "fail")
     infos = sum(1 for f in doc["findings"] if f["severity"] == "info")
     assert shown[verdict + 1] == f"  {fails} fail, {infos} info; 3 of 3 models not ok"
+
+
+@pytest.mark.parametrize(
+    ("sleep", "code", "said"), [(30, 0, "did not finish within 1 s"), (0, 1, "exited with code 1")]
+)
+def test_a_compiler_that_hangs_or_fails_is_no_tick_in_the_machine_section(machine, sleep, code, said):
+    """Found is not working: an nvcc that hangs would hang tilelang's JIT too, so it is shown with what it did."""
+    nvcc = fakes.executable(machine.tmp / "no-bin" / "nvcc", fakes.NVCC_VERSION, code=code, sleep=sleep)
+    text = doctor.run("check", "--timeout", "1", env=machine).stdout
+    row = next(line for line in text.splitlines() if line.strip().split()[1:2] == ["nvcc"])
+    assert row.strip().startswith(f"! nvcc      {nvcc}: `{nvcc} --version` {said}"), row
+
+
+def test_two_installs_of_one_package_in_one_folder_are_said(machine):
+    """An interrupted or forced pip install leaves two dist-infos: the version shown is one reading of a broken
+    install, and -v says so, naming both."""
+    fakes.library(machine.site, "tilelang", "0.1.9")
+    fakes.dist_info(machine.site, "tilelang", "0.1.12", top_level=["tilelang"])
+    text = doctor.run("check", "--fast", "-v", env=machine).stdout
+    shown = "0.1.9" if "tilelang-0.1.9.dist-info: tilelang 0.1.9" in text else "0.1.12"  # the folder read first
+    other = ({"0.1.9", "0.1.12"} - {shown}).pop()
+    assert f"{machine.site}: also tilelang-{other}.dist-info: two installs of tilelang in one folder" in text, text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["check", "report"])
+def test_verify_within_check_keeps_to_the_timeout_given(tmp_path, command):
+    """`--timeout` is each child's, kernels included (its help says so): a torch whose import hangs stopped the
+    folded-in verify only at verify's own 300 s per path, whatever was given. The doctor's own environment (verify's
+    children import mhcdoctor), with the hanging torch first on its path."""
+    site = fakes.site(tmp_path)
+    fakes.library(site, "torch", "2.9.0", init=fakes.HANG)
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{site}{os.pathsep}{REPO}",
+        "MHCDOCTOR_SYSROOT": str(fakes.site(tmp_path, "root")),
+    }
+    began = time.monotonic()
+    done = doctor.spawn(command, "--verify", "--timeout", "2", "--json", env=env, timeout=100)
+    torch = next(p for p in done.json()["verify"]["paths"] if p["path"] == "torch")
+    assert (torch["status"], time.monotonic() - began < 60) == ("timeout", True), torch

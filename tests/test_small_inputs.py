@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import doctor
@@ -92,3 +93,57 @@ def test_version_names_the_commit_of_a_checkout_and_nothing_else_of_an_install(t
     (worktree / "gitdir/HEAD").write_text("ref: refs/heads/main\n")
     (worktree / "gitdir/commondir").write_text(str(git) + "\n")
     assert git_commit(worktree) == "b" * 12
+
+
+@pytest.mark.parametrize(("args", "what"), [(["explain", "--from", "-"], "report"), (["log", "-"], "log")])
+def test_stdin_closed_is_named_closed_not_a_terminal(env: dict[str, str], args: list[str], what: str):
+    done = doctor.spawn(*args, env=env, preexec_fn=lambda: os.close(0), timeout=60)  # `mhcdoctor ... <&-`
+    assert f"{what} from stdin (-): stdin is closed; pipe the {what} in" in _refused(done)
+
+
+@pytest.mark.parametrize("root", ["no-such-folder", "a-file"])
+def test_a_sysroot_that_is_no_folder_is_one_line_not_a_machine_without_gpus(tmp_path: Path, root: str):
+    (tmp_path / "a-file").write_text("")
+    env = {**os.environ, "MHCDOCTOR_SYSROOT": root}  # a typo would otherwise read as a machine with nothing in it
+    for args in (["check", "--fast"], ["explain", "--deep"]):
+        assert f"MHCDOCTOR_SYSROOT={root} is not a folder" in _refused(doctor.run(*args, env=env, cwd=tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("prints", "said"),
+    [
+        ("echo hello", "its answer is not a Python version and search path: hello"),
+        ('echo \'["3.11", "not a list"]\'', 'its answer is not a Python version and search path: ["3.11"'),
+        ("echo oops >&2; exit 7", "exited with code 7: oops"),
+        ("exit 0", "no output"),
+    ],
+)
+def test_a_python_that_is_no_python_is_named_by_what_it_did(env: dict[str, str], tmp_path: Path, prints: str, said):
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\n{prints}\n")
+    fake.chmod(0o755)
+    assert f"--python {fake} is not a working Python interpreter: {said}" in _refused(
+        doctor.run("check", "--fast", "--python", str(fake), env=env)
+    )
+
+
+def test_a_venv_whose_pth_file_kills_its_start_up_is_named_with_that_file(env: dict[str, str], tmp_path: Path):
+    """A .pth line that runs code (`import ...`) runs in every start of that Python, vLLM's too: the interpreter
+    starts without its site-packages (python -S), so the doctor names the files that run code there."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=60)
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "zz_broken.pth").write_text("import os; os._exit(3)\n")
+    said = _refused(doctor.run("check", "--fast", "--python", str(venv / "bin" / "python"), env=env))
+    assert said.endswith(
+        f"exited with code 3; it starts without its site-packages (python -S), where {site / 'zz_broken.pth'} "
+        "runs code at start-up\n"
+    ), said
+
+
+def test_a_python_named_bare_that_is_only_in_the_working_folder_is_told_how_to_name_it(env, tmp_path: Path):
+    """`--python python` runs the PATH's, as a shell does; one that exists only here is named so, not 'no such file'."""
+    (tmp_path / "mypython").write_text("#!/bin/sh\nexit 0\n")
+    (tmp_path / "mypython").chmod(0o755)
+    said = _refused(doctor.run("check", "--fast", "--python", "mypython", env=env, cwd=tmp_path))
+    assert "--python mypython is not on PATH; give the one in the working folder as ./mypython" in said

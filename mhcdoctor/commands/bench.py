@@ -7,6 +7,7 @@ import click
 from mhcdoctor.bench import DEFAULT_TIMEOUT, run_bench
 from mhcdoctor.bench.plot import plot, require_matplotlib
 from mhcdoctor.commands.options import (
+    NAMED,
     device_option,
     exit_code,
     fail_on_option,
@@ -36,7 +37,9 @@ from mhcdoctor.render.json_view import render_json
 @click.option(
     "--repeats", type=click.IntRange(min=3), default=50, show_default=True, help="Timed runs per case, at most."
 )
-@click.option("--plot", "plot_file", default=None, metavar="FILE.png", help="Also draw bandwidth against tokens.")
+@click.option(
+    "--plot", "plot_file", type=NAMED, default=None, metavar="FILE.png", help="Also draw bandwidth against tokens."
+)
 @kernel_option
 @json_option
 @fail_on_option

@@ -10,6 +10,7 @@ from mhcdoctor.checkreport import build_check
 from mhcdoctor.commands.options import (
     exit_code,
     fail_on_option,
+    given_timeout,
     json_option,
     model_from_options,
     model_options,
@@ -61,7 +62,9 @@ def command(
     shown = CheckProgress(len(PROBES))
     shown.status("probing this machine" + ("" if fast else " (imports run in child processes)"))
     on_probe = None if fast else lambda r: shown.probe_done(r.name, r.status, r.seconds)  # fast: under a second
-    doc = build_check(ctx, models, verify=run_verify, progress=shown.status, on_probe=on_probe)
+    doc = build_check(
+        ctx, models, verify=run_verify, progress=shown.status, on_probe=on_probe, verify_timeout=given_timeout(timeout)
+    )
     doc = mask_secrets(doc, Identity.of_this_machine())
     shown.status(None)
     if as_json:

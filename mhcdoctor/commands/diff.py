@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from mhcdoctor.commands.options import json_option
+from mhcdoctor.commands.options import NAMED, json_option
 from mhcdoctor.diffing import diff_reports, to_document
 from mhcdoctor.errors import InputError
 from mhcdoctor.render.diff_text import render_text
@@ -16,8 +16,8 @@ from mhcdoctor.reportfile import load_report
 
 
 @click.command("diff")
-@click.argument("a", metavar="A")
-@click.argument("b", metavar="B")
+@click.argument("a", metavar="A", type=NAMED)
+@click.argument("b", metavar="B", type=NAMED)
 @json_option
 def command(a: str, b: str, as_json: bool) -> int:
     """Show the facts and decisions that differ between reports A and B, most important first.

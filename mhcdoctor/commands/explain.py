@@ -16,6 +16,7 @@ from collections.abc import Callable
 import click
 
 from mhcdoctor.commands.options import (
+    NAMED,
     exit_code,
     fail_on_option,
     json_option,
@@ -104,6 +105,7 @@ Rules per vLLM release: docs/rules.md; findings and their fixes: docs/findings.m
     "--from",
     "from_paths",
     multiple=True,
+    type=NAMED,
     metavar="REPORT",
     help="Take the facts from a saved report: check --json or report --json, a report --bundle, or a saved "
     "report's Markdown.",

@@ -12,6 +12,7 @@ import click
 
 from mhcdoctor.bundle import write_bundle
 from mhcdoctor.commands.options import (
+    NAMED,
     exit_code,
     fail_on_option,
     force_option,
@@ -47,6 +48,7 @@ from mhcdoctor.render.term import Style
     "--bundle",
     "bundle_path",
     default=None,
+    type=NAMED,
     metavar="FILE.tar.gz",
     help="Also write every node's bundle and the summary.",
 )

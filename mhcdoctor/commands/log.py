@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import click
 
-from mhcdoctor.commands.options import exit_code, fail_on_option, json_option
+from mhcdoctor.commands.options import NAMED, exit_code, fail_on_option, json_option
 from mhcdoctor.redact import Identity, redact
 from mhcdoctor.render.json_view import render_json
 from mhcdoctor.render.log_view import render_markdown, render_text
@@ -41,11 +41,12 @@ What each line means: docs/log.md."""
 
 
 @click.command("log", epilog=EXAMPLES)
-@click.argument("path", metavar="FILE|-")
+@click.argument("path", metavar="FILE|-", type=NAMED)
 @click.option(
     "--from",
     "from_path",
     default=None,
+    type=NAMED,
     metavar="REPORT.json",
     help="Set a saved check --json's prediction against the log.",
 )

@@ -15,7 +15,7 @@ import dataclasses
 import click
 
 from mhcdoctor.commands.fleet import emit
-from mhcdoctor.commands.options import fail_on_option, force_option, json_option, refuse_together
+from mhcdoctor.commands.options import NAMED, fail_on_option, force_option, json_option, refuse_together
 from mhcdoctor.fleet.files import load_nodes, report_files
 from mhcdoctor.fleet.summary import NodeResult, summarize
 from mhcdoctor.outfiles import check_target
@@ -25,12 +25,13 @@ from mhcdoctor.rules import vocabulary
 
 
 @click.command("merge")
-@click.argument("inputs", nargs=-1, required=True, metavar="FILES|DIR")
+@click.argument("inputs", nargs=-1, required=True, metavar="FILES|DIR", type=NAMED)
 @click.option("--markdown", is_flag=True, help="Markdown, to paste into an issue.")
 @click.option(
     "--bundle",
     "bundle_path",
     default=None,
+    type=NAMED,
     metavar="FILE.tar.gz",
     help="Also write every report (redacted) and the summary.",
 )

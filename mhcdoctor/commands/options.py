@@ -34,6 +34,22 @@ class WholeNumber(click.types.IntParamType):
         return int(text)
 
 
+class Named(click.ParamType[str]):
+    """A name the user gives (a file, a model, an interpreter): an empty one, as `--bundle "$OUT"` with OUT unset
+    writes, is bad input, not the default model, no bundle or the working folder."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        text = str(value)
+        if not text.strip():
+            self.fail(f"is empty ({text!r}); give a name", param, ctx)
+        return text
+
+
+NAMED = Named()
+
+
 def model_options(fn: F) -> F:
     # hc_mult up to 2^16: verify's memory check, not this bound, refuses --hc-mult 1000 with the bytes it needs
     fn = click.option("--hc-mult", type=WholeNumber(1 << 16), default=None, help="Residual streams (default 4).")(fn)
@@ -43,11 +59,11 @@ def model_options(fn: F) -> F:
     fn = click.option(
         "--config",
         "config_path",
-        type=str,
+        type=NAMED,
         default=None,
         help="A Hugging Face config.json, or a folder holding one.",
     )(fn)
-    fn = click.option("--model", type=str, default=None, help=f"A built-in config: {', '.join(BUILTIN_MODELS)}.")(fn)
+    fn = click.option("--model", type=NAMED, default=None, help=f"A built-in config: {', '.join(BUILTIN_MODELS)}.")(fn)
     return fn
 
 
@@ -89,8 +105,17 @@ def timeout_option_with(default: float, help: str, minimum: float = 0.1) -> Call
 
 
 timeout_option = timeout_option_with(
-    20.0, "Seconds allowed for each child process (imports, GPU initialisation, kernels)."
+    20.0,
+    "Seconds allowed for each child process (imports, GPU initialisation; with --verify, each path's kernels, "
+    "else verify's own 300 s).",
 )
+
+
+def given_timeout(timeout: float) -> float | None:
+    """--timeout when the command line gave it, else None: the default (20 s for an import) is no bound for a path's
+    kernels and their JIT compiles, which keep verify's own."""
+    source = click.get_current_context().get_parameter_source("timeout")
+    return timeout if source is click.core.ParameterSource.COMMANDLINE else None
 
 
 def path_timeout_option(default: float) -> Callable[[F], F]:
@@ -133,7 +158,7 @@ def python_option(fn: F) -> F:
     return click.option(
         "--python",
         "python",
-        type=str,
+        type=NAMED,
         default=None,
         metavar="PATH",
         help="Probe the environment of this Python interpreter (where vLLM runs) instead of mhcdoctor's own.",

@@ -16,7 +16,9 @@ from mhcdoctor.bundle import build_files, read_bundle, write_bundle
 from mhcdoctor.checkreport import build_check
 from mhcdoctor.commands.check import selected_models
 from mhcdoctor.commands.options import (
+    NAMED,
     force_option,
+    given_timeout,
     json_option,
     model_options,
     python_option,
@@ -44,7 +46,9 @@ from mhcdoctor.rules import vocabulary
 )
 @timeout_option
 @python_option
-@click.option("--bundle", "bundle_path", default=None, metavar="FILE.tar.gz", help="Also write a support bundle.")
+@click.option(
+    "--bundle", "bundle_path", type=NAMED, default=None, metavar="FILE.tar.gz", help="Also write a support bundle."
+)
 @force_option
 @click.option(
     "--no-redact",
@@ -86,7 +90,7 @@ def command(
     if run_verify and fast:
         raise click.UsageError("--verify runs kernels on the GPU; it cannot be combined with --fast")
     ctx = probe_context(fast=fast, timeout=timeout, python=python)
-    doc = build_check(ctx, models, verify=run_verify)
+    doc = build_check(ctx, models, verify=run_verify, verify_timeout=given_timeout(timeout))
     shared, record = redact(doc, Identity.of_this_machine(), identities=not no_redact, vocabulary=vocabulary())
     if no_redact:  # names kept; secrets and GPU UUIDs are masked all the same (no flag shares them)
         redactions, summary = not_redacted(), "names NOT redacted (--no-redact); secrets still masked"

@@ -27,6 +27,16 @@ def parse_spec(spec: str) -> tuple[str, str]:
         raise ValueError(f"--kernel takes OP=MODULE:FUNC (for example mhc_post=mykernels:post), not {spec!r}")
     if op not in USER.ops:
         raise ValueError(f"--kernel {spec!r}: unknown op {op!r}; ops: {', '.join(USER.ops)}")
+    stem = module.removesuffix(".py")
+    if module.endswith(".py") and all(part.isidentifier() for part in stem.split(".")):
+        raise ValueError(f"--kernel {spec!r}: give the module, {stem}, not its file {module}")
+    if not all(part.isidentifier() for part in module.split(".")):  # a path would reach the import as a name
+        raise ValueError(
+            f"--kernel {spec!r}: {module!r} is not a module name (e.g. mykernels or pkg.kernels, run from the "
+            "folder that holds it)"
+        )
+    if not func.isidentifier():
+        raise ValueError(f"--kernel {spec!r}: {func!r} is not a function name")
     return op, f"{module}:{func}"
 
 

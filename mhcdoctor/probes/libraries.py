@@ -17,7 +17,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from mhcdoctor.probes.base import ProbeResult, read_text
 from mhcdoctor.probes.context import ProbeContext
-from mhcdoctor.probes.packages import Distribution, distribution, find_package, normalize
+from mhcdoctor.probes.packages import Distribution, distribution, find_package, normalize, rivals
 from mhcdoctor.probes.probe_child import run_probe_child, skipped
 from mhcdoctor.probes.torch_build import parse_assignments
 
@@ -70,6 +70,12 @@ def probe_metadata(lib: Library, ctx: ProbeContext) -> ProbeResult:
     if dist is not None:
         data.update(version=dist.version, distribution=dist.name)
         evidence = [f"{dist.path}: {dist.name} {dist.version}"]
+        if others := rivals(dist):
+            names = ", ".join(sorted(o.path.name for o in others))
+            evidence.append(
+                f"{dist.path.parent}: also {names}: two installs of {dist.name} in one folder (an interrupted or "
+                f"forced pip install); {dist.version} is what Python's metadata reads first, the files may be another's"
+            )
         if lib is VLLM:
             data["pins"] = pinned_requirements(dist)
             evidence.append(f"{dist.path / 'METADATA'}: Requires-Dist pins {data['pins'] or 'none of ' + str(PINNED)}")

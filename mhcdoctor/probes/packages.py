@@ -117,6 +117,18 @@ def distribution(name: str, search_path: list[str]) -> Distribution | None:
     return None
 
 
+def rivals(dist: Distribution) -> list[Distribution]:
+    """The other metadata folders of `dist`'s name in its own folder: two installs of one package (an interrupted or
+    forced pip install), whose files on disk may be either's."""
+    wanted = normalize(dist.name)
+    found = []
+    for folder in _metadata_folders([str(dist.path.parent)]):
+        other = _read_distribution(folder) if folder != dist.path and _folder_name(folder) == wanted else None
+        if other is not None and normalize(other.name) == wanted:
+            found.append(other)
+    return found
+
+
 def installed(search_path: list[str]) -> list[Distribution]:
     """Every distribution on the search path, first occurrence of each name only."""
     seen: set[str] = set()

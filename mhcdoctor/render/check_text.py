@@ -31,7 +31,7 @@ def render_check(doc: CheckDocument, style: Style, verbose: bool = False) -> str
     mode = doc["mode"]
     head = f"mhcdoctor {doc['mhcdoctor_version']} {style.dash()} check ({mode}, {doc['seconds']:.2f} s)"
     lines += [style.bold(head), ""]
-    lines += _machine(facts, style, doc.get("vllm_platform"), doc["host"], doc["findings"])
+    lines += _machine(facts, style, doc.get("vllm_platform"), doc["host"], doc["findings"], doc["probes"])
     lines += [""] + _models(doc["models"], style)
     findings = doc["findings"]
     if findings:
@@ -53,6 +53,7 @@ def _machine(
     vllm_platform: VllmPlatformDocument | None = None,
     host: HostDocument | None = None,
     findings: list[FindingDocument] | None = None,
+    probes: list[ProbeDocument] | None = None,
 ) -> list[str]:
     rows: list[tuple[str, str, str]] = []
     devices = facts["devices"]
@@ -73,7 +74,10 @@ def _machine(
         rows.append(("info", "Python", f"{host.get('python_version', '?')} ({host['python']})"))
     rows.append(_torch_row(facts["torch"]))
     for key, comp in (("nvcc", facts["nvcc"]), ("hipcc", facts["hipcc"])):
-        if comp["found"]:
+        ran = next((p for p in probes or [] if p["name"] == key), None)
+        if comp["found"] and ran is not None and ran["status"] in ("timeout", "crash", "error"):
+            rows.append(("warn", key, f"{comp['path']}: {ran['error']}"))  # a JIT that starts it would fail alike
+        elif comp["found"]:
             rows.append(("ok", key, " ".join(x for x in (comp["version"], comp["path"]) if x)))
     rows.append(_aiter_row(facts["aiter"], facts["platform"]))
     for label, package in (("tilelang", facts["tilelang"]), ("triton", facts["triton"]), ("vLLM", facts["vllm"])):

@@ -24,7 +24,7 @@ from mhcdoctor.documents.verify import PathOutcome
 from mhcdoctor.kernels import REGISTRY, ops_of
 from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.progress import Step
-from mhcdoctor.text import plural, visible
+from mhcdoctor.text import plural, visible, visible_strings
 from mhcdoctor.verify.cases import Params
 from mhcdoctor.verify.rows import CaseRow, WorkerRequest, is_case_row
 
@@ -188,6 +188,7 @@ def _read_events(job: Job, progress: Progress) -> None:
             continue
         if not isinstance(event, dict):
             continue
+        event = visible_strings(event)  # the child's words (a kernel's error, a JIT's coloured output): no escapes
         job.events.append(event)
         if event.get("event") == "progress":
             progress(f"{job.path} on {job.device}: {event.get('text')}")

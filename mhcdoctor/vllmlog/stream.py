@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from mhcdoctor.errors import InputError
+from mhcdoctor.userfiles import stdin_unreadable
 
 BLOCK = 1 << 20
 MAX_LINE = 64 << 10  # a longer line keeps its head (MAX_LINE bytes); the rest is skipped to the next newline
@@ -60,7 +61,7 @@ def open_log(path: str, wait: float | None = FIFO_WAIT) -> tuple[BinaryIO, Sourc
     no writer is waited on `wait` seconds at most (None: as long as it takes), never for ever."""
     if path == "-":
         if sys.stdin is None or sys.stdin.isatty():
-            raise InputError("log from stdin (-): stdin is a terminal; pipe the log in, e.g. `... < vllm.log`")
+            raise InputError(stdin_unreadable("log", "vllm.log"))
         return sys.stdin.buffer, Source("stdin")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once, writer or not
@@ -108,6 +109,9 @@ def blocks(raw: BinaryIO, source: Source, follow: bool = False) -> Iterator[byte
         if not pending:  # a followed file at its end: wait for it to grow
             time.sleep(POLL)
             pending = _more(stream, source)
+            if not pending and os.fstat(stream.fileno()).st_size < stream.tell():
+                stream.seek(0)  # emptied under us (logrotate's copytruncate): read on from its start, as tail -F does
+                carry, skipping = b"", False
             continue
         if skipping:
             newline = pending.find(b"\n")

@@ -88,6 +88,16 @@ def test_a_report_that_is_not_one_is_bad_input(tmp_path):
     assert done.returncode == 2 and "expected a saved `mhcdoctor check --json`" in done.stderr
 
 
+def test_a_report_whose_op_lacks_its_path_is_bad_input_naming_it(tmp_path):
+    """Every release wrote an op's path; one without it (edited, cut) is refused, not exit 4 in the comparison."""
+    report = rocm_report()
+    del report["models"][0]["ops"]["mhc_post"]["path"]
+    (tmp_path / "vllm.log").write_text(Server("0.25.0").banner().started().text())
+    done = doctor.run("log", str(tmp_path / "vllm.log"), "--from", str(write_json(tmp_path / "report.json", report)))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.endswith("models[0].ops.mhc_post: no path\n"), done.stderr
+
+
 def test_a_report_that_names_no_vllm_says_so(tmp_path):
     """A check run where vLLM was not installed predicts for another install than the log's: said, not skipped."""
     report = rocm_report()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -34,7 +35,8 @@ def _wait_for(stream, needle: bytes, timeout: float = 60) -> bytes:
     seen = b""
     deadline = time.monotonic() + timeout
     while needle not in seen:
-        assert time.monotonic() < deadline, seen
+        left = deadline - time.monotonic()
+        assert left > 0 and select.select([stream], [], [], left)[0], seen  # a read would wait past the deadline
         chunk = os.read(stream.fileno(), 4096)
         assert chunk, seen  # the process ended before saying it
         seen += chunk
@@ -87,6 +89,25 @@ def test_follow_prints_a_finding_as_it_appears_and_everything_on_ctrl_c(tmp_path
     assert b"the input ends early: interrupted (Ctrl-C) after 4 lines" in out
     assert b"tilelang-pdl-unsupported" in out and b"verdict: fail" in out
     assert b"Traceback" not in said + err
+
+
+@pytest.mark.slow
+def test_follow_reads_a_log_truncated_under_it_from_its_start(tmp_path):
+    """logrotate's copytruncate empties the file the server goes on writing: what is written after it is read (as
+    `tail -F` does), not waited for past the old end for ever."""
+    path = tmp_path / "vllm.log"
+    path.write_text(Server("0.25.0").banner().started().text())
+    doctor = _doctor(str(path), "--follow")
+    assert doctor.stderr is not None
+    time.sleep(2)  # it reads the start, then waits at the end of the file for more
+    path.write_text(PDL + "\n")  # truncated, then one shorter line written from its start
+    try:
+        said = _wait_for(doctor.stderr, b"tilelang-pdl-unsupported", timeout=20)
+    finally:
+        doctor.send_signal(signal.SIGINT)
+    out, _ = doctor.communicate(timeout=60)
+    assert b"RuntimeError: Worker failed" in said
+    assert doctor.returncode == 3 and b"verdict: fail" in out
 
 
 @pytest.mark.slow

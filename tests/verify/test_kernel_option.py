@@ -68,3 +68,26 @@ def test_a_sitecustomize_in_the_working_folder_never_runs_and_the_kernel_beside_
     doc = json.loads(proc.stdout)
     assert proc.returncode == 0 and [r["status"] for r in doc["results"]] == ["pass"], proc.stderr
     assert not marker.exists(), marker.read_text()
+
+
+def test_control_characters_in_a_kernels_error_reach_no_terminal(tmp_path: Path) -> None:
+    """A kernel's (or a library's) exception text is the child's words: an escape in it (a JIT's coloured compiler
+    output, an OSC that retitles the window) is shown as `?` in verify's text and progress, never sent as is."""
+    (tmp_path / "loud.py").write_text('def post(*args):\n    raise RuntimeError("\\x1b]0;pwned\\x07 \\x1b[2J boom")\n')
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2]), NO_COLOR="1")
+    done = doctor.run("verify", *SMALL[:-1], "--tokens", "1", "--kernel", "mhc_post=loud:post", cwd=tmp_path, env=env)
+    assert "RuntimeError: ?]0;pwned? ?[2J boom" in done.stdout
+    assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ("mhc_post=../../etc:passwd", "'../../etc' is not a module name"),
+        ("mhc_post=userkernels.py:good_post", "give the module, userkernels, not its file userkernels.py"),
+        ("mhc_post=userkernels:good-post", "'good-post' is not a function name"),
+    ],
+)
+def test_a_kernel_named_by_a_path_or_file_is_one_line_saying_so(spec: str, said: str) -> None:
+    code, doc = verify("--kernel", spec)
+    assert code == 2 and said in doc["stderr"] and len(doc["stderr"].splitlines()) == 1, doc
