@@ -30,7 +30,7 @@ def _load(name: str, path: Path):
 
 def _drive(local_fleet, tmp_path: Path, **env: str) -> dict:
     real = _load("real_conftest", REPO / "tests/real/conftest.py")  # the cached real installs
-    needs = _load("real_vllm_plugin", REPO / "tests/real/test_vllm_plugin.py").IMPORT_NEEDS
+    needs = _load("real_vllm_wheels", REPO / "tests/real/vllm_wheels.py").IMPORT_NEEDS
     folders = [real.install("vllm==0.34.0"), *(real.install(spec) for spec in needs)]
     child_env = {k: v for k, v in os.environ.items() if not k.startswith(("MHCDOCTOR_", "VLLM_", "PYTHONPATH"))}
     child_env.update(env, PYTHONPATH=os.pathsep.join([*map(str, folders), str(REPO)]), HOME=str(tmp_path))

@@ -23,7 +23,7 @@ from pathlib import Path
 import doctor
 import fakes
 import pytest
-from test_vllm_plugin import IMPORT_NEEDS
+from vllm_wheels import IMPORT_NEEDS
 
 pytestmark = [pytest.mark.real, pytest.mark.slow]
 
