@@ -43,6 +43,7 @@ FACT_ORDER: tuple[str, ...] = (
     "aiter.has_mhc_ops",
     "aiter.mhc_pre_norm_args",
     "aiter.has_fused_post_pre",
+    "aiter.has_seam_rmsnorm",
     "vllm.present",
     "vllm.version",
     "vllm.imports",

@@ -106,6 +106,9 @@ class AiterFacts(PackageFacts):
     mhc_pre_norm_args: bool | None = field(default=None, metadata=RULES_READ)
     # aiter.ops.mhc.mhc_fused_post_pre exists (aiter 0.1.16+)
     has_fused_post_pre: bool | None = field(default=None, metadata=RULES_READ)
+    # aiter/ops/triton/fusions/mhc_fused_post_pre_delayed_rmsnorm.py exists: the module vLLM 0.32+ imports for
+    # DeepSeek-V4.1's seams on gfx950 (no tag up to v0.1.20.post1 has it)
+    has_seam_rmsnorm: bool | None = field(default=None, metadata=RULES_READ)
     module_mhc_so: str | None = None  # a JIT-built module_mhc.so, where found
     # Per fix of aiter_code.FIXES but the sqrsum one (sqrsum_fix): what the installed code (or the version) tells;
     # a fix not here (a report from before this member) is judged by the version

@@ -264,6 +264,7 @@ def _set_aiter(facts: Facts, value: str) -> None:
             mhc_pre_norm_args=known.mhc_pre_norm_args,
             has_fused_post_pre=known.has_fused_post_pre,
         )
+        facts.aiter.has_seam_rmsnorm = aiter_releases.seam_rmsnorm_from_version(str(version))[0]
         by_version = aiter_releases.fix_states_from_version(str(version))
         for fix in aiter_code.OTHER_FIXES:
             state, rule = by_version[fix.id]
@@ -274,13 +275,14 @@ def _set_aiter(facts: Facts, value: str) -> None:
             del facts.sources[key]
     for key in (
         "present", "version", "genuine", "imports", "sqrsum_fix", "has_mhc_ops", "mhc_pre_norm_args",
-        "has_fused_post_pre", "fixes",
+        "has_fused_post_pre", "has_seam_rmsnorm", "fixes",
     ):  # fmt: skip
         facts.sources[f"aiter.{key}"] = source
 
 
-# --aiter-fix ID=STATE: a fix of aiter_code.FIXES, or one of these API features of aiter/ops/mhc.py (their facts).
-API_FEATURES = {"norm-args": "mhc_pre_norm_args", "fused-op": "has_fused_post_pre"}
+# --aiter-fix ID=STATE: a fix of aiter_code.FIXES, or one of these API features of aiter/ops/mhc.py (their facts);
+# seam-rmsnorm: aiter/ops/triton/fusions/mhc_fused_post_pre_delayed_rmsnorm.py, DeepSeek-V4.1's gfx950 seam.
+API_FEATURES = {"norm-args": "mhc_pre_norm_args", "fused-op": "has_fused_post_pre", "seam-rmsnorm": "has_seam_rmsnorm"}
 FIX_IDS = (*aiter_code.BY_ID, *API_FEATURES)
 
 

@@ -65,6 +65,7 @@ class AiterDocument(PackageDocument):
     has_mhc_ops: bool | None
     mhc_pre_norm_args: bool | None
     has_fused_post_pre: bool | None
+    has_seam_rmsnorm: bool | None
     module_mhc_so: str | None
     fixes: dict[str, FixState]
     fix_evidence: dict[str, str]

@@ -92,6 +92,7 @@ class AiterView(TypedDict):
     imports: bool | None
     mhc_pre_norm_args: bool | None
     has_fused_post_pre: bool | None
+    has_seam_rmsnorm: bool | None
     has_mhc_ops: bool | None
     distribution: str | None
     fixes: dict[str, FixState]

@@ -26,6 +26,21 @@ from mhcdoctor.knowledge.versions import Version, parse
 MHC_OPS_SINCE = Version("0.1.11")  # aiter/ops/mhc.py (#2136)
 NORM_ARGS_SINCE = Version("0.1.15rc0")  # mhc_pre takes norm_weight/norm_eps (tag v0.1.15-rc0)
 FUSED_SINCE = Version("0.1.16")  # mhc_fused_post_pre
+# aiter/ops/triton/fusions/mhc_fused_post_pre_delayed_rmsnorm.py (vLLM 0.32+'s V4.1 seam on gfx950): in no tag of
+# ROCm/aiter up to this one, nor main at e4048607a5 (2026-08-22): `git log --all -- PATH` is empty; a newer label's
+# code is in no snapshot read, so it may have it
+SEAM_RMSNORM_LAST_READ = Version("0.1.20.post1")
+SEAM_RMSNORM = "aiter/ops/triton/fusions/mhc_fused_post_pre_delayed_rmsnorm.py"
+
+
+def seam_rmsnorm_from_version(version: str | None) -> tuple[bool | None, str]:
+    """Whether AMD's aiter `version` ships SEAM_RMSNORM, and why: absent up to the newest tag read, else unknown."""
+    v = parse(version) if version else None
+    if v is None or v == aiter_code.SCM_FALLBACK:
+        return None, f"version {version!r} says nothing about its code" if version else "no version found"
+    if Version(v.public) <= SEAM_RMSNORM_LAST_READ:  # a tag's build with local changes (+local) is that tag's
+        return False, f"no ROCm/aiter tag up to v{SEAM_RMSNORM_LAST_READ} has {SEAM_RMSNORM}"
+    return None, f"aiter {version} is newer than every tag read (v{SEAM_RMSNORM_LAST_READ}): it may have {SEAM_RMSNORM}"
 
 
 @dataclass(frozen=True)

@@ -489,6 +489,96 @@ DELAYED_API_TOO_OLD = KnownBug(
     "five-argument schema) at the first forward, vLLM's profile run, so the server does not start.",
 )
 
+# vLLM 0.32-0.34 import aiter's Triton seam kernel at the call, in rocm_aiter_ops.mhc_fused_post_pre_delayed_rms_norm
+_SEAM_FRAME = (
+    r'_aiter_ops\.py"?, line \d+, in mhc_fused_post_pre_delayed_rms_norm\b'
+    r"|in mhc_fused_post_pre_delayed_rms_norm_aiter\b"
+)
+SEAM_RMSNORM_MISSING = KnownBug(
+    id="aiter-seam-rmsnorm-missing",
+    severity="fail",
+    title="vLLM 0.32–0.34 serves DeepSeek-V4.1 on gfx950 through an aiter Triton module the installed aiter lacks",
+    summary="DeepSeek-V4.1 on ROCm gfx950 with vLLM 0.32–0.34 and aiter found: every delayed seam that folds its "
+    "RMSNorm imports aiter.ops.triton.fusions.mhc_fused_post_pre_delayed_rmsnorm at the call, with no probe; the "
+    "installed aiter (else the version: every tag up to v0.1.20.post1) has no such file, so the first forward (the "
+    "profile run) raises ModuleNotFoundError and vLLM does not start.",
+    fix="Install an aiter whose aiter/ops/triton/fusions/ has mhc_fused_post_pre_delayed_rmsnorm.py (no ROCm/aiter "
+    "tag up to v0.1.20.post1 has it), or serve V4.1 with vLLM 0.31, which never imports it (with aiter v0.1.18+): "
+    "pip install 'vllm==0.31.*'",
+    refs=(VLLM_PR + "56503",),
+    effect="crash",
+    library="amd-aiter",
+    path="aiter",
+    ops=("mhc_pre",),
+    told_by="installed code",
+    evidence=(
+        Code(
+            "vllm-project/vllm",
+            "v0.32.0",
+            "vllm/model_executor/layers/mhc.py",
+            62,
+            "HAS_AITER_MHC_FUSED_POST_PRE_DELAYED_RMS_NORM (:74-76) is HAS_AITER_MHC and on_gfx950() (:62-68), no "
+            "probe of aiter's module; MHCPreDelayedOp.forward_hip's first branch (:406-415: x is None, norm_weight "
+            "given, _aiter_mhc_supported: hidden % 256 == 0, hc_mult == 4, :79-91) calls "
+            "torch.ops.vllm.mhc_fused_post_pre_delayed_rms_norm_aiter (the same lines in 0.33.0 and 0.34.0)",
+        ),
+        Code(
+            "vllm-project/vllm",
+            "v0.34.0",
+            "vllm/models/deepseek_v41/amd/model.py",
+            301,
+            "fuse_seam_norm = HAS_AITER_MHC_FUSED_POST_PRE_DELAYED_RMS_NORM, and the seams pass "
+            "norm_weight=self.attn_norm.weight / self.ffn_norm.weight where it is set (:403-450, :484; 0.32.0 :259 "
+            "and :406, 0.33.0 :282 and :449)",
+        ),
+        Code(
+            "vllm-project/vllm",
+            "v0.34.0",
+            "vllm/_aiter_ops.py",
+            5038,
+            "rocm_aiter_ops.mhc_fused_post_pre_delayed_rms_norm (:5014) imports "
+            "aiter.ops.triton.fusions.mhc_fused_post_pre_delayed_rmsnorm at the call (0.32.0 :4494/:4518, 0.33.0 "
+            ":4962/:4986), reached from kernels/mhc/aiter.py:232",
+        ),
+        Code(
+            "ROCm/aiter",
+            "v0.1.20.post1",
+            "aiter/ops/triton/fusions/__init__.py",
+            1,
+            "aiter/ops/triton/fusions/ holds no mhc_fused_post_pre_delayed_rmsnorm.py at any tag up to v0.1.20.post1 "
+            "nor on main at e4048607a5 (2026-08-22): git log --all -- that path is empty",
+        ),
+    ),
+    platforms=("rocm",),
+    archs=("gfx950",),
+    hc_mult=(4,),
+    affected="<=0.1.20.post1",
+    # 0.32.0 brings HAS_AITER_MHC_FUSED_POST_PRE_DELAYED_RMS_NORM; 0.35 is not read, so it is not judged
+    vllm=">=0.32.0,<0.35.0",
+    models=("DeepSeek-V4.1",),
+    first_bad="0.1.11",
+    log=(
+        LogSignature(
+            "mhc_fused_post_pre_delayed_rmsnorm",
+            r"No module named '?aiter\.ops\.triton\.fusions\.mhc_fused_post_pre_delayed_rmsnorm'?",
+            (
+                '  File "/usr/local/lib/python3.12/dist-packages/vllm/model_executor/kernels/mhc/aiter.py", line 232, '
+                "in mhc_fused_post_pre_delayed_rms_norm_aiter",
+                '  File "/usr/local/lib/python3.12/dist-packages/vllm/_aiter_ops.py", line 5038, in '
+                "mhc_fused_post_pre_delayed_rms_norm",
+                "ModuleNotFoundError: No module named 'aiter.ops.triton.fusions.mhc_fused_post_pre_delayed_rmsnorm'",
+            ),
+            frames=_SEAM_FRAME,
+        ),
+    ),
+    log_severity="fail",
+    explanation="on gfx950, vLLM 0.32–0.34's DeepSeek-V4.1 model folds each seam's RMSNorm into aiter's Triton "
+    "kernel: MHCPreDelayedOp calls rocm_aiter_ops.mhc_fused_post_pre_delayed_rms_norm, which imports "
+    "aiter.ops.triton.fusions.mhc_fused_post_pre_delayed_rmsnorm at the first call with no probe (layers/mhc.py:62-76, "
+    "_aiter_ops.py:4518 in 0.32.0); without that module the first forward, vLLM's profile run, raises "
+    "ModuleNotFoundError and the server does not start.",
+)
+
 JIT_STALE = KnownBug(
     id="aiter-jit-stale",
     severity=None,  # fail where aiter loads it by name; info where the installed aiter rebuilds it for this arch
@@ -1006,6 +1096,7 @@ BUGS: tuple[KnownBug, ...] = (
     BIG_FUSE_RMS,
     INVALID_CONFIG,
     DELAYED_API_TOO_OLD,
+    SEAM_RMSNORM_MISSING,
     WRONG_ARCH,
     PDL_UNSUPPORTED,
     TVM_FFI_MISMATCH,

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from mhcdoctor.documents.check import FixState
-from mhcdoctor.knowledge import aiter_code
+from mhcdoctor.knowledge import aiter_code, aiter_releases
 from mhcdoctor.knowledge.aiter_releases import fix_states_from_version
 from mhcdoctor.probes.base import ProbeResult, read_text
 from mhcdoctor.probes.context import ProbeContext
+from mhcdoctor.probes.files import is_regular
 from mhcdoctor.probes.libraries import version_from_files
 from mhcdoctor.probes.packages import find_package, normalize, owners
 from mhcdoctor.probes.probe_child import run_probe_child, skipped
@@ -124,6 +125,11 @@ def probe(ctx: ProbeContext) -> ProbeResult:
     data["fixes"], data["fix_evidence"] = states, told
     data["module_mhc_so"] = next((str(p) for p in module_mhc_candidates(package, ctx.env) if p.is_file()), None)
     evidence.append(f"module_mhc.so: {data['module_mhc_so'] or 'not built'}")
+    # the installed file decides (vLLM 0.32+ imports it at the call, _aiter_ops.py:4518 in 0.32.0); the rules fall
+    # back to the version only where it could not be stat'ed (None)
+    seam = folder.parent / aiter_releases.SEAM_RMSNORM
+    data["has_seam_rmsnorm"] = is_regular(seam)
+    evidence.append(f"{seam}: {({True: 'present', False: 'absent'}).get(data['has_seam_rmsnorm'], 'not readable')}")
     return ProbeResult(NAME, "ok", data, evidence, SOURCE)
 
 

@@ -226,6 +226,7 @@ def _aiter(facts: Facts, by_name: dict[str, ProbeResult]) -> None:
             for key in (
                 "present", "version", "location", "genuine", "distribution", "sqrsum_fix", "sqrsum_fix_evidence",
                 "has_mhc_ops", "mhc_pre_norm_args", "has_fused_post_pre", "module_mhc_so", "fixes", "fix_evidence",
+                "has_seam_rmsnorm",
             ):  # fmt: skip
                 if key in data:
                     facts.set(f"aiter.{key}", data[key], "probe:aiter")

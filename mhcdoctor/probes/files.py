@@ -9,6 +9,7 @@ checked), and read at most `limit` bytes.
     read_text(path, limit)   -> str | None     (decoded as UTF-8, undecodable bytes replaced)
     read_bytes(path, limit)  -> bytes | None
     with open_regular(path) as handle: ...     (a binary file object; OSError when not a regular file)
+    is_regular(path)         -> bool | None    (stat only, nothing opened; None when the stat fails otherwise)
 """
 
 from __future__ import annotations
@@ -42,6 +43,16 @@ def open_regular(path: Path | str) -> Iterator[BinaryIO]:
         raise
     with handle:
         yield handle
+
+
+def is_regular(path: Path | str) -> bool | None:
+    """Whether `path` is a regular file (links followed), by stat alone; False where nothing is there."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except (OSError, ValueError):  # unreadable folder, a loop of links, a NUL byte
+        return None
 
 
 def read_bytes(path: Path | str, limit: int = 1 << 20) -> bytes | None:

@@ -16,8 +16,9 @@ _SHAPE: dict[str, Callable[[int, int, int], bool]] = {
 }
 
 
-# Raised only by vLLM's mhc_pre_delayed (DeepSeek-V4.1's seams), which no verify path calls (aiter's mhc_pre is not)
-_NOT_A_VERIFY_CALL = frozenset({bugs.DELAYED_API_TOO_OLD.id})
+# Raised only by vLLM's mhc_pre_delayed and its gfx950 Triton seam (DeepSeek-V4.1's seams), which no verify path
+# calls (aiter's mhc_pre is not)
+_NOT_A_VERIFY_CALL = frozenset({bugs.DELAYED_API_TOO_OLD.id, bugs.SEAM_RMSNORM_MISSING.id})
 
 
 def _any_shape(hidden: int, hc_mult: int, tokens: int) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mhcdoctor.knowledge import aiter_code, bugs, versions
+from mhcdoctor.knowledge import aiter_code, aiter_releases, bugs, versions
 from mhcdoctor.models import ModelConfig
 from mhcdoctor.rules.findings.aiter import _told
 from mhcdoctor.rules.findings.base import (
@@ -44,8 +44,7 @@ def _v41_aiter_seam(c: FindingContext) -> str:
     return (
         f" On gfx950, vLLM {c.release}'s delayed pre (with aiter found) instead folds the RMSNorm into aiter's Triton "
         "kernel aiter.ops.triton.fusions.mhc_fused_post_pre_delayed_rmsnorm, imported at the first call with no "
-        "probe (layers/mhc.py:62-76, _aiter_ops.py:4518 in 0.32.0): no aiter tag up to v0.1.20.post1 ships it, so "
-        "such an aiter raises ModuleNotFoundError at the first forward."
+        "probe (layers/mhc.py:62-76, _aiter_ops.py:4518 in 0.32.0)."
     )
 
 
@@ -78,6 +77,37 @@ def _decide_v41_delayed_api(c: FindingContext) -> Found | None:
     return Found(detail + _told(c, told, "aiter/ops/mhc.py"), ["mhc_pre"])
 
 
+def _decide_v41_seam_rmsnorm(c: FindingContext) -> Found | None:
+    """On gfx950, vLLM 0.32-0.34's V4.1 seams import aiter's Triton mhc_fused_post_pre_delayed_rmsnorm wherever
+    HAS_AITER_MHC, hidden % 256 == 0 and hc_mult == 4 (layers/mhc.py:62-91, :406-415 in 0.32.0): it fails where the
+    installed aiter (else the version) lacks the module."""
+    a, bug = c.facts.aiter, bugs.SEAM_RMSNORM_MISSING
+    if not _is_v41(c.model) or c.facts.platform not in bug.platforms or c.facts.arch not in bug.archs:
+        return None
+    if versions.within(c.release, bug.vllm or "") is not True or c.dispatch is None:
+        return None
+    if c.dispatch.values.get("has_aiter_mhc") is not True or not bug.fits(c.model.hidden_size, c.model.hc_mult):
+        return None
+    if c.model.hidden_size % 256 != 0:  # _aiter_mhc_supported: else the seam takes vLLM's own kernels
+        return None
+    if a.genuine is False or a.has_mhc_ops is False:
+        return None  # aiter-impostor / aiter-no-mhc say what fails first
+    has, source = a.has_seam_rmsnorm, c.facts.sources.get("aiter.has_seam_rmsnorm", "")
+    if source.startswith("user:--aiter-fix"):  # stated unknown stays unknown
+        told = f" As stated: --aiter-fix seam-rmsnorm={'present' if has else 'absent'}."
+    elif has is None:
+        has, rule = aiter_releases.seam_rmsnorm_from_version(a.version)
+        told = f" Judged by the version label ({rule}): the installed aiter's files were not read."
+    elif source.startswith("user:--aiter"):
+        told = f" Judged by the version label ({aiter_releases.seam_rmsnorm_from_version(a.version)[1]})."
+    else:
+        told = f" {a.location or 'aiter'}: no {aiter_releases.SEAM_RMSNORM.removeprefix('aiter/')} in it."
+    if has is not False:
+        return None
+    detail = f"aiter {a.version or '(version unknown)'} with vLLM {c.release} on gfx950: {bug.explanation}"
+    return Found(detail + told, ["mhc_pre"])
+
+
 MODELS: tuple[FindingSpec, ...] = (
     FindingSpec(
         id="model-v41-unsupported",
@@ -99,4 +129,5 @@ MODELS: tuple[FindingSpec, ...] = (
         refs=(PR + "56503", PR + "56513"),
     ),
     bug_spec(bugs.DELAYED_API_TOO_OLD, _decide_v41_delayed_api),
+    bug_spec(bugs.SEAM_RMSNORM_MISSING, _decide_v41_seam_rmsnorm),
 )
