@@ -548,6 +548,18 @@ SEAM_RMSNORM_MISSING = KnownBug(
             "aiter/ops/triton/fusions/ holds no mhc_fused_post_pre_delayed_rmsnorm.py at any tag up to v0.1.20.post1 "
             "nor on main at e4048607a5 (2026-08-22): git log --all -- that path is empty",
         ),
+        Measured(
+            "python -m pytest -q -n 0 tests/real/test_vllm_delayed.py -k gfx950: the real vLLM 0.32.0 and 0.34.0 "
+            "wheels call MHCPreDelayedOp as models/deepseek_v41/amd/model.py does on gfx950 (norm_weight given, x "
+            "None; hidden 4096, 1/20/200 tokens, post folded in or not) on a stand-in ROCm MI355X, with aiter "
+            "v0.1.18's real aiter/ops/mhc.py and aiter/ops/triton/fusions/ as v0.1.20 lists it (empty stand-ins)",
+            "x86-64 CPU machine (the project's build machine)",
+            "2026-12-05",
+            "HAS_AITER_MHC_FUSED_POST_PRE_DELAYED_RMS_NORM is True; every call raises ModuleNotFoundError: No module "
+            "named 'aiter.ops.triton.fusions.mhc_fused_post_pre_delayed_rmsnorm' in _aiter_ops.py "
+            "mhc_fused_post_pre_delayed_rms_norm, called from kernels/mhc/aiter.py "
+            "mhc_fused_post_pre_delayed_rms_norm_aiter; mhcdoctor log names this finding from that output",
+        ),
     ),
     platforms=("rocm",),
     archs=("gfx950",),

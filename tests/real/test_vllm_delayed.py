@@ -1,6 +1,7 @@
 """`aiter-delayed-api-too-old` through vLLM's real code on the CPU: DeepSeek-V4.1's delayed pre (MHCPreDelayedOp)
 inside the real vLLM 0.30.0 and 0.34.0 wheels, on a stand-in ROCm MI300X (gfx942, 304 CUs), against aiter at
-v0.1.15, v0.1.17 and v0.1.18.
+v0.1.15, v0.1.17 and v0.1.18; and `aiter-seam-rmsnorm-missing`: the same op in vLLM 0.32.0 and 0.34.0 on a stand-in
+gfx950, where the seam imports aiter's Triton module (aiter/ops/triton/ here: empty stand-ins of v0.1.20's files).
 
 Real: vLLM (layers/mhc.py's flags and forward_hip, kernels/mhc/aiter.py, _aiter_ops.py mhc_pre_delayed and its tail),
 and of aiter each tag's aiter/ops/mhc.py and aiter/jit/utils/torch_guard.py, their text unchanged (tests/data/
@@ -34,18 +35,23 @@ CALLS = [f"{form}@{tokens}" for form in ("post", "plain") for tokens in (1, 20, 
 # gfx942 folds the post into aiter's fused GEMM below 128 tokens (_aiter_ops.py
 # mhc_fused_post_pre_delayed_prefers_unfused); from 128 vLLM applies the post apart and calls mhc_pre_gemm_sqrsum
 FUSED = {"post@1", "post@20"}
+SEAM_ID = "aiter-seam-rmsnorm-missing"
+# `git ls-tree --name-only v0.1.20 aiter/ops/triton/fusions/` in ROCm/aiter (fc2e5d57fb): no seam module
+FUSIONS_V0_1_20 = (HERE.parent / "data" / "aiter_fusions_v0.1.20.txt").read_text().split()
 
 
-def _delayed(installed, release: str, tag: str, tmp_path: Path) -> tuple[dict, str]:
+def _delayed(installed, release: str, tag: str, tmp_path: Path, arch: str = "gfx942") -> tuple[dict, str]:
     site = fakes.site(tmp_path)
-    fakes.amdsmi(site, "gfx942")
-    fakes.tagged_aiter(site, tag, "gfx942", 304)
+    fakes.amdsmi(site, arch)
+    folder = fakes.tagged_aiter(site, tag, arch, 304 if arch == "gfx942" else 256)
+    for name in ["__init__.py", *(f"fusions/{n}" for n in FUSIONS_V0_1_20)]:  # empty stand-ins of aiter's Triton ops
+        fakes.write(folder / "ops" / "triton" / name, "")
     folders = [site, installed(f"vllm=={release}"), *(installed(spec) for spec in IMPORT_NEEDS)]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MHCDOCTOR_", "VLLM_", "PYTHONPATH"))}
     env.update(HOME=str(tmp_path), PYTHONPATH=os.pathsep.join(str(f) for f in folders), NO_COLOR="1")
     env["VLLM_CONFIGURE_LOGGING"] = "1"
     done = subprocess.run(
-        [sys.executable, str(HERE / "vllm_delayed_child.py"), str(HIDDEN)],
+        [sys.executable, str(HERE / "vllm_delayed_child.py"), str(HIDDEN), *(["norm"] if arch == "gfx950" else [])],
         env=env,
         cwd=tmp_path,
         capture_output=True,
@@ -57,7 +63,8 @@ def _delayed(installed, release: str, tag: str, tmp_path: Path) -> tuple[dict, s
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["vllm"] == release and list(report["results"]) == CALLS
     assert report["flags"]["HAS_AITER_MHC"] and not report["flags"]["HAS_TILELANG_MHC"]  # vLLM's own, from its code
-    assert not report["flags"].get("HAS_AITER_MHC_FUSED_POST_PRE_DELAYED_RMS_NORM")  # gfx950's (0.32+); not here
+    # gfx950's from 0.32 (layers/mhc.py:62-76), with no probe of aiter's module
+    assert report["flags"].get("HAS_AITER_MHC_FUSED_POST_PRE_DELAYED_RMS_NORM", False) == (arch == "gfx950")
     return report, output
 
 
@@ -118,3 +125,21 @@ def test_v0_1_15_fails_at_the_import_of_v0_1_16s_helper(installed, tmp_path):
     assert _log_ids(tmp_path, output).get(ID) == "fail"
     code, fails = _explain("0.34.0", "0.1.15")
     assert code == 3 and ID in fails
+
+
+@pytest.mark.parametrize("release", ("0.32.0", "0.34.0"))
+def test_on_gfx950_the_seam_imports_aiters_triton_module_that_no_tag_ships(installed, release, tmp_path):
+    """`aiter-seam-rmsnorm-missing`: on gfx950 the model passes norm_weight and forward_hip's first branch imports
+    aiter.ops.triton.fusions.mhc_fused_post_pre_delayed_rmsnorm at the call; aiter/ops/triton/fusions/ as v0.1.20
+    lists it (empty stand-in files) has no such module, with v0.1.18's real ops/mhc.py (not reached)."""
+    report, output = _delayed(installed, release, "v0.1.18", tmp_path, arch="gfx950")
+    for call, result in report["results"].items():
+        assert result["raised"] == "ModuleNotFoundError", (call, result)
+        assert result["message"] == "No module named 'aiter.ops.triton.fusions.mhc_fused_post_pre_delayed_rmsnorm'"
+        caller, importer = result["frames"][-2:]  # raised at the import, inside vLLM's own function
+        assert caller.endswith("vllm/model_executor/kernels/mhc/aiter.py:mhc_fused_post_pre_delayed_rms_norm_aiter")
+        assert importer.endswith("vllm/_aiter_ops.py:mhc_fused_post_pre_delayed_rms_norm"), (call, result["frames"])
+    assert _log_ids(tmp_path, output).get(SEAM_ID) == "fail"
+    args = ("--model", "deepseek-v4.1-flash", "--platform", "rocm", "--arch", "gfx950", "--aiter", "0.1.18")
+    done = doctor.run("explain", *args, "--tilelang", "none", "--vllm", release, "--json")
+    assert done.returncode == 3 and SEAM_ID in {f["id"] for f in json.loads(done.stdout)["findings"]}

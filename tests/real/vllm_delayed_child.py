@@ -1,6 +1,6 @@
 """Run by tests/real/test_vllm_delayed.py inside a real vLLM install (CPU torch) on a stand-in ROCm MI300X (gfx942:
-tests/fakes.amdsmi) with aiter at a tag (tests/fakes.tagged_aiter: the tag's real aiter/ops/mhc.py and
-torch_guard.py, a stand-in pybind module that checks arguments and computes nothing).
+tests/fakes.amdsmi; gfx950 with `norm`, see NORM) with aiter at a tag (tests/fakes.tagged_aiter: the tag's real
+aiter/ops/mhc.py and torch_guard.py, a stand-in pybind module that checks arguments and computes nothing).
 
 Builds vLLM's MHCPreDelayedOp under a vLLM config and calls it through its CustomOp dispatch (forward_hip) as
 models/deepseek_v41/amd/model.py does at a seam after the first layer (0.34.0 :442-451, the attention seam; :471-485,
@@ -24,6 +24,9 @@ import vllm.logger
 import vllm.plugins
 
 HIDDEN, HC = int(sys.argv[1]), 4
+# "norm": the seam passes norm_weight, as the model does where HAS_AITER_MHC_FUSED_POST_PRE_DELAYED_RMS_NORM (gfx950,
+# 0.32+; models/deepseek_v41/amd/model.py:301 and :484 at 0.34.0), which takes forward_hip's first branch
+NORM = sys.argv[2:] == ["norm"]
 if not logging.getLogger("vllm").handlers:
     vllm.logger._configure_vllm_root_logger()
 vllm.plugins.load_general_plugins()
@@ -57,7 +60,8 @@ def outcome(tokens: int, fold_post: bool) -> dict[str, Any]:
     try:
         delayed(
             residual, fn, torch.ones(3), torch.randn(MIX, generator=g) * 0.1, 1e-6, 1e-6, 1e-6, 2.0, 20,
-            pre_mix=torch.rand(tokens, HC, generator=g), norm_weight=None, norm_eps=1e-6, **post,
+            pre_mix=torch.rand(tokens, HC, generator=g), norm_weight=torch.ones(HIDDEN).bfloat16() if NORM else None,
+            norm_eps=1e-6, **post,
         )  # fmt: skip
     except Exception as error:
         logger.exception("EngineCore failed to start.")
