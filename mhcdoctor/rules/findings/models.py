@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mhcdoctor.knowledge import aiter_code, aiter_releases, bugs, versions
 from mhcdoctor.models import ModelConfig
+from mhcdoctor.rules.dispatch import arch_has
 from mhcdoctor.rules.findings.aiter import _told
 from mhcdoctor.rules.findings.base import (
     FindingContext,
@@ -82,8 +83,8 @@ def _decide_v41_seam_rmsnorm(c: FindingContext) -> Found | None:
     HAS_AITER_MHC, hidden % 256 == 0 and hc_mult == 4 (layers/mhc.py:62-91, :406-415 in 0.32.0): it fails where the
     installed aiter (else the version) lacks the module."""
     a, bug = c.facts.aiter, bugs.SEAM_RMSNORM_MISSING
-    if not _is_v41(c.model) or c.facts.platform not in bug.platforms or c.facts.arch not in bug.archs:
-        return None
+    if not _is_v41(c.model) or c.facts.platform not in bug.platforms or arch_has(c.facts, *bug.archs) is not True:
+        return None  # vLLM's on_gfx950() is a substring test of the GCN arch name
     if versions.within(c.release, bug.vllm or "") is not True or c.dispatch is None:
         return None
     if c.dispatch.values.get("has_aiter_mhc") is not True or not bug.fits(c.model.hidden_size, c.model.hc_mult):
