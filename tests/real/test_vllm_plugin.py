@@ -30,7 +30,9 @@ from vllm_wheels import IMPORT_NEEDS
 from mhcdoctor.vllm_plugin.startup import WRONG_RESULTS
 from mhcdoctor.vllmlog.observed import bucket
 
-pytestmark = [pytest.mark.real, pytest.mark.slow]
+# One xdist worker runs the real-vLLM children in turn: each imports a whole vLLM, and several at once on two cores
+# pushed other tests' 20 s import limits over (tests/probes/test_run.py, tests/real/test_real_packages.py).
+pytestmark = [pytest.mark.real, pytest.mark.slow, pytest.mark.xdist_group("vllm-wheels")]
 
 HERE = Path(__file__).parent
 REPO = HERE.parents[1]
