@@ -27,6 +27,7 @@ from typing import Any
 import torch
 import vllm.logger
 import vllm.plugins
+from mhc_call_inputs import SCALARS, inputs
 
 from mhcdoctor import reference
 
@@ -84,23 +85,6 @@ with set_current_vllm_config(config):  # strict refuses here, at the first Custo
     pre, post, fused, head = layers.MHCPreOp(), layers.MHCPostOp(), layers.MHCFusedPostPreOp(), layers.HCHeadOp()
 
 g = torch.Generator().manual_seed(0)
-SCALARS = (1e-6, 1e-6, 1e-6, 2.0, 3)
-
-
-def inputs(tokens: int, hc: int, hidden: int) -> dict[str, torch.Tensor]:
-    mix = hc * (hc + 2)
-    return {
-        "residual": torch.randn(tokens, hc, hidden, generator=g).bfloat16(),
-        "x": torch.randn(tokens, hidden, generator=g).bfloat16(),
-        "fn": torch.randn(mix, hc * hidden, generator=g) * 0.01,
-        "scale": torch.ones(3),
-        "base": torch.randn(mix, generator=g) * 0.1,
-        "post": torch.rand(tokens, hc, 1, generator=g),
-        "comb": torch.rand(tokens, hc, hc, generator=g) / hc,
-        "head_fn": torch.randn(hc, hc * hidden, generator=g) * 0.01,
-        "head_scale": torch.ones(1),
-        "head_base": torch.randn(hc, generator=g) * 0.1,
-    }
 
 
 def outcome(op: Any, args: tuple[Any, ...], expected: Any) -> dict[str, Any]:
@@ -130,7 +114,7 @@ for label, tokens, hc, hidden in (
     ("hidden640", 5, HC, 640),
     ("hc2", 100, 2, HIDDEN),
 ):  # token counts in buckets of their own (1, 2-8, 17-64, 65-256): each shape's records stand apart
-    t = inputs(tokens, hc, hidden)
+    t = inputs(tokens, hc, hidden, g)
     pre_args = (t["residual"], t["fn"], t["scale"], t["base"], *SCALARS)
     key = f"{label}@{tokens}"
     results[f"mhc_pre.{key}"] = outcome(pre, pre_args, reference.mhc_pre(*pre_args))

@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import torch
 import vllm.logger
 import vllm.plugins
+from mhc_call_inputs import SCALARS, inputs
 
 if not logging.getLogger("vllm").handlers:  # 0.34 configures logging in its entry points, not at import
     vllm.logger._configure_vllm_root_logger()
@@ -32,22 +33,6 @@ with set_current_vllm_config(config):
     pre, post, fused = layers.MHCPreOp(), layers.MHCPostOp(), layers.MHCFusedPostPreOp()
 
 g = torch.Generator().manual_seed(0)
-
-
-def inputs(tokens: int) -> dict[str, torch.Tensor]:
-    mix = HC * (HC + 2)
-    return {
-        "residual": torch.randn(tokens, HC, HIDDEN, generator=g).bfloat16(),
-        "x": torch.randn(tokens, HIDDEN, generator=g).bfloat16(),
-        "fn": torch.randn(mix, HC * HIDDEN, generator=g) * 0.01,
-        "scale": torch.ones(3),
-        "base": torch.randn(mix, generator=g) * 0.1,
-        "post": torch.rand(tokens, HC, 1, generator=g),
-        "comb": torch.rand(tokens, HC, HC, generator=g) / HC,
-    }
-
-
-SCALARS = (1e-6, 1e-6, 1e-6, 2.0, 3)
 
 
 def digest(value: object) -> str:
@@ -68,7 +53,7 @@ def call(op: object, method: str, *args: object) -> str:
 
 results = {}
 for tokens in (20, 1):
-    t = inputs(tokens)
+    t = inputs(tokens, HC, HIDDEN, g)
     pre_args = (t["residual"], t["fn"], t["scale"], t["base"], *SCALARS)
     results[f"pre.forward_native@{tokens}"] = call(pre, "forward_native", *pre_args)
     results[f"pre.forward_hip@{tokens}"] = call(pre, "forward_hip", *pre_args)
