@@ -22,6 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +119,8 @@ def _same(a: Any, b: Any) -> bool:
     return all(_same(x, y) for x, y in zip(a, b, strict=True))
 
 
-def gpu(kernels: str, runs: int) -> dict[str, Any]:
+def gpu(kernels: str, runs: int, result: dict[str, Any]) -> None:
+    """Fills `result` as it goes: what was measured before a failure is kept."""
     import torch
 
     sys.path.insert(0, kernels)
@@ -130,7 +132,7 @@ def gpu(kernels: str, runs: int) -> dict[str, Any]:
     from vllm.model_executor.kernels.mhc import tilelang as tl  # imported after the hook: wrapped as it loads
 
     names = tuple(OPS)
-    result: dict[str, Any] = {"device": torch.cuda.get_device_name(), "wrapped": {}, "eager": {}, "graph": {}}
+    result.update(device=torch.cuda.get_device_name(), wrapped={}, eager={}, graph={})
     for name in names:
         result["wrapped"][name] = bool(getattr(getattr(tl, name), hooks.MARKER, False))
     for tokens in (1, 20, 1024):
@@ -197,7 +199,6 @@ def gpu(kernels: str, runs: int) -> dict[str, Any]:
             "replay_added_us": statistics.median(replay["observed"]) - statistics.median(replay["raw"]),
         }
     result["records"] = [r.line() for r in recorder.records]
-    return result
 
 
 def main() -> int:
@@ -220,7 +221,15 @@ def main() -> int:
         import torch
 
         if torch.cuda.is_available():
-            results["gpu"] = gpu(options.kernels, options.runs)
+            results["gpu"] = {}
+            try:
+                gpu(options.kernels, options.runs, results["gpu"])
+            except Exception:  # keep what was measured, say where it stopped
+                results["gpu"]["error"] = traceback.format_exc()
+                print(results["gpu"]["error"], file=sys.stderr)
+                if options.out:
+                    Path(options.out).write_text(json.dumps(results, indent=1) + "\n")
+                return 1
             for name, row in results["gpu"]["graph"].items():
                 eager = results["gpu"]["eager"][f"{name}@20"]
                 print(
