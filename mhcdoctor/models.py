@@ -61,6 +61,10 @@ def builtin(name: str) -> ModelConfig:
     return BUILTIN_MODELS[key]
 
 
+# The Sinkhorn repeats a config may ask for: DeepSeek-V4 uses 20, and every repeat is a pass over each token's
+# hc_mult x hc_mult matrix in verify's kernels and oracle, so a config's 10**9 would run until verify's timeout.
+SINKHORN_ITERS_MAX = 10_000
+
 # Keys only a model with manifold-constrained hyper-connections has (DeepSeek-V4's config.json has all three).
 MHC_KEYS = frozenset({"hc_mult", "hc_sinkhorn_iters", "hc_eps"})
 
@@ -92,6 +96,11 @@ def load_config(path: str | Path) -> ModelConfig:
     for key in ("hc_mult", "hc_sinkhorn_iters"):
         if key in data:
             fields[key] = _positive_int(data[key], key, p)
+    if fields.get("hc_sinkhorn_iters", 0) > SINKHORN_ITERS_MAX:
+        raise ModelError(
+            f"hc_sinkhorn_iters in {p} is {fields['hc_sinkhorn_iters']}; mhcdoctor runs at most {SINKHORN_ITERS_MAX} "
+            "Sinkhorn repeats (DeepSeek-V4 uses 20)"
+        )
     for key in ("hc_eps", "rms_norm_eps"):
         if key in data:
             fields[key] = _positive_float(data[key], key, p)

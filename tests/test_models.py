@@ -70,6 +70,7 @@ def test_hidden_and_hc_mult_override_the_config(tmp_path):
         ('{"hidden_size": 7168, "hc_eps": -1}', "hc_eps .* must be a positive number"),
         ('{"hidden_size": 7168, "hc_mult": true}', "hc_mult .* must be a positive integer"),
         ('{"model_type": "llama", "hidden_size": 4096}', "describes a llama model without mHC"),
+        ('{"hidden_size": 4096, "hc_sinkhorn_iters": 1000000000}', "hc_sinkhorn_iters .* is 1000000000; .* at most"),
     ],
 )
 def test_malformed_configs_are_one_clear_line(tmp_path, content, message):
