@@ -794,6 +794,55 @@ PRENORM_BLOCK_M = KnownBug(
     first_good="0.27.0",
 )
 
+PRE_NORM_STAGES = KnownBug(
+    id="tilelang-pre-norm-stages",
+    severity=None,
+    title="vLLM 0.22.0's mhc_pre with the RMSNorm folded in writes a wrong layer input",
+    summary="vLLM 0.22.0 on CUDA runs mhc_pre (and the fused post+pre's pre) as mhc_pre_big_fuse_with_norm_tilelang, "
+    "whose first pass is pipelined in 3 stages (0.23.0: 2): measured wrong on an H200 under tilelang 0.1.9 (vLLM's "
+    "pin), with DeepGEMM on or off, at hidden 7168 from 512 tokens and at hidden 1280, 2048 and 3072 (fail); right "
+    "at hidden 4096; warn for other hidden sizes or tilelang versions (not measured).",
+    fix="pip install -U 'vllm>=0.23'  # 0.23.0 pipelines that loop in 2 stages",
+    refs=(
+        "https://github.com/vllm-project/vllm/blob/v0.22.0/vllm/_tilelang_ops.py",
+        "https://github.com/vllm-project/vllm/blob/v0.23.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",
+    ),
+    effect="wrong results",
+    library="vllm",
+    path="tilelang",
+    ops=("mhc_pre", "mhc_fused_post_pre"),
+    told_by="installed code",
+    evidence=(
+        Measured(
+            "scripts/gpu-measure pins09 (bench/vllm_kernels.py --check-only): vLLM 0.20.0-0.23.0's and 0.26.0's "
+            "kernel files, called as the DeepSeek-V4 model calls them (with norm_weight), against the float64 "
+            "oracle, under tilelang 0.1.9; 1, 7, 80, 512, 1024, 4096 and 16384 tokens at hidden 7168 and 4096, with "
+            "the DeepGEMM vLLM 0.20.0's wheel vendors and without; 1, 16 and 200 tokens at hidden 1280, 2048, 2560, "
+            "3072, 5120 and 6144 (DeepGEMM off)",
+            H200,
+            "2026-12-05",
+            "0.22.0 alone: mhc_pre's and the fused op's layer_input wrong (max abs error 5-7) at hidden 7168 from 512 "
+            "tokens with DeepGEMM on and off, at 2048 (1, 16, 200 tokens), 1280 and 3072 (200 tokens); right at "
+            "hidden 4096 up to 512 tokens (and with DeepGEMM up to 16384), 2560, 5120 and 6144. 0.23.0, whose file "
+            "differs only in that loop's num_stages, right at hidden 7168 at every size with DeepGEMM",
+        ),
+        Code(
+            "vllm-project/vllm",
+            "v0.22.0",
+            "vllm/_tilelang_ops.py",
+            312,
+            "mhc_pre_big_fuse_with_norm_tilelang: `for i0_h in T.Pipelined(hidden_size // hidden_block, "
+            "num_stages=3)` stages the residual into shared memory for the first pass; 0.23.0's "
+            "kernels/mhc/tilelang_kernels.py:312 has num_stages=2, the only difference between the files",
+        ),
+    ),
+    platforms=("cuda",),
+    affected=">=0.22.0,<0.23.0",
+    first_bad="0.22.0",
+    last_bad="0.22.0",
+    first_good="0.23.0",
+)
+
 HIP_ALLREDUCE_OFFSET = KnownBug(
     id="tilelang-hip-allreduce-offset",
     severity="fail",
@@ -1113,6 +1162,7 @@ BUGS: tuple[KnownBug, ...] = (
     PDL_UNSUPPORTED,
     TVM_FFI_MISMATCH,
     PRENORM_BLOCK_M,
+    PRE_NORM_STAGES,
     HIP_ALLREDUCE_OFFSET,
     DEEPGEMM_PRENORM_BROKEN,
     API_TOO_OLD,

@@ -34,7 +34,7 @@ from mhcdoctor.probes.context import ProbeContext
 from mhcdoctor.progress import StderrProgress
 from mhcdoctor.text import plural
 from mhcdoctor.verify.cases import DEFAULT_TOKENS, STRESS_TOKENS, Params, least_bytes
-from mhcdoctor.verify.known_bugs import matching
+from mhcdoctor.verify.known_bugs import matching, platform_of
 from mhcdoctor.verify.rows import CaseRow
 from mhcdoctor.verify.runner import CHECK, Progress, Ran, count_gpus, run_jobs, unavailable, unavailable_outcome
 
@@ -292,8 +292,9 @@ def _row(ran: Ran[CaseRow], row: CaseRow, p: Params, selected: dict[str, str] | 
         "selected": chosen,
     }
     if row["status"] in BAD:
+        where = platform_of(outcome.get("device_name"))
         named = matching(
-            outcome["path"], outcome["version"], row["op"], row["tokens"], p.hidden, p.hc_mult, row["status"]
+            outcome["path"], outcome["version"], row["op"], row["tokens"], p.hidden, p.hc_mult, row["status"], where
         )
         if named:
             result["known_bugs"] = named

@@ -42,10 +42,25 @@ def _version_matches(bug: bugs.KnownBug, path: str, version: str | None) -> bool
 _EFFECTS = {"fail": ("wrong results",), "error": ("crash",), "timeout": ("crash",)}
 
 
+def platform_of(device_name: str | None) -> str | None:
+    """The platform a row ran on, from the GPU's name torch gave ("NVIDIA H200", "AMD Instinct MI300X"); None for
+    the CPU or a name that does not say, where no record is ruled out by its platform."""
+    name = (device_name or "").strip().upper()
+    return "cuda" if name.startswith("NVIDIA") else "rocm" if name.startswith("AMD") else None
+
+
 def matching(
-    path: str, version: str | None, op: str, tokens: int, hidden: int, hc_mult: int, status: str = "fail"
+    path: str,
+    version: str | None,
+    op: str,
+    tokens: int,
+    hidden: int,
+    hc_mult: int,
+    status: str = "fail",
+    platform: str | None = None,
 ) -> list[KnownBugRef]:
-    """The known bugs whose effect gives this row's status and whose every trigger the row meets."""
+    """The known bugs whose effect gives this row's status and whose every trigger the row meets; `platform` (cuda,
+    rocm; None: not known) rules out the records of another platform (a gfx942 bug is not named on an H200)."""
     backend = path.split(":")[-1]
     found: list[KnownBugRef] = []
     for bug in bugs.BUGS:
@@ -59,6 +74,7 @@ def matching(
             or not bug.fits(hidden, hc_mult)
             or not _SHAPE.get(bug.id, _any_shape)(hidden, hc_mult, tokens)
             or not _version_matches(bug, path, version)
+            or (platform is not None and bug.platforms and platform not in bug.platforms)
         ):
             continue
         found.append({"id": bug.id, "title": bug.title, "fix": bug.fix, "proof": bug.proof})

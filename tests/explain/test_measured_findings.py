@@ -68,3 +68,28 @@ def test_vllm_034s_fused_post_pre_under_a_newer_tilelang_warns_with_the_measured
         env=sysroot_env(),
     )
     assert finding_line(pinned.stdout, "tilelang-fused-post-pre-slow") is None and pinned.returncode == 0
+
+
+STAGES = "tilelang-pre-norm-stages: vLLM 0.22.0's mhc_pre with the RMSNorm folded in writes a wrong layer input"
+
+
+@pytest.mark.parametrize(
+    "release, arch, hidden, tilelang, line, verdict",
+    [("0.22.0", "sm_90", "7168", "0.1.9", f"✗ [fail] {STAGES}", "✗ verdict: fail"),  # stock V4-Pro, DeepGEMM on
+     ("0.22.1", "sm_90", "2048", "0.1.9", f"✗ [fail] {STAGES}", "✗ verdict: fail"),  # 0.22.1: the same kernel file
+     ("0.22.0", "sm_90", "4096", "0.1.9", None, "✓ verdict: ok"),  # V4-Flash: measured right at 1-16384 tokens
+     ("0.22.0", "sm_90", "6144", "0.1.9", f"! [warn] {STAGES}", "! verdict: degraded"),  # right at 1-200 only
+     ("0.22.0", "sm_90", "7168", "0.1.11", f"! [warn] {STAGES}", "! verdict: degraded"),  # not measured
+     ("0.23.0", "sm_90", "7168", "0.1.9", None, "✓ verdict: ok")],  # 0.23.0 pipelines in 2 stages: right
+)  # fmt: skip
+def test_vllm_022s_three_stage_pre_fails_where_the_h200_measured_it_wrong(
+    sysroot_env, release, arch, hidden, tilelang, line, verdict
+):
+    options = ["--platform", "cuda", "--arch", arch, "--vllm", release, "--tilelang", tilelang, "--hidden", hidden]
+    result = doctor.run("explain", *options, env=sysroot_env())
+    assert finding_line(result.stdout, "tilelang-pre-norm-stages") == line
+    assert result.stdout.rstrip().splitlines()[-1] == verdict
+    text = " ".join(result.stdout.split())
+    if line and "fail" in line:
+        assert f"At hidden {hidden} it was measured wrong at" in text
+        assert "fix: pip install -U 'vllm>=0.23'" in text

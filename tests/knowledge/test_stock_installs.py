@@ -53,6 +53,12 @@ def test_the_wheel_data_and_the_knowledge_agree():
 # (DeepseekV41ForCausalLM first ships in 0.30.0), so the built-in DeepSeek-V4.1 model cannot load there.
 CODE_BACKED = {"model-v41-unsupported": lambda release: Version(release) < Version("0.30.0")}
 
+# Stock installs measured broken for a DeepSeek-V4 model (the measurement is in the record's evidence): vLLM 0.22.x's
+# pre with the RMSNorm folded in, under its pinned tilelang 0.1.9, wrong at V4-Pro's hidden 7168 from 512 tokens on
+# the H200 (DeepGEMM on, as stock); 0.22.1's kernel files are 0.22.0's.
+MEASURED_STOCK_FAILS = {("0.22.0", "deepseek-v4-pro"): "tilelang-pre-norm-stages",
+                        ("0.22.1", "deepseek-v4-pro"): "tilelang-pre-norm-stages"}  # fmt: skip
+
 
 @pytest.mark.parametrize("release", list(WHEELS))
 def test_a_stock_install_on_an_h200_gets_no_fail_without_proof(tmp_path, release):
@@ -64,6 +70,12 @@ def test_a_stock_install_on_an_h200_gets_no_fail_without_proof(tmp_path, release
     proven = {i for i in fails if i in BY_ID and BY_ID[i].proof != "report"}
     backed = {i for i in fails if i in CODE_BACKED and CODE_BACKED[i](release)}
     assert fails - proven - backed == set(), f"vLLM {release} stock on an H200: fail without proof"
-    for model in doc["models"]:  # DeepSeek-V4 itself runs on every release's stock install
-        if "v4.1" not in (model["model"]["name"] or ""):
-            assert model["verdict"] != "fail", f"vLLM {release}, {model['model']['name']}: {model['findings']}"
+    for model in doc["models"]:  # DeepSeek-V4 itself runs on every release's stock install, but where measured broken
+        name = model["model"]["name"] or ""
+        if "v4.1" in name:
+            continue
+        fails = {f["id"] for f in model["findings"] if f["severity"] == "fail"}
+        measured = MEASURED_STOCK_FAILS.get((release, name))
+        assert fails == ({measured} if measured else set()), f"vLLM {release}, {name}: {model['findings']}"
+        if measured:
+            assert BY_ID[measured].proof == "measured"

@@ -130,3 +130,22 @@ def test_a_crash_at_a_shape_the_tilelang_gemm_asserts_on_names_that_bug_and_not_
     pre = next(r for r in doc["results"] if r["op"] == "mhc_pre")
     assert pre["status"] == "error" and [b["id"] for b in pre["known_bugs"]] == ["tilelang-gemm-shape"]
     assert "↳ known bug tilelang-gemm-shape (code): vLLM 0.22–0.34's tilelang prenorm GEMM asserts" in text
+
+
+@pytest.mark.parametrize(
+    "release, tokens, named",
+    [("0.22.0", 512, ["tilelang-pre-norm-stages"]),  # measured: 0.22's three-stage pre, wrong from 512 at 7168
+     ("0.22.1", 1024, ["tilelang-prenorm-block-m", "tilelang-pre-norm-stages"]),  # both carry a 1024-token failure
+     ("0.23.0", 512, [])],  # 0.23.0 pipelines in 2 stages; below 1024 no record is named on a guess
+)  # fmt: skip
+def test_a_failing_vllm_022_pre_row_names_the_three_stage_pipeline(release, tokens, named):
+    from mhcdoctor.verify.known_bugs import matching, platform_of
+
+    found = matching("vllm:tilelang", release, "mhc_pre", tokens, 7168, 4, "fail", platform_of("NVIDIA H200"))
+    assert sorted(bug["id"] for bug in found) == sorted(named)  # tilelang-wrong-arch is gfx942's: not on an H200
+    on_mi300x = matching(
+        "vllm:tilelang", release, "mhc_pre", tokens, 7168, 4, "fail", platform_of("AMD Instinct MI300X")
+    )
+    assert "tilelang-pre-norm-stages" not in {bug["id"] for bug in on_mi300x}  # 0.22's ROCm model folds no norm
+    for bug in found:
+        assert bug["proof"] == "measured" and bug["fix"]

@@ -156,6 +156,39 @@ def _block_m_text(ctx: FindingContext, ops: list[str], measured_wrong: bool) -> 
     return head + f"Not measured with {where}. " + measured
 
 
+def _pre_norm_stages_ops(ctx: FindingContext) -> list[str]:
+    """The pre ops vLLM 0.22.0 runs as mhc_pre_big_fuse_with_norm_tilelang: on CUDA its NVIDIA model always folds the
+    RMSNorm in (models/deepseek_v4/nvidia/model.py:977, :996, :1020); ROCm's model does not."""
+    if ctx.facts.platform != "cuda" or not versions.within(ctx.release, bugs.PRE_NORM_STAGES.affected or ""):
+        return []
+    if ctx.model.hidden_size in known.PRE_NORM_STAGES_RIGHT_HIDDEN and ctx.model.hc_mult == 4:
+        return []  # measured right at every size tried
+    return [op for op in ctx.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
+
+
+def _decide_pre_norm_stages(c: FindingContext) -> Found | None:
+    ops = _pre_norm_stages_ops(c)
+    if not ops:
+        return None
+    hidden, tl = c.model.hidden_size, c.facts.tilelang.version
+    wrong_here = known.PRE_NORM_STAGES_MEASURED.get(hidden) if c.model.hc_mult == 4 else None
+    measured_tilelang = bool(versions.within(tl, known.PRE_NORM_STAGES_WRONG_TILELANG))
+    detail = (
+        f"vLLM {c.release}'s {', '.join(ops)} run mhc_pre_big_fuse_with_norm_tilelang (the RMSNorm folded in), whose "
+        "first pass is pipelined in 3 stages (_tilelang_ops.py:312; vLLM 0.23.0 uses 2, its only change to the file). "
+        "Measured on an H200 under tilelang 0.1.9, vLLM 0.22's pin (2026-12-05), DeepGEMM on or off: the layer input "
+        "is wrong at hidden 7168 from 512 tokens and at hidden 1280, 2048 and 3072; right at hidden 4096. "
+    )
+    if wrong_here is not None and measured_tilelang:
+        detail += f"At hidden {hidden} it was measured wrong at {wrong_here}: the layers get wrong inputs."
+        return Found(detail, ops, severity="fail")
+    if wrong_here is None:
+        detail += f"Hidden {hidden}, hc_mult {c.model.hc_mult} was not measured at every token count."
+    else:
+        detail += f"tilelang {tl or '(version unknown)'} was not measured."
+    return Found(detail, ops, severity="warn")
+
+
 def _fused_slow_tilelang(ctx: FindingContext) -> str | None:
     """The installed tilelang, where it is newer than the pin of a vLLM whose CUDA fused post+pre was measured slow."""
     if ctx.facts.platform != "cuda" or "mhc_fused_post_pre" not in ctx.ops_on("tilelang"):
@@ -386,6 +419,7 @@ HIP_ALLREDUCE_OFFSET: tuple[FindingSpec, ...] = (bug_spec(bugs.HIP_ALLREDUCE_OFF
 
 PRENORM: tuple[FindingSpec, ...] = (
     bug_spec(bugs.PRENORM_BLOCK_M, _decide_prenorm_block_m),
+    bug_spec(bugs.PRE_NORM_STAGES, _decide_pre_norm_stages),
     bug_spec(bugs.FUSED_SHAPE, _decide_fused_shape),
     bug_spec(bugs.GEMM_SHAPE, _decide_gemm_shape),
     bug_spec(bugs.FUSED_POST_PRE_SLOW, _decide_fused_post_pre_slow),
