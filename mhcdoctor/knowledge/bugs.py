@@ -299,6 +299,38 @@ INVALID_CONFIG = KnownBug(
     content=aiter_code.INVALID_CONFIG,
 )
 
+DEEPGEMM_PRENORM_SHAPE = KnownBug(
+    id="deepgemm-prenorm-shape",
+    severity=None,
+    title="DeepGEMM's tf32_hc_prenorm_gemm refuses an hc_mult other than 2 or 4",
+    summary="vLLM computes mhc_pre's prenorm GEMM with DeepGEMM (CUDA, is_deep_gemm_supported(); 0.20–0.21 always) and "
+    "the model's hc_mult*(hc_mult+2) mixes are over 32 or not a multiple of 8 (every hc_mult but 2 and 4): "
+    "DeepGEMM's host assert stops the first call. Measured on an H200 with the DeepGEMM 2.5.0 vLLM 0.20–0.26 vendor "
+    "(fail); warn for other DeepGEMM versions (not measured); the official configs use hc_mult 4.",
+    fix="VLLM_USE_DEEP_GEMM=0  # vLLM 0.22–0.25: their tilelang prenorm GEMM takes the shape; 0.20–0.21 and 0.26+'s "
+    "first-layer pre call DeepGEMM only: use hc_mult 2 or 4 there",
+    refs=("https://github.com/deepseek-ai/DeepGEMM",),
+    effect="crash",
+    library="deep_gemm",
+    path="tilelang",
+    ops=("mhc_pre", "mhc_fused_post_pre"),
+    told_by="version",
+    evidence=(
+        Measured(
+            "scripts/gpu-measure pins09 (bench/vllm_kernels.py --check-only): vLLM 0.20.0's and 0.21.0's kernel "
+            "files with the DeepGEMM their wheels vendor (2.5.0) at hidden 4096, hc_mult 2, 4 and 8, 1, 16 and 200 "
+            "tokens",
+            H200,
+            "2026-12-05",
+            "hc_mult 8 (80 mixes): mhc_pre at every token count and the fused post+pre at 200 tokens raise "
+            "RuntimeError: Assertion error (.../jit_kernels/impls/sm90_tf32_hc_prenorm_gemm.hpp:81): n <= 32 and "
+            "n % 8 == 0; hc_mult 2 and 4 run",
+        ),
+    ),
+    platforms=("cuda",),
+    hc_mult=None,
+)
+
 API_TOO_OLD = KnownBug(
     id="aiter-api-too-old",
     severity="fail",
@@ -776,6 +808,19 @@ PRENORM_BLOCK_M = KnownBug(
             "the same text in 0.22.0–0.26.0. 0.27.0+ right at those sizes under 0.1.12 and 0.1.15. So: fail with "
             "tilelang <= 0.1.9, warn for 0.1.10–0.1.11 (not measured), nothing from 0.1.12",
         ),
+        Measured(
+            "scripts/gpu-measure pins09 (bench/vllm_kernels.py --check-only): vLLM 0.20.0-0.23.0's and 0.26.0's "
+            "kernel files at 1, 7, 80, 512, 1024, 4096 and 16384 tokens, hidden 7168 and 4096, under tilelang 0.1.9 "
+            "(0.26.0 with its apache-tvm-ffi 0.1.10), with VLLM_USE_DEEP_GEMM=0 and with the DeepGEMM each wheel "
+            "vendors (2.5.0)",
+            H200,
+            "2026-12-05",
+            "DeepGEMM off: 0.22.0, 0.23.0 and 0.26.0's mhc_pre and fused post+pre wrong from 1024 tokens at both "
+            "hidden sizes (post_mix off by up to 1.58), as 0.24.0's; DeepGEMM on, as a stock sm_90 install runs: the "
+            "block-M kernel is not taken and 0.23.0 and 0.26.0 are right at every size (0.22.0 wrong from 512 tokens "
+            "at 7168 for another cause: tilelang-pre-norm-stages); 0.20.0 and 0.21.0, which have no tilelang GEMM, "
+            "right at every size",
+        ),
         Code(
             "vllm-project/vllm",
             "v0.26.0",
@@ -959,11 +1004,18 @@ FUSED_SHAPE = KnownBug(
             "(:1780) and the op falls back to post + GEMM where it gives none (tilelang.py:886); 0.33's single-pass "
             "config (:91-98) is taken only at hidden 16 x 256 with tile 2 dividing the mixes",
         ),
-        Report(
-            "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang_kernels.py",
-            "issue 30 of this project reports it seen on an H200 (0.26.0's fused op non-finite at hidden 2560 and "
-            "3072, comb_mix wrong at hc_mult 2, 16 tokens; 0.34.0 right); scripts/gpu-measure, which measures every "
-            "distinct kernel file at such shapes, has not run (its machine was lost)",
+        Measured(
+            "scripts/gpu-measure pins09 and pins12 (bench/vllm_kernels.py --check-only, VLLM_USE_DEEP_GEMM=0): the "
+            "fused post+pre of vLLM 0.21.0, 0.22.0, 0.24.0 (the same kernel as 0.23.0 and 0.25.x), 0.26.0, 0.27.0, "
+            "0.28.0 (= 0.29.0), 0.30.0, 0.31.0 (= 0.32.0) and 0.33.0's kernel files at hidden 1280, 2048, 2560, "
+            "3072, 5120 and 6144 (hc_mult 4) and hc_mult 2 and 8 (hidden 4096), 1, 16 and 200 tokens, under each "
+            "release's pinned tilelang (0.1.9; 0.1.12 from 0.27)",
+            H200,
+            "2026-12-05",
+            "0.21.0-0.28.0 wrong exactly where knowledge.known.fused_small_fma_gaps says: hidden 1280 and 2560 at 1 "
+            "and 16 tokens and 3072 at 1 token (residual_out non-finite, up to 3.4e38), hc_mult 2 and 8 at 16 tokens "
+            "(post_mix off by 0.0016-0.0023); right at hidden 2048, 5120 and 6144 and at 200 tokens. 0.30.0 and "
+            "0.31.0 right at every shape; 0.33.0 right at hidden 1280 and 2048 (its other shapes did not run)",
         ),
     ),
     tokens=(1, 16),
@@ -1165,6 +1217,7 @@ BUGS: tuple[KnownBug, ...] = (
     PRE_NORM_STAGES,
     HIP_ALLREDUCE_OFFSET,
     DEEPGEMM_PRENORM_BROKEN,
+    DEEPGEMM_PRENORM_SHAPE,
     API_TOO_OLD,
     CACHE_COLD,
     JIT_STALE,

@@ -169,6 +169,14 @@ TVM_FFI_GOOD_PAIRS: tuple[GoodPair, ...] = (
                 "same results as with apache-tvm-ffi 0.1.9 (issue 30)",
             ),
             Measured(
+                "scripts/gpu-measure (its stock step): PYTHONPATH=<tilelang 0.1.9 bundle with apache-tvm-ffi 0.1.10> "
+                "python -c 'import tilelang, tvm_ffi', then mhcdoctor verify --path tilelang --json",
+                "NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130)",
+                "2026-12-05",
+                "imports, compiles and runs: mhcdoctor's tilelang kernels 9/9 pass (verdict ok); vLLM 0.26.0's "
+                "own kernel files ran under the same pair in the same run (docs/known-bugs.md: matrix and shape rows)",
+            ),
+            Measured(
                 "PYTHONPATH=<tilelang 0.1.9 wheel, apache-tvm-ffi 0.1.10 cp311 wheel, z3, psutil unpacked>:. "
                 "python bench/tilelang_lower.py (import tilelang, then tilelang.lower for sm_90 of mhcdoctor's prenorm "
                 "GEMM, pre and post kernels: PreLowerSemanticCheck runs _NestedLoopCheckVisitor, the class of "
@@ -204,6 +212,14 @@ TVM_FFI_GOOD_PAIRS: tuple[GoodPair, ...] = (
                 "every release's own kernels lower under tilelang 0.1.9 with apache-tvm-ffi 0.1.9: 0.20.0 4, 0.21.0 7, "
                 "0.22.0-0.25.0 8 each (0.20 has no fused op and computes hc_head in torch), none failed",
             ),
+            Measured(
+                "scripts/gpu-measure (its stock step): PYTHONPATH=<tilelang 0.1.9 bundle with apache-tvm-ffi 0.1.9> "
+                "python -c 'import tilelang, tvm_ffi', then mhcdoctor verify --path tilelang --json",
+                "NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130)",
+                "2026-12-05",
+                "imports, compiles and runs: mhcdoctor's tilelang kernels 9/9 pass (verdict ok); vLLM 0.20.0-0.24.0's "
+                "own kernel files ran under the same pair in the same run (docs/known-bugs.md: matrix and shape rows)",
+            ),
         ),
     ),
     # vLLM 0.27.0-0.34.0's pins (tilelang==0.1.12, apache-tvm-ffi==0.1.11).
@@ -220,6 +236,14 @@ TVM_FFI_GOOD_PAIRS: tuple[GoodPair, ...] = (
                 "2026-12-04",
                 "every release's own kernels lower under tilelang 0.1.12 with apache-tvm-ffi 0.1.11: 8 each for "
                 "0.27.0-0.34.0, none failed",
+            ),
+            Measured(
+                "scripts/gpu-measure (its stock step): PYTHONPATH=<tilelang 0.1.12 bundle with apache-tvm-ffi 0.1.11> "
+                "python -c 'import tilelang, tvm_ffi', then mhcdoctor verify --path tilelang --json",
+                "NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130)",
+                "2026-12-05",
+                "imports, compiles and runs: mhcdoctor's tilelang kernels 9/9 pass (verdict ok); vLLM 0.27.0-0.33.0's "
+                "own kernel files ran under the same pair in the same run (docs/known-bugs.md: matrix and shape rows)",
             ),
         ),
     ),
@@ -240,14 +264,16 @@ def bad_tvm_ffi_pair(tilelang: str | None, tvm_ffi: str | None) -> BadPair | Non
 # the arch-family suffix of sm_10x (its README: CUDA 12.9 or higher for SM100).
 DEEPGEMM_NVCC_MIN = (12, 3)
 DEEPGEMM_NVCC_MIN_SM100 = (12, 9)
-# Measured on an H200 (vLLM 0.24.0's and 0.26.0's kernel files, 1024–16384 tokens, 2026-12-04): the tilelang that
+# Measured on an H200 (vLLM 0.24.0's and 0.26.0's kernel files, 1024–16384 tokens, 2026-12-04; 0.22.0's and
+# 0.23.0's too, 2026-12-05; with DeepGEMM on, as a stock sm_90 install runs, the block-M kernel is not taken): the
+# tilelang that
 # lowers the block-M prenorm GEMM's accumulator (bugs.PRENORM_BLOCK_M) wrong (0.1.9, the pin of vLLM 0.20–0.26: it
 # sets the T.alloc_var to 0 once, at its declaration, so the block's second token starts from the first one's sum)
 # and the ones measured right (0.1.12, which resets it inside the loop, and 0.1.15); 0.1.13 and 0.1.14 lie between
 # two releases measured right.
 BLOCK_M_WRONG_TILELANG = "<=0.1.9"
 BLOCK_M_RIGHT_TILELANG = ">=0.1.12"
-BLOCK_M_MEASURED_RELEASES = ("0.24.0", "0.26.0")
+BLOCK_M_MEASURED_RELEASES = ("0.22.0", "0.23.0", "0.24.0", "0.26.0")
 
 
 # vLLM 0.22.0's mhc_pre_big_fuse_with_norm_tilelang (the pre with the RMSNorm folded in, which 0.22's NVIDIA model
@@ -388,6 +414,22 @@ def tilelang_gemm_assert_line(release: str) -> str:
     return [where for first, where in _TILELANG_GEMM_ASSERT if Version(first) <= key][-1]
 
 
+# DeepGEMM's tf32_hc_prenorm_gemm takes at most 32 output columns, a multiple of 8: vLLM asks for hc_mult*(hc_mult+2)
+# (the pre, post and comb mixes), so hc_mult 2 (8) and 4 (24) pass and every other hc_mult stops at DeepGEMM's host
+# assert. Measured on an H200 (scripts/gpu-measure pins09, 2026-12-05) with the DeepGEMM 2.5.0 vLLM 0.20-0.26 vendor:
+# "RuntimeError: Assertion error (.../jit_kernels/impls/sm90_tf32_hc_prenorm_gemm.hpp:81): n <= 32 and n % 8 == 0"
+# at hc_mult 8, every token count.
+DEEPGEMM_PRENORM_MAX_N = 32
+DEEPGEMM_PRENORM_N_MULTIPLE = 8
+DEEPGEMM_PRENORM_SHAPE_MEASURED = ("2.5.0",)
+
+
+def deepgemm_prenorm_refuses(hidden: int, hc_mult: int, tokens: int) -> bool:
+    """Whether DeepGEMM's tf32_hc_prenorm_gemm asserts on this shape's hc_mult*(hc_mult+2) mixes (any token count)."""
+    n = hc_mult * (hc_mult + 2)
+    return n > DEEPGEMM_PRENORM_MAX_N or n % DEEPGEMM_PRENORM_N_MULTIPLE != 0
+
+
 # DeepGEMM's tf32_hc_prenorm_gemm arrives in 2.3.0 (deepseek-ai/DeepGEMM #280, 0f5f266: deep_gemm/__init__.py).
 DEEPGEMM_PRENORM_SINCE = Version("2.3.0")
 
@@ -419,14 +461,6 @@ AWAITING_MEASUREMENT: tuple[tuple[str, str], ...] = (
         "an AMD GPU (the H200 cannot show it: a CUDA warp is 32 threads).",
     ),
     (
-        "tilelang-fused-shape",
-        "scripts/gpu-measure pins09 then pins12 on the H200 (each about 6 minutes; the 2026-12-04 run lost its "
-        "machine before any result): every distinct kernel file (0.20, 0.21, 0.22, 0.24 = 0.23 and 0.25, 0.26, 0.27, "
-        "0.28 = 0.29, 0.30, 0.31 = 0.32, 0.33, 0.34) at hidden 1280, 2048, 2560, 3072, 5120 and 6144 (hc_mult 4) "
-        "and hc_mult 2 and 8 (hidden 4096), 1, 16 and 200 tokens, under its pinned tilelang: the shape rule here is "
-        "read from the code (knowledge.known.fused_small_fma_gaps) and wants its measurement.",
-    ),
-    (
         "tilelang-gemm-shape",
         "vLLM 0.30.0, 0.31.0 (= 0.32), 0.33.0 and 0.34.0's kernel files (tests/bench/vllm_fixture.py) on the H200 with "
         "VLLM_USE_DEEP_GEMM=0: `mhcdoctor verify --path vllm:tilelang --hidden 2000 --tokens 7,64` should end in "
@@ -439,13 +473,6 @@ AWAITING_MEASUREMENT: tuple[tuple[str, str], ...] = (
         "sm_100+ only, at 1-4 tokens and hidden 4096: it needs a B200/GB200 machine (none is lent); on the H200, "
         "0.34.0's reuse_residual fused post+pre (in place above 32 tokens) against 0.33.0's at 33, 200 and 1024 "
         "tokens, hidden 4096 and 7168, bit for bit.",
-    ),
-    (
-        "tilelang-prenorm-block-m",
-        "scripts/gpu-measure pins09: vLLM 0.20-0.23's and 0.26.0's kernels (0.26 under its own apache-tvm-ffi 0.1.10) "
-        "at 1-16384 tokens, hidden 7168 and 4096, with the DeepGEMM their wheels vendor (its cp312 _C is built for "
-        "torch 2.11 and CUDA 13, as the H200's torch) and without it: whether a stock sm_90 install, where DeepGEMM "
-        "computes the prenorm GEMM, ever reaches the block-M kernel, and 0.20-0.23's own results.",
     ),
     (
         "aiter-mhc-pre-invalid-config",

@@ -13,6 +13,7 @@ from mhcdoctor.knowledge import bugs, known, versions
 _SHAPE: dict[str, Callable[[int, int, int], bool]] = {
     bugs.FUSED_SHAPE.id: known.fused_small_fma_lost,
     bugs.GEMM_SHAPE.id: known.tilelang_gemm_asserts,
+    bugs.DEEPGEMM_PRENORM_SHAPE.id: known.deepgemm_prenorm_refuses,
 }
 
 

@@ -93,3 +93,34 @@ def test_vllm_022s_three_stage_pre_fails_where_the_h200_measured_it_wrong(
     if line and "fail" in line:
         assert f"At hidden {hidden} it was measured wrong at" in text
         assert "fix: pip install -U 'vllm>=0.23'" in text
+
+
+DG_SHAPE = "deepgemm-prenorm-shape: DeepGEMM's tf32_hc_prenorm_gemm refuses an hc_mult other than 2 or 4"
+
+
+@pytest.mark.parametrize(
+    "release, deepgemm, hc_mult, line, fix",
+    [("0.20.0", "2.5.0", "8", f"✗ [fail] {DG_SHAPE}", "Use hc_mult 2 or 4"),  # measured; no other GEMM in 0.20
+     ("0.24.0", "2.5.0", "3", f"✗ [fail] {DG_SHAPE}", "VLLM_USE_DEEP_GEMM=0"),  # 15 mixes: not a multiple of 8
+     ("0.34.0", "2.8.1", "8", f"! [warn] {DG_SHAPE}", "Use hc_mult 2 or 4"),  # 2.8.1 not measured
+     ("0.24.0", "2.5.0", "2", None, None),  # 8 mixes: measured to run
+     ("0.24.0", "2.5.0", "4", None, None)],  # the official configs
+)  # fmt: skip
+def test_deepgemm_refuses_more_than_32_mixes_where_vllm_calls_it(sysroot_env, release, deepgemm, hc_mult, line, fix):
+    options = [
+        "--platform",
+        "cuda",
+        "--arch",
+        "sm_90",
+        "--vllm",
+        release,
+        "--deepgemm",
+        deepgemm,
+        "--tilelang",
+        "0.1.12",
+    ]
+    result = doctor.run("explain", *options, "--hidden", "4096", "--hc-mult", hc_mult, env=sysroot_env())
+    assert finding_line(result.stdout, "deepgemm-prenorm-shape") == line
+    if fix:
+        text = " ".join(result.stdout.split())
+        assert f"hc_mult {hc_mult} asks for" in text and f"fix: {fix}" in text

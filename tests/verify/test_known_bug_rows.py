@@ -111,7 +111,7 @@ def test_a_small_batch_failure_at_a_hidden_the_fused_kernel_does_not_divide_name
 ) -> None:
     doc, text, _ = verify(planted(tmp_path, "0.26.0"), "--hidden", "2560", "--tokens", "7")
     assert bad(doc) == {("mhc_fused_post_pre", 7): ["tilelang-fused-shape"]}
-    assert "↳ known bug tilelang-fused-shape (code): vLLM 0.21–0.29's fused post+pre skips part of a shape" in text
+    assert "↳ known bug tilelang-fused-shape (measured): vLLM 0.21–0.29's fused post+pre skips part of a shape" in text
 
 
 def test_a_failure_no_record_matches_names_none(tmp_path: Path) -> None:

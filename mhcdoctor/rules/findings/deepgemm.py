@@ -123,7 +123,42 @@ def _decide_b300_launch(c: FindingContext) -> Found | None:
     return Found(detail, ["mhc_pre"])
 
 
-PRENORM_BROKEN: tuple[FindingSpec, ...] = (bug_spec(bugs.DEEPGEMM_PRENORM_BROKEN, _decide_prenorm_broken),)
+def _decide_prenorm_shape(c: FindingContext) -> Found | None:
+    rs, hc = c.rules, c.model.hc_mult
+    if rs is None or c.facts.platform != "cuda" or not known.deepgemm_prenorm_refuses(c.model.hidden_size, hc, 1):
+        return None
+    if deepgemm_problem(c) is not None:
+        return None  # DeepGEMM cannot run here at all: deepgemm-prenorm-broken says why
+    forced = rs.cuda_first_pre_deepgemm
+    if not forced and deepgemm_used(c) is not True:
+        return None  # tilelang's own GEMM computes the mixes (or it is not known that DeepGEMM does)
+    ops = [op for op in c.ops_on("tilelang") if op in ("mhc_pre", "mhc_fused_post_pre")]
+    if not ops:
+        return None
+    n = hc * (hc + 2)
+    dg = c.facts.deepgemm.version
+    measured = dg in known.DEEPGEMM_PRENORM_SHAPE_MEASURED
+    detail = (
+        f"vLLM {c.vllm_version or ''}'s {', '.join(ops)} compute the prenorm GEMM with DeepGEMM's "
+        f"tf32_hc_prenorm_gemm, which takes at most {known.DEEPGEMM_PRENORM_MAX_N} mixes, a multiple of "
+        f"{known.DEEPGEMM_PRENORM_N_MULTIPLE}; "
+        f"hc_mult {hc} asks for {hc} x {hc + 2} = {n}. Measured on an H200 with DeepGEMM 2.5.0 (vLLM 0.20-0.26's "
+        "vendored copy) at hc_mult 8: 'Assertion error (sm90_tf32_hc_prenorm_gemm.hpp:81): n <= 32 and n % 8 == 0' "
+        "at the first call, so the engine dies in its profile run."
+    )
+    if not measured:
+        detail += f" DeepGEMM {dg or '(version unknown)'} was not measured."
+    fix = "VLLM_USE_DEEP_GEMM=0  # vLLM's own tilelang prenorm GEMM then computes the mixes"
+    if forced:
+        detail += f" vLLM {c.vllm_version or ''} has no other prenorm GEMM for that call."
+        fix = "Use hc_mult 2 or 4 (no setting avoids DeepGEMM here), or vLLM 0.22–0.25 with VLLM_USE_DEEP_GEMM=0"
+    return Found(detail, ops, severity="fail" if measured else "warn", fix=fix)
+
+
+PRENORM_BROKEN: tuple[FindingSpec, ...] = (
+    bug_spec(bugs.DEEPGEMM_PRENORM_BROKEN, _decide_prenorm_broken),
+    bug_spec(bugs.DEEPGEMM_PRENORM_SHAPE, _decide_prenorm_shape),
+)
 
 
 B300_LAUNCH: tuple[FindingSpec, ...] = (bug_spec(bugs.DEEPGEMM_B300_LAUNCH, _decide_b300_launch),)

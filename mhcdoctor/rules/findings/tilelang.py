@@ -146,7 +146,7 @@ def _block_m_text(ctx: FindingContext, ops: list[str], measured_wrong: bool) -> 
         "inside the unrolled loop over the block's 2 tokens (vLLM 0.27.0 made them per-token T.alloc_local arrays). "
     )
     measured = (
-        f"Measured on an H200 (vLLM {' and '.join(known.BLOCK_M_MEASURED_RELEASES)}'s kernel files, 2026-12-04): "
+        f"Measured on an H200 (vLLM {', '.join(known.BLOCK_M_MEASURED_RELEASES)}'s kernel files, 2026-12-04 and -05): "
         "under tilelang 0.1.9 mhc_pre and the fused post+pre are wrong at 1024, 4096 and 16384 tokens (post_mix off "
         "by up to 1.58, about half of comb_mix wrong); under 0.1.12 and 0.1.15 they are right."
     )
