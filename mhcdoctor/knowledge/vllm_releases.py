@@ -117,9 +117,10 @@ VLLM_AUDIT: tuple[tuple[str, int, str, str], ...] = (
     ("0.21.0 → 0.22.0", 3293, "kernels move to _tilelang_ops.py and kernels/mhc/; CustomOp dispatch; ENABLE_PDL "
      "only on CUDA (#43679); block-M prenorm GEMM from 1024 tokens (tilelang-prenorm-block-m)", "refactor + fix (PDL)"),
     ("0.22.0 → 0.22.1", 0, "no change to the mHC files", "none"),
-    ("0.22.1 → 0.23.0", 1773, "_tilelang_ops.py becomes kernels/mhc/tilelang_kernels.py; has_tilelang() imports; the "
-     "NVIDIA decoder layer loses hc_pre/hc_post, so the mHC warm-up skips it (vLLM #51790: tilelang-cache-cold)",
-     "refactor (slow start-up)"),
+    ("0.22.1 → 0.23.0", 1773, "_tilelang_ops.py becomes kernels/mhc/tilelang_kernels.py, its one change "
+     "mhc_pre_big_fuse_with_norm's first pass pipelined in 2 stages, not 3 (:312; 0.22's measured wrong on the H200: "
+     "tilelang-pre-norm-stages); has_tilelang() imports; the NVIDIA decoder layer loses hc_pre/hc_post, so the mHC "
+     "warm-up skips it (vLLM #51790: tilelang-cache-cold)", "refactor + fix (wrong results; slow start-up)"),
     ("0.23.0 → 0.24.0", 295, "HAS_TILELANG_MHC: no tilelang mHC on gfx942 (#45931 for #45698, tilelang-wrong-arch)",
      "fix (wrong results)"),
     ("0.24.0 → 0.25.0", 56, "aiter mhc_pre/mhc_post on MI3xx (#43950)", "feature"),
