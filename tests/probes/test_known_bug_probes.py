@@ -71,9 +71,8 @@ def test_a_cold_cache_on_cuda_0_29_is_a_warning_that_kernels_compile_while_servi
     cold = next(f for f in decide(facts, BUILTIN_MODELS["deepseek-v4-pro"], "0.29.0").findings
                 if f.id == "tilelang-cache-cold")  # fmt: skip
     assert cold.severity == "warn" and "#51790" in cold.detail and "6–10 s" in cold.detail
-    assert {
-        f.id for f in decide(facts, BUILTIN_MODELS["deepseek-v4-pro"], "0.22.1").findings if f.severity == "warn"
-    } == set()
+    earlier = decide(facts, BUILTIN_MODELS["deepseek-v4-pro"], "0.22.1").findings  # 0.22 warms its kernels up
+    assert "tilelang-cache-cold" not in {f.id for f in earlier if f.severity in ("warn", "fail")}
 
 
 def _aiter_with_so(tmp_path, targets: list[str], built_before_install: bool, core: str | None = "v0.1.16.post6"):
