@@ -461,6 +461,19 @@ AWAITING_MEASUREMENT: tuple[tuple[str, str], ...] = (
         "an AMD GPU (the H200 cannot show it: a CUDA warp is 32 threads).",
     ),
     (
+        "tilelang-pre-norm-stages",
+        "scripts/gpu-measure list on the H200 with the jobs `stages 0.22.0 tl-0.1.12 none 7168 4 80,200,256,512` and "
+        "`stages 0.22.0 tl-0.1.9 none 5120 4 512,1024` (one line each in $MEASURE_DIR/jobs.txt): whether vLLM "
+        "0.22.0's three-stage pre is right under tilelang 0.1.12 (then a newer tilelang is no longer a warning), and "
+        "whether hidden 5120 and 6144, right at 1-200 tokens, go wrong from 512 as 7168 does.",
+    ),
+    (
+        "deepgemm-prenorm-shape",
+        "scripts/gpu-measure list on the H200 with `shape 0.34.0 tl-0.1.12 0.34.0 4096 8 1,16,200` (DeepGEMM 2.8.1, "
+        "vLLM 0.34's vendored copy, as dg-0.34.0.tar.xz) and the same for 0.27.0 (2.6.1): whether the DeepGEMM "
+        "vLLM 0.27-0.34 vendor keep 2.5.0's assert (n <= 32, n % 8 == 0) at hc_mult 8.",
+    ),
+    (
         "tilelang-gemm-shape",
         "vLLM 0.30.0, 0.31.0 (= 0.32), 0.33.0 and 0.34.0's kernel files (tests/bench/vllm_fixture.py) on the H200 with "
         "VLLM_USE_DEEP_GEMM=0: `mhcdoctor verify --path vllm:tilelang --hidden 2000 --tokens 7,64` should end in "
