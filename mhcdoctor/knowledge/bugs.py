@@ -959,8 +959,8 @@ FUSED_SHAPE = KnownBug(
     summary="vLLM 0.21–0.29 runs the fused post+pre on tilelang, and the model's hidden size or hc_mult does not "
     "divide the fixed tile and split of its small-token kernel (hidden not a multiple of 1024, or of 2048 up to "
     "4096; hc_mult*(hc_mult+2) not a multiple of 2 and 3): part of the output is never written, from the code "
-    "(kernels/mhc/tilelang.py, tilelang_kernels.py); the official configs (hidden 4096, 5120, 7168, hc_mult 4) "
-    "divide.",
+    "(kernels/mhc/tilelang.py, tilelang_kernels.py) and measured on an H200 at exactly the cases it gives (hidden "
+    "1280, 2560, 3072; hc_mult 2 and 8); the official configs (hidden 4096, 5120, 7168, hc_mult 4) divide.",
     fix="pip install -U 'vllm>=0.30'  # picks a tile and split that divide the shape",
     refs=(
         "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang.py",

@@ -312,7 +312,8 @@ def _decide_fused_shape(c: FindingContext) -> Found | None:
         f"mhc_fused_tilelang with a fixed tile and split whose loops round down; at hidden {c.model.hidden_size}, "
         f"hc_mult {c.model.hc_mult} it leaves out " + "; ".join(gaps) + ". What it leaves out stays torch.empty: "
         "the residual and mixes come out wrong or non-finite (0.26.0 kernels/mhc/tilelang.py:518-522, "
-        "tilelang_kernels.py:545-557). vLLM 0.30.0 picks a tile and split that divide the shape."
+        "tilelang_kernels.py:545-557). Measured on an H200 (2026-12-05): 0.21–0.28's kernel files are wrong at "
+        "exactly the shapes and token counts this rule gives. vLLM 0.30.0 picks a tile and split that divide the shape."
     )
     return Found(detail, ["mhc_fused_post_pre"])
 
