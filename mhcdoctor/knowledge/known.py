@@ -280,13 +280,13 @@ BLOCK_M_MEASURED_RELEASES = ("0.22.0", "0.23.0", "0.24.0", "0.26.0")
 # always asks for: models/deepseek_v4/nvidia/model.py:977, :996, :1020) pipelines its first pass with num_stages=3
 # (_tilelang_ops.py:312); 0.23.0 sets 2 (kernels/mhc/tilelang_kernels.py:312), the only change between the two files.
 # Measured on an H200 (scripts/gpu-measure pins09, 2026-12-05: bench/vllm_kernels.py --check-only) under tilelang
-# 0.1.9, vLLM 0.22's pin, hc_mult 4, DeepGEMM on and off: layer_input wrong at these hidden sizes, right at
+# 0.1.9, vLLM 0.22's pin, hc_mult 4, DeepGEMM on and off: layer_input wrong at PRE_NORM_STAGES_MEASURED's hidden
+# sizes, right at
 # PRE_NORM_STAGES_RIGHT_HIDDEN at every size tried (1-16384 tokens); the others (2560, 5120, 6144) right at 1, 16 and
 # 200 tokens, which is not every size (7168 is right at 80 tokens and wrong from 512).
-PRE_NORM_STAGES_WRONG_HIDDEN = (1280, 2048, 3072, 7168)
 PRE_NORM_STAGES_RIGHT_HIDDEN = (4096,)
 PRE_NORM_STAGES_WRONG_TILELANG = "<=0.1.9"
-# hidden -> the token counts measured wrong, for the finding's detail
+# hidden -> the token counts measured wrong there
 PRE_NORM_STAGES_MEASURED = {
     7168: "512, 1024, 4096 and 16384 tokens (right at 1, 7 and 80)",
     3072: "200 tokens (right at 1 and 16)",

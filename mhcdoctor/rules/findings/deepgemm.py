@@ -142,8 +142,9 @@ def _decide_prenorm_shape(c: FindingContext) -> Found | None:
         f"vLLM {c.vllm_version or ''}'s {', '.join(ops)} compute the prenorm GEMM with DeepGEMM's "
         f"tf32_hc_prenorm_gemm, which takes at most {known.DEEPGEMM_PRENORM_MAX_N} mixes, a multiple of "
         f"{known.DEEPGEMM_PRENORM_N_MULTIPLE}; "
-        f"hc_mult {hc} asks for {hc} x {hc + 2} = {n}. Measured on an H200 with DeepGEMM 2.5.0 (vLLM 0.20-0.26's "
-        "vendored copy) at hc_mult 8: 'Assertion error (sm90_tf32_hc_prenorm_gemm.hpp:81): n <= 32 and n % 8 == 0' "
+        f"hc_mult {hc} asks for {hc} x {hc + 2} = {n}. Measured on an H200 with DeepGEMM "
+        f"{', '.join(known.DEEPGEMM_PRENORM_SHAPE_MEASURED)} (vLLM 0.20-0.26's vendored copy) at hc_mult 8: "
+        "'Assertion error (sm90_tf32_hc_prenorm_gemm.hpp:81): n <= 32 and n % 8 == 0' "
         "at the first call, so the engine dies in its profile run."
     )
     if not measured:

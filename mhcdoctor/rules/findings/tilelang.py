@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from mhcdoctor.documents.vocabulary import Severity
 from mhcdoctor.knowledge import bugs, known, versions, vllm_releases
@@ -156,6 +157,12 @@ def _block_m_text(ctx: FindingContext, ops: list[str], measured_wrong: bool) -> 
     return head + f"Not measured with {where}. " + measured
 
 
+def _and(items: Iterable[int]) -> str:
+    """1, 2 and 3."""
+    words = [str(i) for i in items]
+    return ", ".join(words[:-1]) + f" and {words[-1]}" if len(words) > 1 else "".join(words)
+
+
 def _pre_norm_stages_ops(ctx: FindingContext) -> list[str]:
     """The pre ops vLLM 0.22.0 runs as mhc_pre_big_fuse_with_norm_tilelang: on CUDA its NVIDIA model always folds the
     RMSNorm in (models/deepseek_v4/nvidia/model.py:977, :996, :1020); ROCm's model does not."""
@@ -177,7 +184,8 @@ def _decide_pre_norm_stages(c: FindingContext) -> Found | None:
         f"vLLM {c.release}'s {', '.join(ops)} run mhc_pre_big_fuse_with_norm_tilelang (the RMSNorm folded in), whose "
         "first pass is pipelined in 3 stages (_tilelang_ops.py:312; vLLM 0.23.0 uses 2, its only change to the file). "
         "Measured on an H200 under tilelang 0.1.9, vLLM 0.22's pin (2026-12-05), DeepGEMM on or off: the layer input "
-        "is wrong at hidden 7168 from 512 tokens and at hidden 1280, 2048 and 3072; right at hidden 4096. "
+        f"is wrong at hidden {_and(sorted(known.PRE_NORM_STAGES_MEASURED))}, right at hidden "
+        f"{_and(known.PRE_NORM_STAGES_RIGHT_HIDDEN)} (hc_mult 4). "
     )
     if wrong_here is not None and measured_tilelang:
         detail += f"At hidden {hidden} it was measured wrong at {wrong_here}: the layers get wrong inputs."
