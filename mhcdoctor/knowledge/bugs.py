@@ -309,7 +309,10 @@ DEEPGEMM_PRENORM_SHAPE = KnownBug(
     "(fail); warn for other DeepGEMM versions (not measured); the official configs use hc_mult 4.",
     fix="VLLM_USE_DEEP_GEMM=0  # vLLM 0.22–0.25: their tilelang prenorm GEMM takes the shape; 0.20–0.21 and 0.26+'s "
     "first-layer pre call DeepGEMM only: use hc_mult 2 or 4 there",
-    refs=("https://github.com/deepseek-ai/DeepGEMM",),
+    refs=(
+        "https://github.com/deepseek-ai/DeepGEMM",
+        "https://github.com/vllm-project/vllm/blob/v0.26.0/vllm/model_executor/kernels/mhc/tilelang.py",
+    ),
     effect="crash",
     library="deep_gemm",
     path="tilelang",
